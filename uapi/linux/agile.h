@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * agile - doorbell and task-register pages shared by CPU workers and
+ * execution units (GPU work-groups or CPU stand-ins), with the kernel as
+ * the referee for fences and waits.
+ *
+ * ABI versioning
+ *
+ * AGILE_ABI_VERSION is reported by AGILE_IOC_INFO.  It is bumped whenever
+ * an ioctl, a struct or a shared-page layout changes incompatibly.  New
+ * ioctls and new feature bits (AGILE_FEAT_*) are added without a bump;
+ * userspace tests the feature bits.  Structs grow only by turning
+ * reserved fields, which must be zero, into new fields.
+ *
+ * Version history:
+ *   1 - INFO, CTX_INIT, FENCE (SIGNAL, WAIT, BARRIER), WAIT_ANY, STATS.
+ *
+ * Conventions: every field has a fixed width and explicit padding; user
+ * pointers travel as __u64; "to kernel" fields are read by the kernel,
+ * "from kernel" fields are written by it.  A reserved or padding field
+ * that is not zero is rejected with EINVAL.
+ *
+ * Shared-page layout
+ *
+ * After AGILE_IOC_CTX_INIT a context has nr_slots slots.  Slot k is a
+ * doorbell (struct agile_doorbell, one 128-byte line each, so no two
+ * doorbells share a GPU cache line) plus a task register of
+ * task_reg_size bytes (struct agile_task_reg at its start).  The two
+ * areas are mapped separately with mmap(MAP_SHARED) at the offsets that
+ * CTX_INIT returns.
+ */
+#ifndef _UAPI_LINUX_AGILE_H
+#define _UAPI_LINUX_AGILE_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define AGILE_ABI_VERSION 1
+
+/* Feature bits reported in agile_info.features. */
+#define AGILE_FEAT_WAIT_ANY (1U << 0)
+#define AGILE_FEAT_POLL_WAKE (1U << 1)	/* plain stores wake sleepers */
+#define AGILE_FEAT_SLEEPER_COUNT (1U << 2) /* agile_doorbell.sleepers */
+
+/* Size of one doorbell line: the largest GPU cache line in use. */
+#define AGILE_DOORBELL_STRIDE 128
+
+#define AGILE_TASK_REG_MIN_SIZE 64
+#define AGILE_TASK_REG_MAX_SIZE 4096
+
+/* Most conditions one AGILE_IOC_WAIT_ANY may wait on. */
+#define AGILE_WAIT_ANY_MAX 64
+
+/* Fixed mmap offsets of the two areas (also returned by CTX_INIT). */
+#define AGILE_MMAP_DOORBELLS 0x0ULL
+#define AGILE_MMAP_TASK_REGS 0x10000000ULL
+
+/* Doorbell values of the seed-002 offload protocol. */
+#define AGILE_DOORBELL_IDLE 0	/* idle, or the task is done */
+#define AGILE_DOORBELL_POSTED 1	/* a task waits in the task register */
+
+/**
+ * struct agile_doorbell - one slot's doorbell line in the doorbell area
+ * @value: the doorbell word.  0 = idle/done, 1 = task posted; other
+ *	protocols may store sequence numbers.  Written by userspace (CPU or
+ *	GPU) and by AGILE_FENCE_SIGNAL.
+ * @sleepers: from kernel: how many tasks sleep in AGILE_FENCE_WAIT or
+ *	AGILE_IOC_WAIT_ANY on this slot.  A signaller that stores @value,
+ *	issues a full fence and then reads 0 here may skip the system call:
+ *	a waiter raises @sleepers, issues a full fence and re-reads @value
+ *	before it sleeps.  Advisory only: the kernel never trusts what
+ *	userspace writes here, and its poller wakes a sleeper whose
+ *	condition holds even when no one enters the kernel.
+ * @user: free for the protocol running on the slot (sequence numbers,
+ *	a user-space futex word, ...); the kernel never reads it.
+ */
+struct agile_doorbell {
+	__u32 value;
+	__u32 sleepers;
+	__u32 user[30];
+};
+
+/* Opcodes in agile_task_reg.opcode with a fixed meaning. */
+#define AGILE_OP_DISCONNECT 0	/* the EU leaves its persistent loop */
+#define AGILE_OP_USER_BASE 16	/* first opcode free for kernels */
+
+/* Most lanes one task register reports, one status bit each. */
+#define AGILE_MAX_LANES 64
+
+/**
+ * struct agile_task_reg - head of one task register
+ * @opcode: what to run; AGILE_OP_DISCONNECT detaches the EU.
+ * @nr_parts: how many lane parts the task asks for (at most
+ *	AGILE_MAX_LANES); the EU assigns part i to lane i.
+ * @flags: per-opcode flags.
+ * @error: from EU: 0, or the error code of the first failed lane.
+ * @error_lane: from EU: the lane that set @error.
+ * @reserved: must be zero.
+ * @status: from EU: one bit per part, set when that part succeeded;
+ *	the task succeeded when bits 0 .. nr_parts-1 are all set.
+ * @args: the task's arguments; the register is task_reg_size bytes, so
+ *	(task_reg_size - 32) / 8 argument words fit.
+ *
+ * The kernel never interprets a task register: this layout is the
+ * contract between a worker and its EU, kept here so that CPU and GPU
+ * code share one definition.
+ */
+struct agile_task_reg {
+	__u32 opcode;
+	__u32 nr_parts;
+	__u32 flags;
+	__s32 error;
+	__u32 error_lane;
+	__u32 reserved;
+	__u64 status;
+	__u64 args[];
+};
+
+/**
+ * struct agile_info - AGILE_IOC_INFO, from kernel
+ * @abi_version: AGILE_ABI_VERSION of the running module.
+ * @features: AGILE_FEAT_* bits.
+ * @max_slots: largest nr_slots CTX_INIT accepts now (sysfs max_slots).
+ * @doorbell_stride: bytes per doorbell line (AGILE_DOORBELL_STRIDE).
+ * @task_reg_min_size: smallest task register size.
+ * @task_reg_max_size: largest task register size.
+ * @poll_interval_us: the poller's period (sysfs poll_interval_us).
+ * @spin_ns: how long a waiter spins in the kernel before it sleeps.
+ * @wait_any_max: most conditions one WAIT_ANY takes.
+ * @page_size: the kernel's PAGE_SIZE: areas are mapped in whole pages.
+ * @reserved: zero.
+ *
+ * May be called before CTX_INIT.
+ */
+struct agile_info {
+	__u32 abi_version;
+	__u32 features;
+	__u32 max_slots;
+	__u32 doorbell_stride;
+	__u32 task_reg_min_size;
+	__u32 task_reg_max_size;
+	__u32 poll_interval_us;
+	__u32 spin_ns;
+	__u32 wait_any_max;
+	__u32 page_size;
+	__u64 reserved[4];
+};
+
+/**
+ * struct agile_ctx_init - AGILE_IOC_CTX_INIT
+ * @nr_slots: to kernel: number of slots M, 1 .. max_slots (ENOSPC above).
+ * @task_reg_size: to kernel: bytes per task register, a power of two
+ *	from AGILE_TASK_REG_MIN_SIZE to AGILE_TASK_REG_MAX_SIZE.
+ * @flags: to kernel: must be zero.
+ * @pad: must be zero.
+ * @doorbell_offset: from kernel: mmap offset of the doorbell area.
+ * @doorbell_bytes: from kernel: its mmap length (whole pages).
+ * @task_reg_offset: from kernel: mmap offset of the task-register area.
+ * @task_reg_bytes: from kernel: its mmap length (whole pages).
+ * @reserved: must be zero.
+ *
+ * Sets up the file's context once: a second call fails with EBUSY.  The
+ * pages are zeroed and charged to the caller's memory cgroup; they live
+ * until the file is released and the last mapping is gone.
+ */
+struct agile_ctx_init {
+	__u32 nr_slots;
+	__u32 task_reg_size;
+	__u32 flags;
+	__u32 pad;
+	__u64 doorbell_offset;
+	__u64 doorbell_bytes;
+	__u64 task_reg_offset;
+	__u64 task_reg_bytes;
+	__u64 reserved[4];
+};
+
+/* agile_fence.op */
+#define AGILE_FENCE_SIGNAL 0	/* release-store value into doorbell[slot], wake */
+#define AGILE_FENCE_WAIT 1	/* sleep until doorbell[slot] cmp value holds */
+#define AGILE_FENCE_BARRIER 2	/* full memory barrier */
+
+/* Comparisons: doorbell value (left) against agile_*.value (right), unsigned. */
+#define AGILE_CMP_EQ 0
+#define AGILE_CMP_NE 1
+#define AGILE_CMP_GE 2
+#define AGILE_CMP_LT 3
+#define AGILE_CMP_GT 4
+#define AGILE_CMP_LE 5
+
+/* agile_fence.flags for SIGNAL */
+#define AGILE_SIGNAL_WAKE_ONLY (1U << 0) /* no store: only wake sleepers */
+/* agile_fence.flags and agile_wait_any.flags for waits */
+#define AGILE_WAIT_ABSTIME (1U << 1)	/* timeout_ns is CLOCK_MONOTONIC */
+
+/* timeout_ns meaning "no timeout". 0 checks once and never sleeps. */
+#define AGILE_TIMEOUT_INFINITE (~0ULL)
+
+/**
+ * struct agile_fence - AGILE_IOC_FENCE
+ * @op: to kernel: AGILE_FENCE_SIGNAL, AGILE_FENCE_WAIT or
+ *	AGILE_FENCE_BARRIER.
+ * @slot: to kernel: the slot (SIGNAL, WAIT); must be zero for BARRIER.
+ * @value: to kernel: SIGNAL: the value stored; WAIT: the right-hand side
+ *	of the comparison.
+ * @cmp: to kernel: WAIT: AGILE_CMP_*; must be zero otherwise.
+ * @flags: to kernel: SIGNAL: AGILE_SIGNAL_WAKE_ONLY; WAIT:
+ *	AGILE_WAIT_ABSTIME; no other bits.
+ * @observed: from kernel: WAIT: the doorbell value that satisfied the
+ *	comparison, or the last value seen on timeout or signal.
+ * @timeout_ns: to kernel: WAIT: relative nanoseconds, or an absolute
+ *	CLOCK_MONOTONIC time with AGILE_WAIT_ABSTIME;
+ *	AGILE_TIMEOUT_INFINITE waits forever; must be zero otherwise.
+ * @reserved: must be zero.
+ *
+ * SIGNAL stores with release ordering, then wakes the sleepers whose
+ * condition now holds.  WAIT checks, spins for spin_ns, then sleeps; the
+ * condition is checked again after the waiter is queued, so a store
+ * between the caller's own check and the ioctl is never lost.  A store
+ * that never enters the kernel is seen by the poller within about
+ * poll_interval_us.  WAIT fails with ETIMEDOUT when the timeout passes
+ * and with EINTR when a signal arrives (it is not restarted).
+ */
+struct agile_fence {
+	__u32 op;
+	__u32 slot;
+	__u32 value;
+	__u32 cmp;
+	__u32 flags;
+	__u32 observed;
+	__u64 timeout_ns;
+	__u64 reserved[2];
+};
+
+/**
+ * struct agile_wait_cond - one condition of AGILE_IOC_WAIT_ANY
+ * @slot: the doorbell's slot.
+ * @cmp: AGILE_CMP_*.
+ * @value: the right-hand side of the comparison.
+ * @pad: must be zero.
+ */
+struct agile_wait_cond {
+	__u32 slot;
+	__u32 cmp;
+	__u32 value;
+	__u32 pad;
+};
+
+/**
+ * struct agile_wait_any - AGILE_IOC_WAIT_ANY
+ * @conds: to kernel: user pointer to an array of struct agile_wait_cond.
+ * @nr_conds: to kernel: 1 .. AGILE_WAIT_ANY_MAX.
+ * @flags: to kernel: AGILE_WAIT_ABSTIME or zero.
+ * @timeout_ns: to kernel: as in struct agile_fence.
+ * @index: from kernel: the lowest index whose condition held.
+ * @observed: from kernel: the doorbell value that made it hold.
+ * @reserved: must be zero.
+ *
+ * Sleeps until any one condition holds; same timeout, signal and
+ * lost-wakeup rules as AGILE_FENCE_WAIT.
+ */
+struct agile_wait_any {
+	__u64 conds;
+	__u32 nr_conds;
+	__u32 flags;
+	__u64 timeout_ns;
+	__u32 index;
+	__u32 observed;
+	__u64 reserved[2];
+};
+
+/**
+ * struct agile_stats - AGILE_IOC_STATS, from kernel: this context's counters
+ * @signals: SIGNAL operations.
+ * @waits: WAIT and WAIT_ANY calls.
+ * @wakeups_signal: sleeps ended by a SIGNAL.
+ * @wakeups_poll: sleeps ended by the poller seeing a plain store.
+ * @timeouts: waits that ended with ETIMEDOUT.
+ * @interrupted: waits that ended with EINTR.
+ * @spin_hits: waits whose condition held before or while spinning.
+ * @reserved: zero.
+ *
+ * All zero before CTX_INIT.  The module-wide totals are in sysfs.
+ */
+struct agile_stats {
+	__u64 signals;
+	__u64 waits;
+	__u64 wakeups_signal;
+	__u64 wakeups_poll;
+	__u64 timeouts;
+	__u64 interrupted;
+	__u64 spin_hits;
+	__u64 reserved[5];
+};
+
+#define AGILE_IOC_MAGIC 0xA9
+
+#define AGILE_IOC_INFO _IOR(AGILE_IOC_MAGIC, 0x00, struct agile_info)
+#define AGILE_IOC_CTX_INIT _IOWR(AGILE_IOC_MAGIC, 0x01, struct agile_ctx_init)
+#define AGILE_IOC_FENCE _IOWR(AGILE_IOC_MAGIC, 0x02, struct agile_fence)
+#define AGILE_IOC_WAIT_ANY _IOWR(AGILE_IOC_MAGIC, 0x03, struct agile_wait_any)
+#define AGILE_IOC_STATS _IOR(AGILE_IOC_MAGIC, 0x04, struct agile_stats)
+/* 0x05 SEG_CREATE, 0x06 GROUP_JOIN, 0x07 EXPORT_DMABUF: later versions. */
+
+#endif /* _UAPI_LINUX_AGILE_H */
