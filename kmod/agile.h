@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * agile.ko internals shared by the files of the module.
+ *
+ * Objects and lifetimes
+ *
+ * struct agile_file is the open file's private data.  It holds one
+ * reference on its context once CTX_INIT has run.
+ *
+ * struct agile_ctx is refcounted and separate from the file so that
+ * several files may share one context later (groups).  It owns the
+ * doorbell and task-register pages; every mapping holds its own page
+ * references (vm_insert_pages()), so a page lives until the context and
+ * every mapping of it are gone.
+ *
+ * struct agile_waiter lives in the frame of a task inside WAIT or
+ * WAIT_ANY.  While queued it is reachable from its context's lists; a
+ * waker that dequeues it must not touch it after the release store of
+ * @woken (see agile_waiter_wake()).
+ *
+ * Locking, outermost first
+ *
+ * agile_file.init_lock (mutex): serialises CTX_INIT on one file.  Process
+ *	context only.  Under it: allocations and copy_to_user() (which may
+ *	take mmap_lock); mmap never takes it, it reads the published
+ *	context pointer instead, so there is no inversion with mmap_lock.
+ * agile_ctx.lock (spinlock): the slots' waiter lists and sleeper
+ *	counts, the doorbells' sleeper mirrors, the context's list of
+ *	sleeping waiters, @poll_armed and the dequeue of every waiter.  Taken
+ *	in process context with spin_lock_bh() and by the poller's hrtimer
+ *	in softirq context with spin_lock().  The hrtimer base lock nests
+ *	inside it (hrtimer_start()); hrtimer_cancel() is never called under
+ *	it, since the poller takes it.
+ */
+#ifndef AGILE_KMOD_AGILE_H
+#define AGILE_KMOD_AGILE_H
+
+#include <linux/atomic.h>
+#include <linux/hrtimer.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <linux/sysfs.h>
+#include <linux/types.h>
+
+#include <linux/agile.h>
+
+/* Counters kept per context and module-wide, both per CPU. */
+enum agile_counter {
+	AGILE_CNT_SIGNALS,
+	AGILE_CNT_WAITS,
+	AGILE_CNT_WAKEUPS_SIGNAL,
+	AGILE_CNT_WAKEUPS_POLL,
+	AGILE_CNT_TIMEOUTS,
+	AGILE_CNT_INTERRUPTED,
+	AGILE_CNT_SPIN_HITS,
+	AGILE_NR_COUNTERS
+};
+
+struct agile_counters {
+	u64 count[AGILE_NR_COUNTERS];
+};
+
+/**
+ * struct agile_slot - the kernel's side of one slot
+ * @waiters: linked entries (struct agile_wait_entry) of the waiters
+ *	sleeping on this slot, one per waiter; under agile_ctx.lock.
+ * @sleepers: number of entries on @waiters.  Written under
+ *	agile_ctx.lock with WRITE_ONCE(), read without it by SIGNAL.
+ * @doorbell: kernel address of the slot's doorbell line.  The line is
+ *	in a page shared with userspace: read it with READ_ONCE() (or
+ *	acquire), never trust it.
+ */
+struct agile_slot {
+	struct list_head waiters;
+	unsigned int sleepers;
+	struct agile_doorbell *doorbell;
+};
+
+/**
+ * struct agile_ctx - a context: slots, their pages and their waiters
+ * @ref: one reference per file that uses the context.
+ * @id: a small number naming the context in tracepoints.
+ * @nr_slots: slots in the context.
+ * @task_reg_size: bytes per task register.
+ * @slots: @nr_slots slots.
+ * @pages: the doorbell area's pages, then the task-register area's.
+ * @nr_doorbell_pages: pages of the doorbell area.
+ * @nr_pages: pages in @pages.
+ * @counters: this context's counters, per CPU.
+ * @lock: see the locking rules at the top of this file.
+ * @sleepers: waiters queued on the context (struct agile_waiter.node).
+ * @poll_armed: @poll_timer is queued or its callback will restart it.
+ * @poll_timer: the poller, armed only while @sleepers is not empty.
+ */
+struct agile_ctx {
+	struct kref ref;
+	u32 id;
+	u32 nr_slots;
+	u32 task_reg_size;
+	struct agile_slot *slots;
+	struct page **pages;
+	unsigned long nr_doorbell_pages;
+	unsigned long nr_pages;
+	struct agile_counters __percpu *counters;
+
+	/* waiter lists and sleeper counts: see "Locking" above */
+	spinlock_t lock ____cacheline_aligned_in_smp;
+	struct list_head sleepers;
+	bool poll_armed;
+	struct hrtimer poll_timer;
+};
+
+/* How a waiter was woken; the waker stores it last. */
+enum agile_woken {
+	AGILE_WOKEN_NONE,
+	AGILE_WOKEN_SIGNAL,
+	AGILE_WOKEN_POLL,
+};
+
+/**
+ * struct agile_wait_entry - one condition of a waiter
+ * @node: in the slot's @waiters list while queued, if @linked.
+ * @waiter: the waiter the entry belongs to.
+ * @slot: the doorbell's slot, below the context's nr_slots.
+ * @cmp: AGILE_CMP_*.
+ * @value: right-hand side of the comparison.
+ * @linked: the waiter's first entry on @slot: only it is queued, so a
+ *	waiter appears once on a slot's list and counts once as a sleeper.
+ */
+struct agile_wait_entry {
+	struct list_head node;
+	struct agile_waiter *waiter;
+	u32 slot;
+	u32 cmp;
+	u32 value;
+	bool linked;
+};
+
+/**
+ * struct agile_waiter - a task in WAIT or WAIT_ANY
+ * @node: in agile_ctx.sleepers while queued.
+ * @task: the sleeping task.
+ * @entries: its conditions.
+ * @nr_entries: number of @entries.
+ * @index: result: the entry that held.
+ * @observed: result: the doorbell value that made it hold.
+ * @woken: AGILE_WOKEN_*; set once by the waker that dequeued the waiter.
+ */
+struct agile_waiter {
+	struct list_head node;
+	struct task_struct *task;
+	struct agile_wait_entry *entries;
+	u32 nr_entries;
+	u32 index;
+	u32 observed;
+	int woken;
+};
+
+/* main.c: tunables (module parameters, also written through sysfs) */
+extern unsigned int agile_poll_interval_us;
+extern unsigned int agile_spin_ns;
+extern unsigned int agile_max_slots;
+
+/* ctx.c */
+extern atomic_t agile_nr_contexts;
+DECLARE_PER_CPU(struct agile_counters, agile_totals);
+
+int agile_ctx_check_init(const struct agile_ctx_init *args);
+struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size);
+void agile_ctx_fill_init(const struct agile_ctx *ctx,
+			 struct agile_ctx_init *args);
+void agile_ctx_put(struct agile_ctx *ctx);
+int agile_ctx_mmap(struct agile_ctx *ctx, struct vm_area_struct *vma);
+void agile_ctx_stats(const struct agile_ctx *ctx, struct agile_stats *stats);
+u64 agile_counter_sum(const struct agile_counters __percpu *counters,
+		      enum agile_counter counter);
+
+static inline void agile_count(struct agile_ctx *ctx,
+			       enum agile_counter counter)
+{
+	this_cpu_inc(ctx->counters->count[counter]);
+	this_cpu_inc(agile_totals.count[counter]);
+}
+
+/* fence.c */
+int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg);
+int agile_wait_any_ioctl(struct agile_ctx *ctx,
+			 struct agile_wait_any __user *uarg);
+bool agile_waiter_check(const struct agile_ctx *ctx,
+			const struct agile_waiter *w, u32 *index,
+			u32 *observed);
+void agile_waiter_wake(struct agile_ctx *ctx, struct agile_waiter *w,
+		       enum agile_woken reason, u32 index, u32 observed);
+
+/* poll.c */
+void agile_poll_init(struct agile_ctx *ctx);
+void agile_poll_arm(struct agile_ctx *ctx);
+void agile_poll_stop(struct agile_ctx *ctx);
+
+/* sysfs.c */
+extern const struct attribute_group *agile_groups[];
+int agile_sysfs_check_params(void);
+
+#endif /* AGILE_KMOD_AGILE_H */

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * agile contexts: the slots, the doorbell and task-register pages, and
+ * their mapping into userspace.
+ *
+ * The pages are ordinary order-0 pages, zeroed and charged to the
+ * caller's memory cgroup.  They are inserted into a VM_SHARED mapping
+ * with vm_insert_pages(), not as raw PFNs, so that get_user_pages() and
+ * FOLL_LONGTERM pins (what GPU drivers do to register host memory) work.
+ * Each mapped PTE holds a page reference: a mapping stays valid after
+ * its file is closed, and the pages are freed by whoever drops the last
+ * reference, the context or the last mapping.
+ */
+
+#include <linux/err.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "agile.h"
+#include "compat.h"
+
+atomic_t agile_nr_contexts = ATOMIC_INIT(0);
+DEFINE_PER_CPU(struct agile_counters, agile_totals);
+
+static atomic_t agile_ctx_ids = ATOMIC_INIT(0);
+
+int agile_ctx_check_init(const struct agile_ctx_init *args)
+{
+	u32 bytes;
+
+	if (args->flags || args->pad ||
+	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+		return -EINVAL;
+	if (!args->nr_slots)
+		return -EINVAL;
+	if (!is_power_of_2(args->task_reg_size) ||
+	    args->task_reg_size < AGILE_TASK_REG_MIN_SIZE ||
+	    args->task_reg_size > AGILE_TASK_REG_MAX_SIZE)
+		return -EINVAL;
+	/* Sizes are reported in 32 bits: reject overflow before the limit. */
+	if (check_mul_overflow(args->nr_slots, args->task_reg_size, &bytes) ||
+	    check_mul_overflow(args->nr_slots, (u32)AGILE_DOORBELL_STRIDE,
+			       &bytes))
+		return -EINVAL;
+	if (args->nr_slots > READ_ONCE(agile_max_slots))
+		return -ENOSPC;
+	return 0;
+}
+
+static void agile_pages_free(struct page **pages, unsigned long nr_pages)
+{
+	unsigned long i;
+
+	/* Mapped pages keep the references their PTEs hold. */
+	for (i = 0; i < nr_pages; i++)
+		put_page(pages[i]);
+	kvfree(pages);
+}
+
+static struct page **agile_pages_alloc(unsigned long nr_pages)
+{
+	struct page **pages;
+	unsigned long i;
+
+	pages = kvcalloc(nr_pages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < nr_pages; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i]) {
+			agile_pages_free(pages, i);
+			return NULL;
+		}
+	}
+	return pages;
+}
+
+struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
+{
+	struct agile_ctx *ctx;
+	u32 i;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
+	ctx->nr_slots = nr_slots;
+	ctx->task_reg_size = task_reg_size;
+	ctx->nr_doorbell_pages =
+		PAGE_ALIGN((size_t)nr_slots * AGILE_DOORBELL_STRIDE) >>
+		PAGE_SHIFT;
+	ctx->nr_pages = ctx->nr_doorbell_pages +
+			(PAGE_ALIGN((size_t)nr_slots * task_reg_size) >>
+			 PAGE_SHIFT);
+
+	ctx->pages = agile_pages_alloc(ctx->nr_pages);
+	if (!ctx->pages)
+		goto err_free_ctx;
+	ctx->slots = kvcalloc(nr_slots, sizeof(*ctx->slots),
+			      GFP_KERNEL_ACCOUNT);
+	if (!ctx->slots)
+		goto err_free_pages;
+	ctx->counters = alloc_percpu_gfp(struct agile_counters,
+					 GFP_KERNEL_ACCOUNT);
+	if (!ctx->counters)
+		goto err_free_slots;
+
+	for (i = 0; i < nr_slots; i++) {
+		size_t offset = (size_t)i * AGILE_DOORBELL_STRIDE;
+
+		INIT_LIST_HEAD(&ctx->slots[i].waiters);
+		ctx->slots[i].doorbell =
+			page_address(ctx->pages[offset >> PAGE_SHIFT]) +
+			offset_in_page(offset);
+	}
+	kref_init(&ctx->ref);
+	spin_lock_init(&ctx->lock);
+	INIT_LIST_HEAD(&ctx->sleepers);
+	agile_poll_init(ctx);
+	ctx->id = atomic_inc_return(&agile_ctx_ids);
+	atomic_inc(&agile_nr_contexts);
+	return ctx;
+
+err_free_slots:
+	kvfree(ctx->slots);
+err_free_pages:
+	agile_pages_free(ctx->pages, ctx->nr_pages);
+err_free_ctx:
+	kfree(ctx);
+	return ERR_PTR(-ENOMEM);
+}
+
+void agile_ctx_fill_init(const struct agile_ctx *ctx,
+			 struct agile_ctx_init *args)
+{
+	args->doorbell_offset = AGILE_MMAP_DOORBELLS;
+	args->doorbell_bytes = (u64)ctx->nr_doorbell_pages << PAGE_SHIFT;
+	args->task_reg_offset = AGILE_MMAP_TASK_REGS;
+	args->task_reg_bytes = (u64)(ctx->nr_pages - ctx->nr_doorbell_pages)
+			       << PAGE_SHIFT;
+}
+
+static void agile_ctx_release(struct kref *ref)
+{
+	struct agile_ctx *ctx = container_of(ref, struct agile_ctx, ref);
+
+	/* Waiters hold a reference through their file: none is queued. */
+	WARN_ON_ONCE(!list_empty(&ctx->sleepers));
+	agile_poll_stop(ctx);
+	free_percpu(ctx->counters);
+	kvfree(ctx->slots);
+	agile_pages_free(ctx->pages, ctx->nr_pages);
+	kfree(ctx);
+	atomic_dec(&agile_nr_contexts);
+}
+
+void agile_ctx_put(struct agile_ctx *ctx)
+{
+	kref_put(&ctx->ref, agile_ctx_release);
+}
+
+u64 agile_counter_sum(const struct agile_counters __percpu *counters,
+		      enum agile_counter counter)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(counters, cpu)->count[counter]);
+	return sum;
+}
+
+void agile_ctx_stats(const struct agile_ctx *ctx, struct agile_stats *stats)
+{
+	const struct agile_counters __percpu *c = ctx->counters;
+
+	stats->signals = agile_counter_sum(c, AGILE_CNT_SIGNALS);
+	stats->waits = agile_counter_sum(c, AGILE_CNT_WAITS);
+	stats->wakeups_signal = agile_counter_sum(c, AGILE_CNT_WAKEUPS_SIGNAL);
+	stats->wakeups_poll = agile_counter_sum(c, AGILE_CNT_WAKEUPS_POLL);
+	stats->timeouts = agile_counter_sum(c, AGILE_CNT_TIMEOUTS);
+	stats->interrupted = agile_counter_sum(c, AGILE_CNT_INTERRUPTED);
+	stats->spin_hits = agile_counter_sum(c, AGILE_CNT_SPIN_HITS);
+}
+
+/*
+ * Every page is inserted at mmap time, so a fault means the user zapped
+ * part of the mapping (madvise(MADV_DONTNEED)): nothing is refilled.
+ */
+static vm_fault_t agile_vm_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static const struct vm_operations_struct agile_vm_ops = {
+	.fault = agile_vm_fault,
+};
+
+int agile_ctx_mmap(struct agile_ctx *ctx, struct vm_area_struct *vma)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+	struct page **pages;
+	unsigned long nr;
+
+	/* VM_MAYSHARE, not VM_SHARED: a read-only file loses VM_SHARED. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+
+	if (vma->vm_pgoff == AGILE_MMAP_DOORBELLS >> PAGE_SHIFT) {
+		pages = ctx->pages;
+		nr = ctx->nr_doorbell_pages;
+	} else if (vma->vm_pgoff == AGILE_MMAP_TASK_REGS >> PAGE_SHIFT) {
+		pages = ctx->pages + ctx->nr_doorbell_pages;
+		nr = ctx->nr_pages - ctx->nr_doorbell_pages;
+	} else {
+		return -EINVAL;
+	}
+	if (size != nr << PAGE_SHIFT)
+		return -EINVAL;
+
+	agile_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTCOPY | VM_DONTDUMP,
+			   VM_MAYEXEC);
+	vma->vm_ops = &agile_vm_ops;
+	/* On failure mmap unmaps the VMA, dropping what was inserted. */
+	return vm_insert_pages(vma, vma->vm_start, pages, &nr);
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * agile - doorbell and task-register pages with kernel fences and waits.
+ *
+ * This file wires the misc device /dev/agile together: open/release,
+ * the ioctl dispatcher, mmap, the module parameters and module init/exit.
+ * The objects live in ctx.c (contexts, pages, mmap), fence.c (fences and
+ * waits), poll.c (the poller) and sysfs.c (tunables and counters).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/compat.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "agile.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+unsigned int agile_poll_interval_us = 100;
+module_param_named(poll_interval_us, agile_poll_interval_us, uint, 0444);
+MODULE_PARM_DESC(poll_interval_us,
+		 "Poller period in microseconds, 10 to 1000000 (default 100)");
+
+unsigned int agile_spin_ns = 2000;
+module_param_named(spin_ns, agile_spin_ns, uint, 0444);
+MODULE_PARM_DESC(spin_ns,
+		 "Nanoseconds a waiter spins before it sleeps, up to 10000000 (default 2000)");
+
+unsigned int agile_max_slots = 4096;
+module_param_named(max_slots, agile_max_slots, uint, 0444);
+MODULE_PARM_DESC(max_slots,
+		 "Largest nr_slots of a context, 1 to 65536 (default 4096)");
+
+/**
+ * struct agile_file - private data of an open /dev/agile
+ * @init_lock: serialises CTX_INIT.
+ * @ctx: the file's context, NULL before CTX_INIT.  Set once under
+ *	@init_lock with smp_store_release(); read with smp_load_acquire()
+ *	by agile_file_ctx() without the lock.
+ */
+struct agile_file {
+	struct mutex init_lock; /* serialises CTX_INIT */
+	struct agile_ctx *ctx;
+};
+
+static struct agile_ctx *agile_file_ctx(struct agile_file *af)
+{
+	/* Pairs with smp_store_release() in agile_file_ctx_init(). */
+	return smp_load_acquire(&af->ctx);
+}
+
+static int agile_open(struct inode *inode, struct file *file)
+{
+	struct agile_file *af;
+
+	af = kzalloc(sizeof(*af), GFP_KERNEL_ACCOUNT);
+	if (!af)
+		return -ENOMEM;
+	mutex_init(&af->init_lock);
+	file->private_data = af;
+	return nonseekable_open(inode, file);
+}
+
+static int agile_release(struct inode *inode, struct file *file)
+{
+	struct agile_file *af = file->private_data;
+
+	/* The last reference to the file: no ioctl or mmap runs now. */
+	if (af->ctx)
+		agile_ctx_put(af->ctx);
+	mutex_destroy(&af->init_lock);
+	kfree(af);
+	return 0;
+}
+
+static int agile_info(struct agile_info __user *uarg)
+{
+	struct agile_info info = {
+		.abi_version = AGILE_ABI_VERSION,
+		.features = AGILE_FEAT_WAIT_ANY | AGILE_FEAT_POLL_WAKE |
+			    AGILE_FEAT_SLEEPER_COUNT,
+		.max_slots = READ_ONCE(agile_max_slots),
+		.doorbell_stride = AGILE_DOORBELL_STRIDE,
+		.task_reg_min_size = AGILE_TASK_REG_MIN_SIZE,
+		.task_reg_max_size = AGILE_TASK_REG_MAX_SIZE,
+		.poll_interval_us = READ_ONCE(agile_poll_interval_us),
+		.spin_ns = READ_ONCE(agile_spin_ns),
+		.wait_any_max = AGILE_WAIT_ANY_MAX,
+		.page_size = PAGE_SIZE,
+	};
+
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static int agile_file_ctx_init(struct agile_file *af,
+			       struct agile_ctx_init __user *uarg)
+{
+	struct agile_ctx_init args;
+	struct agile_ctx *ctx;
+	int ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	ret = agile_ctx_check_init(&args);
+	if (ret)
+		return ret;
+
+	mutex_lock(&af->init_lock);
+	if (af->ctx) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	ctx = agile_ctx_create(args.nr_slots, args.task_reg_size);
+	if (IS_ERR(ctx)) {
+		ret = PTR_ERR(ctx);
+		goto out_unlock;
+	}
+	agile_ctx_fill_init(ctx, &args);
+	if (copy_to_user(uarg, &args, sizeof(args))) {
+		ret = -EFAULT;
+		goto out_put;
+	}
+	/* Pairs with smp_load_acquire() in agile_file_ctx(). */
+	smp_store_release(&af->ctx, ctx);
+	mutex_unlock(&af->init_lock);
+	return 0;
+
+out_put:
+	agile_ctx_put(ctx);
+out_unlock:
+	mutex_unlock(&af->init_lock);
+	return ret;
+}
+
+static int agile_stats(struct agile_ctx *ctx, struct agile_stats __user *uarg)
+{
+	struct agile_stats stats = {};
+
+	if (ctx)
+		agile_ctx_stats(ctx, &stats);
+	return copy_to_user(uarg, &stats, sizeof(stats)) ? -EFAULT : 0;
+}
+
+static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct agile_file *af = file->private_data;
+	void __user *argp = (void __user *)arg;
+	struct agile_ctx *ctx;
+
+	switch (cmd) {
+	case AGILE_IOC_INFO:
+		return agile_info(argp);
+	case AGILE_IOC_CTX_INIT:
+		return agile_file_ctx_init(af, argp);
+	case AGILE_IOC_STATS:
+		return agile_stats(agile_file_ctx(af), argp);
+	case AGILE_IOC_FENCE:
+	case AGILE_IOC_WAIT_ANY:
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	ctx = agile_file_ctx(af);
+	if (!ctx)
+		return -EBADFD;
+	if (cmd == AGILE_IOC_FENCE)
+		return agile_fence_ioctl(ctx, argp);
+	return agile_wait_any_ioctl(ctx, argp);
+}
+
+static int agile_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct agile_ctx *ctx = agile_file_ctx(file->private_data);
+
+	if (!ctx)
+		return -EBADFD;
+	return agile_ctx_mmap(ctx, vma);
+}
+
+static const struct file_operations agile_fops = {
+	.owner = THIS_MODULE,
+	.open = agile_open,
+	.release = agile_release,
+	.unlocked_ioctl = agile_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = agile_mmap,
+};
+
+static struct miscdevice agile_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "agile",
+	.fops = &agile_fops,
+	.groups = agile_groups,
+	.mode = 0666,
+};
+
+static int __init agile_init(void)
+{
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct agile_doorbell) != AGILE_DOORBELL_STRIDE);
+
+	ret = agile_sysfs_check_params();
+	if (ret)
+		return ret;
+	return misc_register(&agile_misc);
+}
+
+static void __exit agile_exit(void)
+{
+	/* fops->owner keeps the module while any file is open. */
+	misc_deregister(&agile_misc);
+}
+
+module_init(agile_init);
+module_exit(agile_exit);
+
+MODULE_DESCRIPTION("agile: doorbell and task-register pages with kernel fences and waits");
+MODULE_AUTHOR("The agile authors");
+MODULE_LICENSE("GPL");

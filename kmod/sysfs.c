@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * agile sysfs attributes, on the misc device (/sys/class/misc/agile/):
+ * the tunables, read-write by CAP_SYS_ADMIN and range-checked, and the
+ * module-wide counters, read-only.  The tunables' defaults are the module
+ * parameters of the same names.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/device.h>
+#include <linux/kernel.h>
+#include <linux/printk.h>
+#include <linux/sysfs.h>
+
+#include "agile.h"
+
+struct agile_tunable {
+	struct device_attribute attr;
+	unsigned int *value;
+	unsigned int min;
+	unsigned int max;
+};
+
+struct agile_counter_attr {
+	struct device_attribute attr;
+	enum agile_counter counter;
+};
+
+static ssize_t agile_tunable_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	const struct agile_tunable *t =
+		container_of(attr, struct agile_tunable, attr);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*t->value));
+}
+
+static ssize_t agile_tunable_store(struct device *dev,
+				   struct device_attribute *attr,
+				   const char *buf, size_t count)
+{
+	const struct agile_tunable *t =
+		container_of(attr, struct agile_tunable, attr);
+	unsigned int value;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (kstrtouint(buf, 10, &value) || value < t->min || value > t->max)
+		return -EINVAL;
+	/* Readers take the new value at their next READ_ONCE(). */
+	WRITE_ONCE(*t->value, value);
+	return count;
+}
+
+#define AGILE_TUNABLE(_name, _min, _max)				\
+	static struct agile_tunable agile_tunable_##_name = {		\
+		.attr = __ATTR(_name, 0644, agile_tunable_show,		\
+			       agile_tunable_store),			\
+		.value = &agile_##_name,				\
+		.min = _min,						\
+		.max = _max,						\
+	}
+
+AGILE_TUNABLE(poll_interval_us, 10, 1000000);
+AGILE_TUNABLE(spin_ns, 0, 10000000);
+AGILE_TUNABLE(max_slots, 1, 65536);
+
+static struct agile_tunable *const agile_tunables[] = {
+	&agile_tunable_poll_interval_us,
+	&agile_tunable_spin_ns,
+	&agile_tunable_max_slots,
+};
+
+/* The module parameters obey the same ranges as the sysfs files. */
+int agile_sysfs_check_params(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(agile_tunables); i++) {
+		const struct agile_tunable *t = agile_tunables[i];
+
+		if (*t->value < t->min || *t->value > t->max) {
+			pr_err("%s=%u out of range [%u, %u]\n",
+			       t->attr.attr.name, *t->value, t->min, t->max);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static ssize_t agile_counter_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	const struct agile_counter_attr *c =
+		container_of(attr, struct agile_counter_attr, attr);
+
+	return sysfs_emit(buf, "%llu\n",
+			  agile_counter_sum(&agile_totals, c->counter));
+}
+
+#define AGILE_COUNTER(_name, _counter)					\
+	static struct agile_counter_attr agile_counter_##_name = {	\
+		.attr = __ATTR(_name, 0444, agile_counter_show, NULL),	\
+		.counter = _counter,					\
+	}
+
+AGILE_COUNTER(signals, AGILE_CNT_SIGNALS);
+AGILE_COUNTER(waits, AGILE_CNT_WAITS);
+AGILE_COUNTER(wakeups_signal, AGILE_CNT_WAKEUPS_SIGNAL);
+AGILE_COUNTER(wakeups_poll, AGILE_CNT_WAKEUPS_POLL);
+AGILE_COUNTER(timeouts, AGILE_CNT_TIMEOUTS);
+
+static ssize_t contexts_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&agile_nr_contexts));
+}
+static DEVICE_ATTR_RO(contexts);
+
+static struct attribute *agile_attrs[] = {
+	&agile_tunable_poll_interval_us.attr.attr,
+	&agile_tunable_spin_ns.attr.attr,
+	&agile_tunable_max_slots.attr.attr,
+	&dev_attr_contexts.attr,
+	&agile_counter_signals.attr.attr,
+	&agile_counter_waits.attr.attr,
+	&agile_counter_wakeups_signal.attr.attr,
+	&agile_counter_wakeups_poll.attr.attr,
+	&agile_counter_timeouts.attr.attr,
+	NULL
+};
+
+static const struct attribute_group agile_group = {
+	.attrs = agile_attrs,
+};
+
+const struct attribute_group *agile_groups[] = {
+	&agile_group,
+	NULL
+};
