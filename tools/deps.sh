@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tools/deps.sh - install the Debian 12 packages agile needs to build and test.
+#
+# Checks every package with dpkg-query first, so on a machine that already has
+# everything it prints nothing, touches no network and returns in well under a
+# second.  Only when something is missing does it run `apt-get update` and
+# install just the missing packages (as root, or through sudo).
+#
+# Usage: tools/deps.sh [--list]     --list: print the package list and exit
+
+set -eu
+
+# The one list of packages.  Add new ones here, one per line, with the reason.
+PACKAGES="
+	build-essential		# gcc, make for the module, tests and library
+	linux-headers-amd64	# 6.1 headers: the module is built against them
+	linux-image-amd64	# 6.1 kernel booted in the guest
+	linux-source-6.1	# kselftest_harness.h and checkpatch.pl come from its tarball
+	qemu-system-x86		# the guest (TCG; this class of machine has no KVM)
+	busybox-static		# the guest's userland
+	sparse			# make lint (C=1)
+	cpio			# initramfs
+	xz-utils		# Debian 13 modules are .ko.xz; kernel source tarball
+	zstd			# 6.12 bzImage payload (vmlinux extraction), .ko.zst
+	kmod			# depmod/modinfo for the guest's module tree
+	bc flex bison		# kbuild
+	libelf-dev		# kbuild (objtool)
+	perl			# checkpatch.pl
+	debian-archive-keyring	# verifies the private trixie lists (6.12 guest)
+	libhwloc-dev		# library: topology
+	libtbb-dev		# library: baseline for benchmarks
+	libomp-dev		# library: baseline for benchmarks
+	libdrm-dev		# library: dma-buf / DRM interop
+	libopenmpi-dev		# library: allreduce baseline
+	openmpi-bin		# library: mpirun for the allreduce baseline
+"
+
+# Strip the comments: what is left is the package names.
+package_names() {
+	printf '%s\n' "$PACKAGES" | sed 's/#.*//' | tr -s ' \t' '\n' | sed '/^$/d'
+}
+
+if [ "${1:-}" = "--list" ]; then
+	package_names
+	exit 0
+fi
+
+# One dpkg-query call for the whole list (fast).  "install ok installed" is the
+# only state that means usable; "rc" (removed, config left) or half-installed
+# count as missing, and so do packages dpkg has never heard of.
+# shellcheck disable=SC2046 # one argument per package is intended
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' $(package_names) 2>/dev/null |
+	awk '$2 == "install" && $3 == "ok" && $4 == "installed" { print $1 }' || true)
+missing=""
+for pkg in $(package_names); do
+	printf '%s\n' "$installed" | grep -qx -- "$pkg" || missing="$missing $pkg"
+done
+
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing:$missing"
+
+if [ "$(id -u)" -eq 0 ]; then
+	as_root=""
+elif command -v sudo >/dev/null 2>&1; then
+	as_root="sudo"
+else
+	echo "deps: missing packages:$missing" >&2
+	echo "deps: run this script as root (or install sudo), or install them by hand:" >&2
+	echo "      apt-get install --no-install-recommends$missing" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# -q keeps the log readable; the update is needed because a fresh machine's
+# package lists may be absent or stale.
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get -q update ||
+	{ echo "deps: apt-get update failed" >&2; exit 1; }
+# shellcheck disable=SC2086 # word splitting of the package list is intended
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends $missing ||
+	{ echo "deps: apt-get install failed for:$missing" >&2; exit 1; }
+echo "deps: done"
