@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A context's pages are charged to the memory cgroup of the task that
+ * ran CTX_INIT, and stay charged until the file and its last mapping are
+ * both gone.  Needs root and cgroup2 at /sys/fs/cgroup with the memory
+ * controller; skipped otherwise.  The cgroup made here is removed, and
+ * the root's subtree_control restored, before the test ends.
+ */
+#include "agile_test.h"
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+#define SLOTS 4096
+#define REG_SIZE AGILE_TASK_REG_MAX_SIZE
+#define AREA_BYTES ((long long)SLOTS * REG_SIZE)	/* 16 MiB */
+/* Per-CPU charge caches and the page-pointer array: well under this. */
+#define SLACK_BYTES (2LL << 20)
+
+static int write_str(const char *path, const char *str)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = write(fd, str, strlen(str));
+	if (len < 0)
+		len = -errno;
+	close(fd);
+	return len < 0 ? (int)len : 0;
+}
+
+static long long read_ll(const char *path)
+{
+	char buf[64];
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	return strtoll(buf, NULL, 10);
+}
+
+static bool file_has_word(const char *path, const char *word)
+{
+	char buf[512], *tok, *save;
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	for (tok = strtok_r(buf, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, word))
+			return true;
+	return false;
+}
+
+FIXTURE(memcg)
+{
+	char dir[128];
+	char current[160];
+	bool enabled_memory;	/* we turned on +memory in the root */
+	bool made_dir;
+};
+
+FIXTURE_SETUP(memcg)
+{
+	int fd;
+
+	AGILE_OPEN(fd);
+	close(fd);
+	if (geteuid())
+		SKIP(_exit(AGILE_SKIP_EXIT), "needs root");
+	if (!file_has_word(CGROUP_ROOT "/cgroup.controllers", "memory"))
+		SKIP(_exit(AGILE_SKIP_EXIT), "no cgroup2 memory controller");
+	if (!file_has_word(CGROUP_ROOT "/cgroup.subtree_control", "memory")) {
+		ASSERT_EQ(0, write_str(CGROUP_ROOT "/cgroup.subtree_control",
+				       "+memory"));
+		self->enabled_memory = true;
+	}
+	snprintf(self->dir, sizeof(self->dir), CGROUP_ROOT "/agile-test-%d",
+		 (int)getpid());
+	ASSERT_EQ(0, mkdir(self->dir, 0755));
+	self->made_dir = true;
+	snprintf(self->current, sizeof(self->current), "%s/memory.current",
+		 self->dir);
+	ASSERT_LE(0, read_ll(self->current));
+}
+
+FIXTURE_TEARDOWN(memcg)
+{
+	/* The child that joined the cgroup has exited: it is empty. */
+	if (self->made_dir)
+		EXPECT_EQ(0, rmdir(self->dir));
+	if (self->enabled_memory)
+		EXPECT_EQ(0, write_str(CGROUP_ROOT "/cgroup.subtree_control",
+				       "-memory"));
+}
+
+struct charge_arg {
+	const char *dir;
+	const char *current;
+};
+
+/*
+ * In a child inside the cgroup.  Exit code: 0 all passed, 1x setup, 20
+ * CTX_INIT not charged, 21 mmap charged again, 22 charge dropped while
+ * still mapped, 23 charge kept after the last munmap.
+ */
+static int charge_child(void *p)
+{
+	struct charge_arg *arg = p;
+	long long base, with_ctx, after_close, after_unmap;
+	struct agile_ctx_init init;
+	char procs[192], pid[32];
+	void *reg;
+	int fd;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", arg->dir);
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (write_str(procs, pid))
+		return 10;
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 11;
+
+	base = read_ll(arg->current);
+	if (agile_ctx_init(fd, SLOTS, REG_SIZE, &init))
+		return 12;
+	with_ctx = read_ll(arg->current);
+	if (with_ctx - base < AREA_BYTES)
+		return 20;	/* not charged to this cgroup */
+
+	reg = agile_map_rw(fd, init.task_reg_offset, init.task_reg_bytes);
+	if (reg == MAP_FAILED)
+		return 13;
+	/* Mapping inserts the same pages: no new charge. */
+	if (read_ll(arg->current) - with_ctx > SLACK_BYTES)
+		return 21;
+
+	close(fd);
+	after_close = read_ll(arg->current);
+	/* The mapping still holds the pages. */
+	if (with_ctx - after_close > SLACK_BYTES)
+		return 22;
+
+	munmap(reg, init.task_reg_bytes);
+	after_unmap = read_ll(arg->current);
+	/* Now everything is gone: the charge with it. */
+	if (after_close - after_unmap < AREA_BYTES - SLACK_BYTES)
+		return 23;
+	return 0;
+}
+
+TEST_F(memcg, pages_charged_until_last_user)
+{
+	struct charge_arg arg = { .dir = self->dir, .current = self->current };
+	struct agile_info info;
+	int fd, status;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(0, agile_info(fd, &info));
+	close(fd);
+	if (info.max_slots < SLOTS)
+		SKIP(return, "max_slots %u < %u", info.max_slots, SLOTS);
+	status = agile_run_child(charge_child, &arg);
+	ASSERT_TRUE(WIFEXITED(status));
+	/* The exit code names the check: see charge_child(). */
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN

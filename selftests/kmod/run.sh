@@ -1,0 +1,239 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# selftests/kmod/run.sh - the selftest runner, run INSIDE a test guest
+# (tools/vm/run-guest.sh <K> selftests/kmod/run.sh), as root, busybox sh.
+#
+# Loads agile.ko (first with non-default parameters, to check that they set
+# the sysfs defaults, then plainly) and agile_pin_test.ko, runs every test
+# program, then checks that agile.ko cannot go while /dev/agile is open and
+# unloads once everything is closed.
+#
+# Prints one TAP stream on stdout: each program's test cases renumbered
+# into it as "ok N <program>: <test>", the module steps as their own lines,
+# the programs' diagnostics as "#" lines, and the plan at the end.  Exits
+# non-zero when anything failed.
+#
+# Environment: AGILE_SELFTESTS (directory of the test programs, default
+# the one holding this script's programs on PATH), AGILE_KO_DIR (where
+# agile.ko and agile_pin_test.ko are; default: searched).
+
+PROGRAMS="abi mmap fence wait_any sysfs pin memcg trace stress"
+SYSFS=/sys/class/misc/agile
+
+n=0
+failed=0
+STATE=/tmp/.agile-run.state
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n $*"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n $*"
+}
+
+# check <description> <command...>: one TAP line; the output of a failed
+# command becomes diagnostics.
+check() {
+	desc=$1
+	shift
+	if "$@" >/tmp/.agile-check 2>&1; then
+		ok "$desc"
+	else
+		not_ok "$desc"
+		sed 's/^/# /' /tmp/.agile-check
+	fi
+}
+
+find_ko() {
+	for d in ${AGILE_KO_DIR:-} /ko "/lib/modules/$(uname -r)/extra" \
+		/lib/agile /extra; do
+		if [ -f "$d/$1.ko" ]; then
+			echo "$d/$1.ko"
+			return 0
+		fi
+	done
+	find / -xdev -name "$1.ko" 2>/dev/null | head -n 1
+}
+
+find_tests() {
+	if [ -n "${AGILE_SELFTESTS:-}" ]; then
+		echo "$AGILE_SELFTESTS"
+		return
+	fi
+	p=$(command -v abi 2>/dev/null)
+	if [ -n "$p" ]; then
+		dirname "$p"
+	else
+		echo /selftests/kmod
+	fi
+}
+
+# sysfs_is <file> <value>
+sysfs_is() {
+	v=$(cat "$SYSFS/$1" 2>&1)
+	[ "$v" = "$2" ] || {
+		echo "$SYSFS/$1 is '$v', want '$2'"
+		return 1
+	}
+}
+
+wait_for_node() {
+	i=0
+	while [ ! -c /dev/agile ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -c /dev/agile ] || {
+		echo "/dev/agile did not appear"
+		return 1
+	}
+}
+
+param_defaults() {
+	sysfs_is poll_interval_us 200 && sysfs_is spin_ns 0 &&
+		sysfs_is max_slots 16
+}
+
+plain_defaults() {
+	sysfs_is poll_interval_us 100 && sysfs_is spin_ns 2000 &&
+		sysfs_is max_slots 4096
+}
+
+# run_program <path> <name>: the program's TAP, renumbered from $n into
+# ours.  A program that dies early gets a "not ok" for the tests it never
+# reported.  Leaves "<lines> <failures>" in $STATE.
+run_program() {
+	{
+		"$1" 2>&1
+		echo "@@agile-rc $?"
+	} </dev/null | awk -v base="$n" -v prog="$2" -v state="$STATE" '
+		function emit(s) { print s; fflush() }
+		/^TAP version/ { next }
+		/^1\.\.[0-9]+$/ { plan = substr($0, 4) + 0; emit("# " prog ": plan " plan); next }
+		/^@@agile-rc / { rc = $2 + 0; next }
+		/^#  RUN / {
+			name = $0
+			sub(/^#  RUN +/, "", name)
+			sub(/ \.\.\.$/, "", name)
+			emit($0)
+			next
+		}
+		/^(not )?ok [0-9]+/ {
+			bad = ($1 == "not")
+			desc = $0
+			sub(/^(not )?ok [0-9]+ ?/, "", desc)
+			count++
+			if (desc ~ /^# /)	# a SKIP line names no test
+				desc = name " " desc
+			if (bad) {
+				fails++
+				emit("not ok " (base + count) " " prog ": " desc)
+			} else {
+				emit("ok " (base + count) " " prog ": " desc)
+			}
+			next
+		}
+		/^#/ { emit($0); next }
+		{ emit("# " $0) }
+		END {
+			extra = 0
+			if (count < plan) {
+				extra = 1
+				fails++
+				emit("not ok " (base + count + 1) " " prog ": " (plan - count) \
+				     " of " plan " tests never reported (exit " rc ")")
+			} else if (rc != 0 && fails == 0) {
+				extra = 1
+				fails++
+				emit("not ok " (base + count + 1) " " prog ": exited with " rc \
+				     " though every test passed")
+			} else if (count == 0) {
+				extra = 1
+				fails++
+				emit("not ok " (base + 1) " " prog ": no TAP output (exit " rc ")")
+			}
+			print (count + extra) " " (fails + 0) > state
+		}'
+	read -r lines fails <"$STATE" || {
+		lines=0
+		fails=0
+	}
+	n=$((n + lines))
+	failed=$((failed + fails))
+}
+
+echo "TAP version 13"
+echo "# agile kmod selftests on Linux $(uname -r) (guest ${AGILE_KERNEL:-?})"
+
+AGILE_KO=$(find_ko agile)
+PIN_KO=$(find_ko agile_pin_test)
+TESTS=$(find_tests)
+
+if [ -z "$AGILE_KO" ]; then
+	not_ok "find agile.ko"
+	echo "1..$n"
+	exit 1
+fi
+echo "# agile.ko: $AGILE_KO"
+echo "# agile_pin_test.ko: ${PIN_KO:-none}"
+echo "# tests: $TESTS"
+[ -d /sys/module/agile ] && rmmod agile 2>/dev/null
+
+# Module parameters set the defaults of the sysfs tunables.
+if insmod "$AGILE_KO" poll_interval_us=200 spin_ns=0 max_slots=16 \
+	>/tmp/.agile-check 2>&1; then
+	ok "insmod agile.ko poll_interval_us=200 spin_ns=0 max_slots=16"
+	check "module parameters are the sysfs defaults" param_defaults
+	check "rmmod agile (parameters)" rmmod agile
+else
+	not_ok "insmod agile.ko poll_interval_us=200 spin_ns=0 max_slots=16"
+	sed 's/^/# /' /tmp/.agile-check
+fi
+
+check "insmod agile.ko" insmod "$AGILE_KO"
+if [ ! -d /sys/module/agile ]; then
+	echo "1..$n"
+	exit 1
+fi
+check "/dev/agile appears" wait_for_node
+check "default tunables 100 us, 2000 ns, 4096 slots" plain_defaults
+
+if [ -n "$PIN_KO" ]; then
+	check "insmod agile_pin_test.ko" insmod "$PIN_KO"
+else
+	ok "insmod agile_pin_test.ko # SKIP not built"
+fi
+
+for prog in $PROGRAMS; do
+	if [ -x "$TESTS/$prog" ]; then
+		echo "# ---- $prog"
+		run_program "$TESTS/$prog" "$prog"
+	else
+		not_ok "$prog: $TESTS/$prog missing"
+	fi
+done
+
+echo "# ---- unload"
+[ -d /sys/module/agile_pin_test ] && check "rmmod agile_pin_test" rmmod agile_pin_test
+check "no context left (sysfs contexts is 0)" sysfs_is contexts 0
+
+# The misc device holds the module while any file is open.
+exec 3<>/dev/agile
+if rmmod agile >/tmp/.agile-check 2>&1; then
+	not_ok "rmmod agile refused while /dev/agile is open"
+	exec 3>&-
+else
+	ok "rmmod agile refused while /dev/agile is open"
+	exec 3>&-
+	check "rmmod agile after everything is closed" rmmod agile
+fi
+check "/dev/agile is gone" test ! -e /dev/agile
+
+echo "1..$n"
+echo "# agile selftests: $((n - failed)) passed, $failed failed"
+[ "$failed" = 0 ]
