@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: MIT
+#
+# The one top-level make of agile.  Userspace parts build here; the kernel
+# module builds once per guest kernel (6.1 = Debian 12, 6.12 = Debian 13)
+# through tools/build-kmod.sh, and its tests run inside those kernels
+# booted under QEMU (tools/vm/).  Everything generated lives in build/.
+#
+#   make          build modules, selftests and tools
+#   make run      the demo, against /dev/agile or in the 6.1 guest
+#   make check    lint, build, every test in every guest; "N passed, N failed"
+#   make lint     checkpatch --strict, sparse and W=1 on the module
+#   make bench    agile-bench: every benchmark beside its baseline
+
+KERNELS ?= 6.1 6.12
+BUILD := $(CURDIR)/build
+CC ?= gcc
+TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
+export AGILE_CACHE ?= $(HOME)/.cache/agile
+
+.PHONY: all deps kernels kernel-src modules selftests lib tools lint check \
+	run bench clean
+
+all: modules selftests lib tools
+
+deps:
+	@tools/deps.sh
+
+kernels: deps
+	@for k in $(KERNELS); do tools/vm/kernels.sh $$k || exit 1; done
+
+kernel-src: deps
+	@tools/extract-kernel-src.sh
+
+modules: kernels
+	@for k in $(KERNELS); do tools/build-kmod.sh $$k || exit 1; done
+
+selftests: kernel-src
+	@$(MAKE) --no-print-directory -C selftests/kmod OUT=$(BUILD)/selftests/kmod
+
+lib:
+	@$(MAKE) --no-print-directory -C libagile lib
+
+# Tools go into the guests too, so they are linked statically.
+tools: $(BUILD)/tools/agile-demo
+
+$(BUILD)/tools/agile-demo: tools/agile-demo.c uapi/linux/agile.h
+	@mkdir -p $(@D)
+	$(CC) -static $(TOOL_CFLAGS) -o $@ $<
+
+lint: kernels kernel-src
+	@tools/lint.sh
+
+bench: lib
+	@$(MAKE) --no-print-directory -C tools/agile-bench run
+
+# Build, lint, the library's suites, the selftests in every guest;
+# tools/check.sh ends with one line "N passed, N failed".
+check: deps
+	@KERNELS="$(KERNELS)" tools/check.sh
+
+run: deps
+	@$(MAKE) --no-print-directory KERNELS=6.1 modules tools
+	@if [ -c /dev/agile ]; then \
+		$(BUILD)/tools/agile-demo; \
+	else \
+		echo "/dev/agile is not loaded here: booting the Linux 6.1 guest with the module"; \
+		tools/vm/run-guest.sh 6.1 tools/demo-guest.sh; \
+	fi
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tools/check.sh - what `make check` runs after tools/deps.sh: build, lint,
+# the library's suites (native, ASan+UBSan, TSan), then the kmod selftests
+# inside each guest kernel.  Each step's verdict is a TAP line in
+# build/results/steps.tap; every suite writes its own TAP file beside it,
+# and the last line counts them all: "N passed, N failed".
+#
+# Environment: KERNELS (default "6.1 6.12"), MAKE (default make).
+set -u
+cd "$(dirname "$0")/.."
+results=$PWD/build/results
+kernels=${KERNELS:-6.1 6.12}
+make=${MAKE:-make}
+start=$(date +%s)
+
+rm -rf "$results"
+mkdir -p "$results"
+n=0
+failed=0
+
+# step <name> <log> <command...>: run a step, log its output, one TAP line.
+step() {
+	local name=$1 log=$results/$2
+	shift 2
+	n=$((n + 1))
+	echo "=== $name"
+	if "$@" >"$log" 2>&1; then
+		echo "ok $n $name" >>"$results/steps.tap"
+		return 0
+	fi
+	failed=$((failed + 1))
+	echo "not ok $n $name" >>"$results/steps.tap"
+	echo "--- $name failed; the end of $log:"
+	tail -n 30 "$log"
+	return 1
+}
+
+built=1
+step "build (modules for $kernels, selftests, libagile, tools)" build.log \
+	"$make" --no-print-directory KERNELS="$kernels" all || built=0
+step "lint (checkpatch --strict, sparse, W=1)" lint.log \
+	"$make" --no-print-directory lint
+
+for v in check check-asan check-tsan; do
+	step "libagile $v" "libagile-$v.log" \
+		"$make" --no-print-directory -C libagile "$v" \
+		TAP_OUT="$results/libagile-$v.tap"
+	grep -E '^[0-9]+ passed' "$results/libagile-$v.log"
+done
+
+if [ $built = 1 ]; then
+	for k in $kernels; do
+		step "kmod selftests in the Linux $k guest" "guest-$k.log" \
+			tools/vm/run-guest.sh --tap "$results/guest-$k.tap" \
+			"$k" selftests/kmod/run.sh
+		grep -E '^(not ok|# agile selftests:)' "$results/guest-$k.tap"
+	done
+fi
+
+echo "1..$n" >>"$results/steps.tap"
+echo "make check: $(($(date +%s) - start)) s; logs and TAP in build/results/"
+tools/vm/tap-summary.sh "$results"/*.tap
+summary=$?
+[ $failed = 0 ] && [ $summary = 0 ]
