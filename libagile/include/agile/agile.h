@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agile/agile.h - all of libagile's public headers, bottom layer first
+ *
+ *	error    agile_strerror and the library's own error codes
+ *	dev      doorbells and task registers: /dev/agile or memfd + futex
+ *	kernels  phase-structured kernels and their opcode registry
+ *	eu       CPU execution units running kernels from their slots
+ *	sched    the cooperative work-stealing scheduler
+ *	offload  the scheduler's leaves on execution units
+ */
+#ifndef AGILE_AGILE_H
+#define AGILE_AGILE_H
+
+#include <agile/error.h>
+#include <agile/dev.h>
+#include <agile/kernels.h>
+#include <agile/eu.h>
+#include <agile/sched.h>
+#include <agile/offload.h>
+
+#endif /* AGILE_AGILE_H */

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agile/dev.h - the doorbell layer of libagile (SPEC §3, layer 1)
+ *
+ * A device context is M slots; slot k is a doorbell (struct agile_doorbell,
+ * one 128-byte line) and a task register (struct agile_task_reg at the
+ * start of task_reg_size bytes), the "portion" that worker k and execution
+ * unit k share in seed 002.  Two backends give the same pages and the same
+ * behaviour:
+ *
+ *  - kmod: /dev/agile's context (AGILE_IOC_CTX_INIT), its pages mapped;
+ *    sleeping waiters sleep in AGILE_FENCE_WAIT and are woken by
+ *    AGILE_FENCE_SIGNAL (or by the module's poller, for writers that never
+ *    enter the kernel, such as a GPU);
+ *  - user: the same layout in a memfd, for machines without the module;
+ *    sleeping waiters sleep on a futex on the doorbell word, and the
+ *    library keeps agile_doorbell.sleepers itself.
+ *
+ * A signaller stores the doorbell, issues a full fence and reads the
+ * line's sleeper count; only when it is not zero does it enter the kernel
+ * to wake someone (SIGNAL with AGILE_SIGNAL_WAKE_ONLY, or FUTEX_WAKE).  A
+ * waiter spins on the doorbell for a bounded, tunable time, then raises
+ * the count, fences, re-reads and sleeps: neither can miss the other.
+ *
+ * Errors: every call returns 0 or a negative errno (agile/error.h).
+ *
+ * Thread safety: agile_dev_open and agile_dev_close are not thread safe
+ * against other calls on the same context.  Everything else may be called
+ * from any number of threads at once; the slot protocol decides who writes
+ * a task register when (seed 002: the worker until it posts, the execution
+ * unit until it stores IDLE).
+ */
+#ifndef AGILE_DEV_H
+#define AGILE_DEV_H
+
+#include <stdint.h>
+
+#include <linux/agile.h>
+
+struct agile_dev;
+
+/* agile_dev_opts.backend and agile_dev_backend's result. */
+enum agile_backend {
+	/* $AGILE_BACKEND ("kmod" or "user"), else kmod if /dev/agile exists */
+	AGILE_BACKEND_AUTO = 0,
+	AGILE_BACKEND_KMOD = 1, /* /dev/agile; -ENODEV without it */
+	AGILE_BACKEND_USER = 2, /* memfd + futex */
+};
+
+/* Default spin of agile_dev_wait before it sleeps ($AGILE_SPIN_NS overrides). */
+#define AGILE_DEV_SPIN_NS_DEFAULT 20000ULL
+/* Most slots of a user-backend context (the module's default max_slots). */
+#define AGILE_DEV_USER_MAX_SLOTS 4096
+
+/**
+ * struct agile_dev_opts - how to open a context (agile_dev_opts_init)
+ * @nr_slots:      M, the slots (1 .. the module's max_slots, or
+ *                 AGILE_DEV_USER_MAX_SLOTS; -ENOSPC above)
+ * @task_reg_size: bytes per task register: a power of two from
+ *                 AGILE_TASK_REG_MIN_SIZE to AGILE_TASK_REG_MAX_SIZE
+ * @backend:       enum agile_backend
+ * @flags:         must be zero
+ * @spin_ns:       how long agile_dev_wait spins before it sleeps
+ * @path:          kmod: the device node; NULL means /dev/agile
+ * @reserved:      must be zero
+ */
+struct agile_dev_opts {
+	uint32_t nr_slots;
+	uint32_t task_reg_size;
+	uint32_t backend;
+	uint32_t flags;
+	uint64_t spin_ns;
+	const char *path;
+	uint64_t reserved[4];
+};
+
+/**
+ * struct agile_dev_stats - a context's counters (agile_dev_stats)
+ * @wake_calls: signals that entered the kernel because the sleeper count
+ *              said someone sleeps (SIGNAL ioctl or FUTEX_WAKE)
+ * @sleeps:     times a wait went to sleep (WAIT ioctl or FUTEX_WAIT)
+ * @timeouts:   waits that returned -ETIMEDOUT
+ * @kernel:     kmod: the module's counters for this context
+ *              (AGILE_IOC_STATS); all zero on the user backend
+ */
+struct agile_dev_stats {
+	uint64_t wake_calls;
+	uint64_t sleeps;
+	uint64_t timeouts;
+	struct agile_stats kernel;
+};
+
+/**
+ * agile_dev_opts_init - fill @opts with the defaults
+ *
+ * One slot, AGILE_TASK_REG_MIN_SIZE bytes per register, AGILE_BACKEND_AUTO,
+ * spin_ns from $AGILE_SPIN_NS (nanoseconds) or AGILE_DEV_SPIN_NS_DEFAULT.
+ * Returns 0, or -EINVAL if @opts is NULL.  Thread safe.
+ */
+int agile_dev_opts_init(struct agile_dev_opts *opts);
+
+/**
+ * agile_dev_open - set up a context and map its doorbells and task registers
+ * @opts: NULL for the defaults
+ * @out:  receives the context
+ *
+ * The pages start zeroed: every doorbell AGILE_DOORBELL_IDLE.  Returns 0,
+ * -EINVAL (bad @opts, or $AGILE_BACKEND not "kmod" or "user"), -ENODEV
+ * (kmod asked for and no /dev/agile), -AGILE_E_ABI (the module speaks
+ * another ABI version), -ENOSPC (too many slots), -ENOMEM, -EACCES, or
+ * another errno from open, ioctl or mmap.
+ */
+int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out);
+
+/**
+ * agile_dev_close - unmap the pages and free the context
+ *
+ * Nobody may use the context or its pages any more, nor sleep in it.
+ * Returns 0 or -EINVAL.
+ */
+int agile_dev_close(struct agile_dev *dev);
+
+/* agile_dev_backend - AGILE_BACKEND_KMOD or AGILE_BACKEND_USER; -EINVAL. */
+int agile_dev_backend(const struct agile_dev *dev);
+
+/* agile_backend_name - "kmod", "user", "auto", or "?" for other values. */
+const char *agile_backend_name(int backend);
+
+/* agile_dev_nr_slots - M; -EINVAL if @dev is NULL. */
+int agile_dev_nr_slots(const struct agile_dev *dev);
+
+/* agile_dev_task_reg_size - bytes per task register; -EINVAL. */
+int agile_dev_task_reg_size(const struct agile_dev *dev);
+
+/**
+ * agile_dev_slot - where slot @slot's doorbell and task register are mapped
+ * @doorbell: receives the doorbell line (may be NULL)
+ * @task_reg: receives the task register (may be NULL)
+ *
+ * The pointers stay valid until agile_dev_close.  Access the doorbell word
+ * only with atomic operations (or through agile_dev_signal/wait).  Returns
+ * 0, or -EINVAL (bad @dev or @slot).
+ */
+int agile_dev_slot(struct agile_dev *dev, uint32_t slot,
+		   struct agile_doorbell **doorbell,
+		   struct agile_task_reg **task_reg);
+
+/**
+ * agile_dev_set_spin - change the default spin of agile_dev_wait
+ *
+ * Takes effect for waits that start afterwards.  Returns 0 or -EINVAL.
+ */
+int agile_dev_set_spin(struct agile_dev *dev, uint64_t spin_ns);
+
+/**
+ * agile_dev_signal - store @value into doorbell @slot and wake its sleepers
+ *
+ * A release store, so that everything the caller wrote before (task
+ * register, results) is visible to whoever sees @value; then a full fence
+ * and a read of the line's sleeper count, and a system call only when it
+ * is not zero.  Returns 0, -EINVAL, or an errno of the wake-up call.
+ */
+int agile_dev_signal(struct agile_dev *dev, uint32_t slot, uint32_t value);
+
+/**
+ * agile_dev_post - post the task in task register @slot (process 600a)
+ *
+ * Steps 604-606 of seed 002: the task register, written by the caller, is
+ * released, then the doorbell becomes AGILE_DOORBELL_POSTED (and a
+ * sleeping execution unit is woken, as agile_dev_signal).  Returns 0,
+ * -EBUSY (the doorbell is not AGILE_DOORBELL_IDLE: a task is in flight),
+ * -EINVAL, or an errno of the wake-up call.
+ */
+int agile_dev_post(struct agile_dev *dev, uint32_t slot);
+
+/**
+ * agile_dev_wait - wait until doorbell @slot compares @cmp to @value
+ * @cmp:        AGILE_CMP_EQ, _NE, _GE, _LT, _GT or _LE (doorbell on the left)
+ * @timeout_ns: relative; 0 checks once; AGILE_TIMEOUT_INFINITE never ends
+ * @observed:   receives the doorbell value that satisfied the condition,
+ *              or the last one seen (may be NULL)
+ *
+ * Spins for the context's spin time (agile_dev_set_spin), then sleeps: in
+ * AGILE_FENCE_WAIT (kmod) or on a futex (user).  Both count against
+ * @timeout_ns; interrupted sleeps are resumed.  On success the load that
+ * saw the condition is an acquire: it pairs with the release store of
+ * whoever stored the value (agile_dev_signal/post), so what they wrote
+ * before is visible.  Returns 0, -ETIMEDOUT, -EINVAL, or an errno of the
+ * sleeping call.
+ */
+int agile_dev_wait(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
+		   uint32_t value, uint64_t timeout_ns, uint32_t *observed);
+
+/**
+ * agile_dev_wait_spin - agile_dev_wait with its own spin time
+ * @spin_ns: how long to spin before sleeping (0: sleep at once); counted
+ *           from the first clock read, a few hundred pause instructions
+ *           in, so that a wait satisfied soon never reads the clock
+ */
+int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
+			uint32_t value, uint64_t spin_ns, uint64_t timeout_ns,
+			uint32_t *observed);
+
+/**
+ * agile_dev_stats - read the context's counters into @stats
+ *
+ * A snapshot while others run.  Returns 0, -EINVAL, or the errno of
+ * AGILE_IOC_STATS.
+ */
+int agile_dev_stats(struct agile_dev *dev, struct agile_dev_stats *stats);
+
+#endif /* AGILE_DEV_H */

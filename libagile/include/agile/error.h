@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agile/error.h - libagile's error codes and agile_strerror
+ *
+ * Every libagile call returns 0 or a negative number: a negative errno
+ * (-EINVAL, -ETIMEDOUT, ...), or one of the library's own codes below,
+ * negated, for conditions no errno names.  The codes start above every
+ * errno the kernel defines (4095 is the largest), so the two never clash;
+ * an execution unit stores them in agile_task_reg.error like any errno.
+ */
+#ifndef AGILE_ERROR_H
+#define AGILE_ERROR_H
+
+/* The first library-specific code. */
+#define AGILE_ERRNO_BASE 4096
+
+/*
+ * AGILE_E_ABI:    /dev/agile speaks another ABI version than the one this
+ *                 library was built against (<linux/agile.h>)
+ * AGILE_E_OPCODE: an execution unit has no kernel for the task's opcode
+ * AGILE_E_STATUS: a task finished with a lane's completion bit clear and no
+ *                 error code (the execution unit broke the protocol)
+ */
+#define AGILE_E_ABI (AGILE_ERRNO_BASE + 0)
+#define AGILE_E_OPCODE (AGILE_ERRNO_BASE + 1)
+#define AGILE_E_STATUS (AGILE_ERRNO_BASE + 2)
+#define AGILE_E_LAST AGILE_E_STATUS
+
+/**
+ * agile_strerror - a short English description of a libagile result
+ * @err: a return value of a libagile call (negative), or its absolute value
+ *
+ * Returns a constant string, never NULL: "Success" for 0, the C library's
+ * description for an errno, the library's own for AGILE_E_*, "Unknown
+ * error" otherwise.  Thread safe (no shared buffer).
+ */
+const char *agile_strerror(int err);
+
+#endif /* AGILE_ERROR_H */

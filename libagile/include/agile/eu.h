@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agile/eu.h - CPU execution units (SPEC §3, layer 2)
+ *
+ * An execution unit (EU) is the far end of one slot of a device context:
+ * worker k posts a task into task register k and rings doorbell k, EU k
+ * runs it and rings back (seed 002).  A GPU work-group is the real thing;
+ * a CPU EU is a thread running the same persistent loop, process 600b:
+ *
+ *	612  wait until the doorbell is POSTED (spin, then sleep in the
+ *	     kernel or on a futex: an idle EU costs no CPU)
+ *	614  read the task register (acquire: pairs with the post's release)
+ *	616  split the task into its nr_parts lane parts
+ *	618- run every lane's part (600c): the kernel registered for the
+ *	624  opcode, through the seed-004 lane loops (agile/kernels.h)
+ *	646  one status bit per lane that succeeded; the first failure's
+ *	     error code and lane
+ *	626  release, so the results are visible before ...
+ *	628  ... the doorbell goes back to IDLE (and a sleeping poster is woken)
+ *
+ * AGILE_OP_DISCONNECT ends the loop.  EU k always serves slot k.
+ *
+ * On the posting side (process 600a): agile_eu_task_reg gives the register
+ * to fill in (opcode, nr_parts, args), agile_eu_submit posts it and
+ * agile_eu_wait waits for the doorbell to come back and turns the status
+ * word into 0 or the failed lane's error; agile_eu_call does both.
+ *
+ * Thread safety: create and destroy are not thread safe against other
+ * calls on the pool.  Each EU takes one poster at a time (the worker that
+ * owns it): its task register, submit, wait, call and disconnect must not
+ * be used by two threads at once.  Different EUs are independent, and
+ * agile_eu_stats may be called at any time.
+ */
+#ifndef AGILE_EU_H
+#define AGILE_EU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <agile/dev.h>
+#include <agile/kernels.h>
+
+struct agile_eu_pool;
+
+/* agile_task_reg.error_lane when the EU refused the task as a whole. */
+#define AGILE_EU_NO_LANE UINT32_MAX
+
+#define AGILE_EU_IDLE_SPIN_NS_DEFAULT 50000ULL
+#define AGILE_EU_WAIT_SPIN_NS_DEFAULT 50000ULL
+
+/**
+ * struct agile_eu_pool_opts - how to start a pool (agile_eu_pool_opts_init)
+ * @nr_eus:       EUs, serving slots 0 .. nr_eus - 1; 0: one per slot
+ * @flags:        must be zero
+ * @idle_spin_ns: an idle EU spins this long on its doorbell, then sleeps
+ * @wait_spin_ns: agile_eu_wait spins this long, then sleeps
+ * @stack_size:   EU thread stack in bytes; 0: the system default
+ * @reserved:     must be zero
+ */
+struct agile_eu_pool_opts {
+	uint32_t nr_eus;
+	uint32_t flags;
+	uint64_t idle_spin_ns;
+	uint64_t wait_spin_ns;
+	size_t stack_size;
+	uint64_t reserved[4];
+};
+
+/**
+ * struct agile_eu_stats - one EU's counters
+ * @tasks:     tasks run (DISCONNECT not counted)
+ * @failed:    of those, tasks that failed (a lane failed, or refused)
+ * @lanes:     lane parts run
+ * @connected: 1 while the EU's persistent loop runs, else 0
+ */
+struct agile_eu_stats {
+	uint64_t tasks;
+	uint64_t failed;
+	uint64_t lanes;
+	uint32_t connected;
+	uint32_t reserved;
+};
+
+/* agile_eu_pool_opts_init - the defaults.  0, or -EINVAL if NULL. */
+int agile_eu_pool_opts_init(struct agile_eu_pool_opts *opts);
+
+/**
+ * agile_eu_pool_create - start one CPU EU thread per slot
+ * @dev:     the device context; its slots' doorbells must be IDLE
+ * @kernels: the opcode registry the EUs run kernels from
+ * @opts:    NULL for the defaults
+ *
+ * @dev and @kernels must outlive the pool.  Returns 0, -EINVAL (bad
+ * arguments, more EUs than slots), -EBUSY (a doorbell is not IDLE),
+ * -ENOMEM or -EAGAIN (no thread).
+ */
+int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
+			 const struct agile_eu_pool_opts *opts,
+			 struct agile_eu_pool **out);
+
+/**
+ * agile_eu_pool_destroy - DISCONNECT every EU, join the threads, free
+ *
+ * Returns 0, -EINVAL, or -EBUSY (a task is still in flight on some EU:
+ * wait for it first; nothing was changed).
+ */
+int agile_eu_pool_destroy(struct agile_eu_pool *pool);
+
+/* agile_eu_pool_nr_eus - how many EUs; -EINVAL if @pool is NULL. */
+int agile_eu_pool_nr_eus(const struct agile_eu_pool *pool);
+
+/* agile_eu_pool_kernels - the pool's registry into *@out; 0 or -EINVAL. */
+int agile_eu_pool_kernels(const struct agile_eu_pool *pool,
+			  struct agile_kernels **out);
+
+/**
+ * agile_eu_task_reg - EU @eu's task register, to fill in before a submit
+ * @nr_args: receives how many argument words it holds (may be NULL)
+ *
+ * Write opcode, nr_parts, flags and args; agile_eu_submit clears the
+ * result fields.  Returns 0 or -EINVAL.
+ */
+int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
+		      struct agile_task_reg **reg, uint32_t *nr_args);
+
+/**
+ * agile_eu_submit - post the task in EU @eu's register (steps 602-606)
+ *
+ * Returns 0, -EINVAL, -ENOTCONN (the EU was disconnected) or -EBUSY (the
+ * previous task is not finished).
+ */
+int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu);
+
+/**
+ * agile_eu_wait - wait for EU @eu's task and read its outcome (608-610)
+ * @timeout_ns: relative; AGILE_TIMEOUT_INFINITE waits for ever
+ * @error_lane: receives the failed lane (AGILE_EU_NO_LANE when the EU
+ *              refused the task), set only when a lane failed; may be NULL
+ *
+ * Returns 0 (every lane's bit set), the failed lane's negative error
+ * (-AGILE_E_OPCODE: no kernel for the opcode), -AGILE_E_STATUS (a bit is
+ * missing without an error), -ETIMEDOUT (the task is still running: wait
+ * again later) or -EINVAL.
+ */
+int agile_eu_wait(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
+		  uint32_t *error_lane);
+
+/* agile_eu_call - agile_eu_submit, then agile_eu_wait. */
+int agile_eu_call(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
+		  uint32_t *error_lane);
+
+/**
+ * agile_eu_run_inline - run a task register's task on the calling thread
+ * @reg: a task register of the device's task_reg_size bytes (it need not
+ *       be one of the device's)
+ *
+ * What an EU does for one task, for callers that have no EU to give it to
+ * (a worker that owns none).  Returns as agile_eu_wait; -ENOMEM when the
+ * kernel's scratch memory could not be allocated.  Thread safe.
+ */
+int agile_eu_run_inline(struct agile_eu_pool *pool, struct agile_task_reg *reg,
+			uint32_t *error_lane);
+
+/**
+ * agile_eu_disconnect - post AGILE_OP_DISCONNECT to EU @eu and join it
+ *
+ * Returns 0, -ENOTCONN (already disconnected), -EBUSY (a task is in
+ * flight), -ETIMEDOUT (posted, not yet seen: agile_eu_pool_destroy will
+ * finish the job) or -EINVAL.
+ */
+int agile_eu_disconnect(struct agile_eu_pool *pool, uint32_t eu,
+			uint64_t timeout_ns);
+
+/* agile_eu_stats - EU @eu's counters into @stats.  0 or -EINVAL. */
+int agile_eu_stats(struct agile_eu_pool *pool, uint32_t eu,
+		   struct agile_eu_stats *stats);
+
+#endif /* AGILE_EU_H */

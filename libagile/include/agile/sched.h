@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agile/sched.h - the cooperative work-stealing scheduler of libagile
+ *
+ * A pool of worker threads, one per core (pinned through hwloc), each with
+ * a stack of task frames and a Chase-Lev deque.  Three ways to give it work:
+ *
+ *  - fork/join: tasks declared with AGILE_TASK, spawned and synced with
+ *    AGILE_SPAWN / AGILE_SYNC.  A spawn writes a fixed-size frame into the
+ *    worker's frame stack (a few plain stores, no atomic read-modify-write,
+ *    no heap allocation); a sync pops it and runs it inline when no thief
+ *    took it, or helps the thief (leapfrogging) until it is done.
+ *
+ *  - agile_parallel_for: a range split recursively down to a grain, leaves
+ *    run on the CPU.
+ *
+ *  - agile_sched_run_task: the worker loop of seed 002 (process 500b): a
+ *    task of the application's own type, a cutoff predicate, a split
+ *    callback and a leaf callback.  Leaves go through the pool's offload
+ *    hook, which runs them on the CPU unless an execution-unit layer
+ *    installs its own (a doorbell and task register per worker).
+ *
+ * Frames start private to their worker; only when another worker runs out
+ * of work (it raises the victim's "hungry" flag) does the owner publish its
+ * oldest private frames on its Chase-Lev deque, where thieves can take them
+ * (the split deque of Lace, van Dijk and van de Pol 2014).  So the fast
+ * path of spawn and sync touches only the owner's own cache lines.  The
+ * few shallowest frames of a stack, the biggest tasks, are published as
+ * they are spawned, so they stay stealable while the OS has their worker
+ * descheduled.
+ *
+ * Errors: every function returns 0 or a negative errno and never aborts.
+ * The first negative errno recorded in a run (by a task through
+ * agile_run_fail, by a leaf, a parallel-for body or a root function
+ * returning it) is what the run returns; later ones are dropped.
+ *
+ * Thread safety is stated per call.  "Worker context" means code running
+ * inside a task of this pool, with the struct agile_worker it was handed.
+ */
+#ifndef AGILE_SCHED_H
+#define AGILE_SCHED_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#error "agile/sched.h is a C11 header (its task macros use C11 atomics)"
+#endif
+
+struct agile_sched;
+struct agile_worker;
+struct agile_run;
+
+/* Bytes of one task frame; a task's argument and result must fit in it. */
+#define AGILE_FRAME_SIZE 128
+/* Largest task of agile_sched_run_task (struct agile_task_ops.task_size). */
+#define AGILE_TASK_MAX_SIZE 64
+/* Most children one split of agile_sched_run_task may produce. */
+#define AGILE_TASK_SPLIT_MAX 8
+/* Most workers one pool may have. */
+#define AGILE_SCHED_MAX_WORKERS 1024
+
+/**
+ * struct agile_frame - the header every task frame starts with
+ * @fn:     runs the task stored in the frame (used by thieves and slow paths)
+ * @run:    the run the task belongs to; set when the frame is published
+ * @thief:  the worker that stole the frame, NULL until then
+ * @state:  0 published, 1 done (release by the thief, acquire by the owner),
+ *          2 owner asleep on it (futex)
+ *
+ * Library internals, shown only because the spawn/sync inline functions
+ * need the layout: applications never touch a frame.
+ */
+struct agile_frame {
+	void (*fn)(struct agile_worker *w, struct agile_frame *f);
+	struct agile_run *run;
+	_Atomic(struct agile_worker *) thief;
+	_Atomic uint32_t state;
+	uint32_t reserved;
+};
+
+/* One slot of a worker's frame stack. */
+union agile_frame_slot {
+	struct agile_frame hdr;
+	unsigned char bytes[AGILE_FRAME_SIZE];
+} __attribute__((aligned(64)));
+
+/**
+ * struct agile_worker - the part of a worker the inline fast paths use
+ *
+ * Library internals (the rest of a worker is private to sched.c).  The
+ * first cache line is written only by the worker's own thread; @hungry
+ * sits alone on the next one because other workers write it.
+ */
+struct agile_worker {
+	union agile_frame_slot *sp;    /* next free frame */
+	union agile_frame_slot *split; /* frames in [split, sp) are private */
+	/*
+	 * Spawns into [eager_end, eager_end + fast_span bytes) take the fast
+	 * path; below it (the shallowest frames, published at once so a
+	 * descheduled worker's biggest tasks stay stealable) and at the end
+	 * of the frame stack (spill) they take agile__spawn_slow.
+	 */
+	union agile_frame_slot *eager_end;
+	uintptr_t fast_span;
+	_Atomic uint64_t nr_spawns;    /* owner stores, anyone loads */
+	/* Raised by a thief that found nothing to steal here. */
+	_Alignas(128) _Atomic uint32_t hungry;
+};
+
+/* Internal ABI used by the inline functions below; not for applications. */
+void agile__publish(struct agile_worker *w);
+void agile__spawn_slow(struct agile_worker *w, const struct agile_frame *f,
+		       size_t size);
+struct agile_frame *agile__sync_slow(struct agile_worker *w,
+				     struct agile_frame *scratch, size_t size);
+int agile__run_frame(struct agile_sched *s, struct agile_frame *f);
+
+/* Owner-only counter bump: a relaxed load and store, no read-modify-write. */
+static inline void agile__count(_Atomic uint64_t *counter)
+{
+	atomic_store_explicit(counter,
+			      atomic_load_explicit(counter, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/*
+ * AGILE__TASK_COMMON - what value and void tasks share: the frame type,
+ * spawn (store the frame, publish if a thief is hungry) and the outside
+ * entry.  ARG_DECL is "ARGT ARG"; the body follows the macro.
+ */
+#define AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RES_FIELD)                         \
+	struct NAME##__frame {                                                     \
+		struct agile_frame hdr;                                            \
+		ARGT arg;                                                          \
+		RES_FIELD                                                          \
+	};                                                                         \
+	_Static_assert(sizeof(struct NAME##__frame) <= AGILE_FRAME_SIZE,           \
+		       "argument and result of task " #NAME " exceed a frame");     \
+	static void NAME##__frame_run(struct agile_worker *, struct agile_frame *); \
+	static inline __attribute__((unused)) void NAME##__spawn(                  \
+		struct agile_worker *agile__w, ARGT agile__arg)                    \
+	{                                                                          \
+		union agile_frame_slot *slot = agile__w->sp;                       \
+		struct NAME##__frame *f = (struct NAME##__frame *)slot;            \
+		if (__builtin_expect((uintptr_t)slot -                             \
+					     (uintptr_t)agile__w->eager_end >=     \
+				     agile__w->fast_span, 0)) {                    \
+			struct NAME##__frame tmp;                                  \
+			tmp.hdr.fn = NAME##__frame_run;                            \
+			tmp.arg = agile__arg;                                      \
+			agile__spawn_slow(agile__w, &tmp.hdr, sizeof(tmp));        \
+			return;                                                    \
+		}                                                                  \
+		f->hdr.fn = NAME##__frame_run;                                     \
+		f->arg = agile__arg;                                               \
+		agile__w->sp = slot + 1;                                           \
+		agile__count(&agile__w->nr_spawns);                                \
+		if (__builtin_expect(atomic_load_explicit(&agile__w->hungry,       \
+							  memory_order_relaxed), 0)) \
+			agile__publish(agile__w);                                  \
+	}
+
+/**
+ * AGILE_TASK - declare and define a fork/join task returning a value
+ * @RET:  result type
+ * @NAME: task name; also the name of the plain C function
+ * @W:    name of the worker parameter inside the body
+ * @ARGT: type of the one argument (use a struct for several)
+ * @ARG:  name of the argument inside the body
+ *
+ * The body follows the macro, as a function body:
+ *
+ *	AGILE_TASK(int64_t, fib, w, int, n)
+ *	{
+ *		if (n < 2)
+ *			return n;
+ *		AGILE_SPAWN(w, fib, n - 1);
+ *		int64_t b = AGILE_CALL(w, fib, n - 2);
+ *		return AGILE_SYNC(w, fib) + b;
+ *	}
+ *
+ * sizeof(ARGT) + sizeof(RET) must fit in a frame (checked at compile
+ * time).  The task and its helpers are static to the file.
+ */
+#define AGILE_TASK(RET, NAME, W, ARGT, ARG)                                       \
+	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RET res;)                           \
+	static RET NAME(struct agile_worker *W, ARGT ARG);                         \
+	static void NAME##__frame_run(struct agile_worker *w,                      \
+				      struct agile_frame *hdr)                     \
+	{                                                                          \
+		struct NAME##__frame *f = (struct NAME##__frame *)hdr;             \
+		f->res = NAME(w, f->arg);                                          \
+	}                                                                          \
+	static inline __attribute__((unused)) RET NAME##__sync(                    \
+		struct agile_worker *agile__w)                                     \
+	{                                                                          \
+		union agile_frame_slot *slot = agile__w->sp - 1;                   \
+		if (__builtin_expect(slot >= agile__w->split, 1)) {                \
+			agile__w->sp = slot;                                       \
+			return NAME(agile__w,                                      \
+				    ((struct NAME##__frame *)slot)->arg);          \
+		}                                                                  \
+		struct NAME##__frame tmp;                                          \
+		return ((struct NAME##__frame *)agile__sync_slow(                  \
+				agile__w, &tmp.hdr, sizeof(tmp)))->res;            \
+	}                                                                          \
+	static inline __attribute__((unused)) int NAME##__run(                     \
+		struct agile_sched *s, ARGT agile__arg, RET *res)                  \
+	{                                                                          \
+		struct NAME##__frame f;                                            \
+		f.hdr.fn = NAME##__frame_run;                                      \
+		f.arg = agile__arg;                                                \
+		int err = agile__run_frame(s, &f.hdr);                             \
+		if (!err && res)                                                   \
+			*res = f.res;                                              \
+		return err;                                                        \
+	}                                                                          \
+	static RET NAME(struct agile_worker *W, ARGT ARG)
+
+/**
+ * AGILE_VOID_TASK - declare and define a fork/join task with no result
+ *
+ * As AGILE_TASK without @RET; AGILE_SYNC of it is a statement.
+ */
+#define AGILE_VOID_TASK(NAME, W, ARGT, ARG)                                       \
+	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, )                                   \
+	static void NAME(struct agile_worker *W, ARGT ARG);                        \
+	static void NAME##__frame_run(struct agile_worker *w,                      \
+				      struct agile_frame *hdr)                     \
+	{                                                                          \
+		NAME(w, ((struct NAME##__frame *)hdr)->arg);                       \
+	}                                                                          \
+	static inline __attribute__((unused)) void NAME##__sync(                   \
+		struct agile_worker *agile__w)                                     \
+	{                                                                          \
+		union agile_frame_slot *slot = agile__w->sp - 1;                   \
+		if (__builtin_expect(slot >= agile__w->split, 1)) {                \
+			agile__w->sp = slot;                                       \
+			NAME(agile__w, ((struct NAME##__frame *)slot)->arg);       \
+			return;                                                    \
+		}                                                                  \
+		struct NAME##__frame tmp;                                          \
+		agile__sync_slow(agile__w, &tmp.hdr, sizeof(tmp));                 \
+	}                                                                          \
+	static inline __attribute__((unused)) int NAME##__run(                     \
+		struct agile_sched *s, ARGT agile__arg, void *unused)              \
+	{                                                                          \
+		struct NAME##__frame f;                                            \
+		(void)unused;                                                      \
+		f.hdr.fn = NAME##__frame_run;                                      \
+		f.arg = agile__arg;                                                \
+		return agile__run_frame(s, &f.hdr);                                \
+	}                                                                          \
+	static void NAME(struct agile_worker *W, ARGT ARG)
+
+/**
+ * AGILE_SPAWN - make task NAME(ARG) available to run in parallel
+ *
+ * Worker context only, on the worker @W the current task was given.
+ * Every spawn must be matched by an AGILE_SYNC of the same task name in
+ * the same task, in reverse order (last spawned, first synced).
+ */
+#define AGILE_SPAWN(W, NAME, ARG) NAME##__spawn((W), (ARG))
+
+/**
+ * AGILE_SYNC - wait for the most recent unsynced spawn and yield its result
+ *
+ * Runs the task inline if no other worker took it; otherwise works on
+ * the thief's tasks until the thief is done.  Worker context only.
+ */
+#define AGILE_SYNC(W, NAME) NAME##__sync(W)
+
+/* AGILE_CALL - run task NAME(ARG) now, as a plain function call. */
+#define AGILE_CALL(W, NAME, ARG) NAME((W), (ARG))
+
+/**
+ * AGILE_RUN - run task NAME(ARG) as the root of a run on pool @S
+ * @RESP: where to store the result (may be NULL); written only on success
+ *
+ * Evaluates to 0 or the run's first negative errno.  From a thread that is
+ * not a worker of @S, the task runs on a worker while the caller sleeps;
+ * from a worker of @S it runs at once on that worker, as a nested run with
+ * its own error.  Thread safe: any number of threads may run at once.
+ * For AGILE_VOID_TASK tasks pass NULL as @RESP.
+ */
+#define AGILE_RUN(S, NAME, ARG, RESP) NAME##__run((S), (ARG), (RESP))
+
+/**
+ * struct agile_task_ops - an application task type for agile_sched_run_task
+ * @task_size: bytes of one task (1..AGILE_TASK_MAX_SIZE); tasks are copied
+ *             by value into frames, so they hold no pointers into themselves
+ * @cutoff:    process 500b step 524: true when @task is to run as a leaf
+ * @split:     step 526: write 2..AGILE_TASK_SPLIT_MAX children, one after
+ *             another @task_size bytes apart, into @children (aligned to
+ *             16 bytes); return how many, or a negative errno
+ * @leaf:      step 528: run a leaf; 0 or a negative errno.  Called by the
+ *             offload hook (the default hook calls it on the worker's CPU)
+ *
+ * @arg is the pointer given to agile_sched_run_task.  The callbacks run on
+ * any worker, concurrently with each other.
+ */
+struct agile_task_ops {
+	size_t task_size;
+	bool (*cutoff)(const void *task, void *arg);
+	int (*split)(const void *task, void *children, void *arg);
+	int (*leaf)(void *task, void *arg);
+};
+
+/**
+ * agile_offload_fn - the offload hook: hand one leaf to an execution unit
+ * @w:        the worker holding the leaf (agile_worker_index says which)
+ * @ops:      the leaf's task type
+ * @task:     the leaf (valid until the hook returns)
+ * @arg:      the run's argument, as given to agile_sched_run_task
+ * @hook_arg: agile_sched_opts.offload_arg
+ *
+ * Returns 0 when the leaf is done, or a negative errno (which fails the
+ * run).  Called concurrently from every worker, each with its own @w; a
+ * hook that posts the leaf to worker k's doorbell and waits (process 600a)
+ * may block.  Without a hook the leaf runs as ops->leaf(task, arg).
+ */
+typedef int (*agile_offload_fn)(struct agile_worker *w,
+				const struct agile_task_ops *ops, void *task,
+				void *arg, void *hook_arg);
+
+/* agile_sched_opts.flags */
+#define AGILE_SCHED_NO_PIN (1u << 0) /* do not bind workers to cores */
+#define AGILE_SCHED_QUIET (1u << 1)  /* no note on stderr when pinning fails */
+#define AGILE_SCHED_FLAGS_ALL (AGILE_SCHED_NO_PIN | AGILE_SCHED_QUIET)
+
+/**
+ * struct agile_sched_opts - how to build a pool (agile_sched_opts_init)
+ * @nr_workers:  worker threads; 0 = one per processing unit this process
+ *               may run on; more than there are cores is allowed
+ * @flags:       AGILE_SCHED_* flags
+ * @max_frames:  in-place frames per worker (outstanding spawns); deeper
+ *               spawns spill to a private heap stack where thieves cannot
+ *               see them; 0 = 65536.  At least 2.
+ * @stack_size:  worker thread stack in bytes; 0 = the system default
+ * @offload:     the offload hook for agile_sched_run_task leaves; NULL runs
+ *               them on the CPU
+ * @offload_arg: passed to @offload as hook_arg
+ * @reserved:    must be zero
+ */
+struct agile_sched_opts {
+	uint32_t nr_workers;
+	uint32_t flags;
+	uint32_t max_frames;
+	uint32_t reserved32;
+	size_t stack_size;
+	agile_offload_fn offload;
+	void *offload_arg;
+	uint64_t reserved[4];
+};
+
+/**
+ * struct agile_sched_stats - counters summed over the pool's workers
+ * @tasks:      tasks run: spawned tasks plus root tasks of runs
+ * @steals:     tasks taken from another worker's deque
+ * @leaps:      of @steals, those taken while waiting for a stolen child
+ * @offloads:   leaves handed to the offload hook
+ * @publishes:  times a worker made private frames stealable
+ * @sleeps:     times an idle worker went to sleep on the futex
+ * @nr_workers: worker threads
+ * @nr_pinned:  workers bound to one processing unit
+ * @pin_error:  0, or the negative errno that kept workers from being pinned
+ *              (-ENOSYS: hwloc topology not available; -EPERM/-EINVAL:
+ *              the affinity call failed); 0 also with AGILE_SCHED_NO_PIN
+ */
+struct agile_sched_stats {
+	uint64_t tasks;
+	uint64_t steals;
+	uint64_t leaps;
+	uint64_t offloads;
+	uint64_t publishes;
+	uint64_t sleeps;
+	uint32_t nr_workers;
+	uint32_t nr_pinned;
+	int32_t pin_error;
+	uint32_t reserved;
+};
+
+/**
+ * agile_sched_opts_init - fill @opts with the defaults
+ *
+ * Returns 0, or -EINVAL if @opts is NULL.  Thread safe.
+ */
+int agile_sched_opts_init(struct agile_sched_opts *opts);
+
+/**
+ * agile_sched_create - start a pool of workers (process 500a)
+ * @opts: NULL for the defaults
+ * @out:  receives the pool
+ *
+ * Workers are pinned one per processing unit, cores first then their SMT
+ * siblings, wrapping around when there are more workers than units.  When
+ * hwloc cannot give a topology the workers run unpinned, a note goes to
+ * stderr (unless AGILE_SCHED_QUIET) and agile_sched_stats reports why.
+ * Idle workers spin, then yield, then sleep on a futex: an idle pool uses
+ * no CPU.  Returns 0, -EINVAL (bad @opts, reserved fields not zero),
+ * -ENOMEM, or -EAGAIN (threads could not be created).  Thread safe.
+ */
+int agile_sched_create(const struct agile_sched_opts *opts,
+		       struct agile_sched **out);
+
+/**
+ * agile_sched_destroy - stop the workers and free the pool
+ *
+ * Joins every worker and frees every frame stack, deque and retired deque
+ * array.  Returns 0, -EINVAL (@s NULL), -EBUSY (a run is still in progress:
+ * nothing is freed) or -EDEADLK (called from one of the pool's workers).
+ * Not thread safe against other calls on the same pool.
+ */
+int agile_sched_destroy(struct agile_sched *s);
+
+/**
+ * agile_sched_nr_workers - how many workers @s has
+ *
+ * Returns the count, or -EINVAL if @s is NULL.  Thread safe.
+ */
+int agile_sched_nr_workers(const struct agile_sched *s);
+
+/**
+ * agile_sched_stats - read the pool's counters into @stats
+ *
+ * Counters are read while workers may be running, so they are a recent
+ * snapshot, exact once no run is in progress.  Returns 0 or -EINVAL.
+ * Thread safe.
+ */
+int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *stats);
+
+/**
+ * agile_sched_run - run @fn(w, @arg) as the root task of a run
+ *
+ * @fn may spawn and sync tasks, call agile_parallel_for and so on.  Returns
+ * 0, the first negative errno of the run (@fn's return value if negative,
+ * or one recorded by a task), -EINVAL (@s or @fn NULL) or -ESHUTDOWN (the
+ * pool is being destroyed).  Thread safe; from a worker of @s it nests (see
+ * AGILE_RUN).
+ */
+int agile_sched_run(struct agile_sched *s,
+		    int (*fn)(struct agile_worker *w, void *arg), void *arg);
+
+/**
+ * agile_parallel_for - run @body over [@begin, @end) in parallel
+ * @grain: leaves get at most @grain iterations; 0 picks one from the
+ *         range and the worker count
+ * @body:  runs [lo, hi) on a worker's CPU; 0 or a negative errno
+ *
+ * The range is split in halves, one half spawned and the other processed
+ * inline, down to @grain; idle workers steal the biggest halves.  Once a
+ * body fails, no new body starts.  Returns 0, the first body error,
+ * -EINVAL (@s or @body NULL, @end < @begin, @grain < 0) or -ESHUTDOWN.
+ * Thread safe; from a worker of @s it nests.
+ */
+int agile_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
+		       int64_t grain,
+		       int (*body)(int64_t lo, int64_t hi, void *arg), void *arg);
+
+/**
+ * agile_sched_run_task - run an application task tree (seed 002, 500b)
+ * @ops:  the task type
+ * @task: the root task, @ops->task_size bytes (copied)
+ * @arg:  passed to every callback
+ *
+ * Each worker takes a task (its own, or one stolen), tests the cutoff,
+ * and either splits it and pushes the children on its deque or hands the
+ * leaf to the offload hook.  Once a callback fails, no new leaf starts.
+ * Returns 0, the first callback error, -EINVAL (NULL arguments, a bad
+ * @task_size, a split returning fewer than 2 or more than
+ * AGILE_TASK_SPLIT_MAX children) or -ESHUTDOWN.  Thread safe; from a worker
+ * of @s it nests.
+ */
+int agile_sched_run_task(struct agile_sched *s,
+			 const struct agile_task_ops *ops, const void *task,
+			 void *arg);
+
+/**
+ * agile_run_fail - record @err as the current run's error if it is first
+ *
+ * For tasks whose result type has no room for an error.  @err must be a
+ * negative errno.  Returns 0, or -EINVAL (@w NULL or @err not negative).
+ * Worker context only.
+ */
+int agile_run_fail(struct agile_worker *w, int err);
+
+/**
+ * agile_run_failed - the current run's error so far (0 if none)
+ *
+ * Lets long tasks stop early once the run has failed.  Returns 0 or the
+ * negative errno; -EINVAL if @w is NULL.  Worker context only.
+ */
+int agile_run_failed(const struct agile_worker *w);
+
+/**
+ * agile_worker_index - index of worker @w in its pool, 0..nr_workers-1
+ *
+ * The offload hook uses it to find the worker's execution units (portion k
+ * of seed 002).  Returns the index, or -EINVAL if @w is NULL.  Thread safe.
+ */
+int agile_worker_index(const struct agile_worker *w);
+
+/**
+ * agile_worker_self - the worker the calling thread is, or NULL
+ *
+ * Thread safe.
+ */
+struct agile_worker *agile_worker_self(void);
+
+#endif /* AGILE_SCHED_H */

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dev.c - the doorbell layer (SPEC §3, layer 1): what both backends share.
+ *
+ * The fast paths never leave userspace: a signal is a release store, a
+ * full fence and a load of the sleeper count; a wait that is satisfied
+ * while spinning is a loop of acquire loads.  Only a signal that finds a
+ * sleeper, and a wait that runs out of spin, call the backend.
+ *
+ * The sleeper count protocol (the futex trick, <linux/agile.h>):
+ *
+ *	signaller                         waiter
+ *	store doorbell (release)          sleepers++ (kernel or user backend)
+ *	full fence                 <->    full fence
+ *	read sleepers: 0? done            re-read doorbell: holds? done
+ *	else wake                         else sleep (the backend re-checks
+ *	                                  under its own lock or futex compare)
+ *
+ * Either the waiter's re-read sees the store, or the signaller's read sees
+ * the raised count and wakes it: a wake-up is never lost, and the common
+ * case, nobody asleep, costs no system call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dev_impl.h"
+
+/* A spinning wait reads the clock once every this many polls. */
+#define SPIN_POLLS_PER_CLOCK 256
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void count(_Atomic uint64_t *counter)
+{
+	atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+}
+
+int agile_dev_opts_init(struct agile_dev_opts *opts)
+{
+	const char *env;
+
+	if (!opts)
+		return -EINVAL;
+	memset(opts, 0, sizeof(*opts));
+	opts->nr_slots = 1;
+	opts->task_reg_size = AGILE_TASK_REG_MIN_SIZE;
+	opts->backend = AGILE_BACKEND_AUTO;
+	opts->spin_ns = AGILE_DEV_SPIN_NS_DEFAULT;
+	env = getenv("AGILE_SPIN_NS");
+	if (env && *env) {
+		char *end;
+		unsigned long long ns = strtoull(env, &end, 10);
+
+		if (!*end)
+			opts->spin_ns = ns;
+	}
+	return 0;
+}
+
+static int check_opts(const struct agile_dev_opts *o)
+{
+	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]);
+	     i++)
+		if (o->reserved[i])
+			return -EINVAL;
+	if (o->flags || !o->nr_slots || o->backend > AGILE_BACKEND_USER ||
+	    o->task_reg_size < AGILE_TASK_REG_MIN_SIZE ||
+	    o->task_reg_size > AGILE_TASK_REG_MAX_SIZE ||
+	    (o->task_reg_size & (o->task_reg_size - 1)))
+		return -EINVAL;
+	return 0;
+}
+
+/* AGILE_BACKEND_AUTO: $AGILE_BACKEND, else kmod where the node exists. */
+static int pick_backend(const struct agile_dev_opts *o)
+{
+	const char *env;
+
+	if (o->backend != AGILE_BACKEND_AUTO)
+		return (int)o->backend;
+	env = getenv("AGILE_BACKEND");
+	if (env && *env) {
+		if (!strcmp(env, "kmod"))
+			return AGILE_BACKEND_KMOD;
+		if (!strcmp(env, "user"))
+			return AGILE_BACKEND_USER;
+		return -EINVAL;
+	}
+	return access(o->path ? o->path : "/dev/agile", F_OK) ?
+		       AGILE_BACKEND_USER :
+		       AGILE_BACKEND_KMOD;
+}
+
+int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out)
+{
+	struct agile_dev_opts defaults;
+	struct agile_dev *dev;
+	int backend, err;
+
+	if (!out)
+		return -EINVAL;
+	if (!opts) {
+		agile_dev_opts_init(&defaults);
+		opts = &defaults;
+	}
+	err = check_opts(opts);
+	if (err)
+		return err;
+	backend = pick_backend(opts);
+	if (backend < 0)
+		return backend;
+
+	dev = aligned_alloc(_Alignof(struct agile_dev), sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	memset(dev, 0, sizeof(*dev));
+	dev->backend = backend;
+	dev->ops = backend == AGILE_BACKEND_KMOD ? &agile_dev_kmod :
+						   &agile_dev_user;
+	dev->fd = -1;
+	dev->nr_slots = opts->nr_slots;
+	dev->task_reg_size = opts->task_reg_size;
+	atomic_init(&dev->spin_ns, opts->spin_ns);
+	err = dev->ops->open(dev, opts);
+	if (err) {
+		free(dev);
+		return err;
+	}
+	*out = dev;
+	return 0;
+}
+
+int agile_dev_close(struct agile_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	dev->ops->close(dev);
+	free(dev);
+	return 0;
+}
+
+int agile_dev_backend(const struct agile_dev *dev)
+{
+	return dev ? dev->backend : -EINVAL;
+}
+
+const char *agile_backend_name(int backend)
+{
+	switch (backend) {
+	case AGILE_BACKEND_AUTO:
+		return "auto";
+	case AGILE_BACKEND_KMOD:
+		return "kmod";
+	case AGILE_BACKEND_USER:
+		return "user";
+	}
+	return "?";
+}
+
+int agile_dev_nr_slots(const struct agile_dev *dev)
+{
+	return dev ? (int)dev->nr_slots : -EINVAL;
+}
+
+int agile_dev_task_reg_size(const struct agile_dev *dev)
+{
+	return dev ? (int)dev->task_reg_size : -EINVAL;
+}
+
+int agile_dev_slot(struct agile_dev *dev, uint32_t slot,
+		   struct agile_doorbell **doorbell,
+		   struct agile_task_reg **task_reg)
+{
+	if (!dev || slot >= dev->nr_slots)
+		return -EINVAL;
+	if (doorbell)
+		*doorbell = dev_doorbell(dev, slot);
+	if (task_reg)
+		*task_reg = dev_task_reg(dev, slot);
+	return 0;
+}
+
+int agile_dev_set_spin(struct agile_dev *dev, uint64_t spin_ns)
+{
+	if (!dev)
+		return -EINVAL;
+	atomic_store_explicit(&dev->spin_ns, spin_ns, memory_order_relaxed);
+	return 0;
+}
+
+/* After the doorbell store: wake the slot's sleepers if the count says so. */
+static int wake_sleepers(struct agile_dev *dev, uint32_t slot,
+			 struct agile_doorbell *db)
+{
+	/*
+	 * The signaller's full fence: it orders our doorbell store before
+	 * the sleeper count load, and pairs with the waiter's fence between
+	 * raising the count and re-reading the doorbell (set_current_state
+	 * in the module's agile_wait_sleep; user_sleep in dev_user.c).
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (dev->sleeper_count &&
+	    !__atomic_load_n(&db->sleepers, __ATOMIC_RELAXED))
+		return 0;
+	count(&dev->wake_calls);
+	return dev->ops->wake(dev, slot);
+}
+
+int agile_dev_signal(struct agile_dev *dev, uint32_t slot, uint32_t value)
+{
+	struct agile_doorbell *db;
+
+	if (!dev || slot >= dev->nr_slots)
+		return -EINVAL;
+	db = dev_doorbell(dev, slot);
+	/*
+	 * Release: what the caller wrote before (a task register, results)
+	 * is visible to the waiter whose acquire load in agile_dev_wait_spin
+	 * reads @value.
+	 */
+	__atomic_store_n(&db->value, value, __ATOMIC_RELEASE);
+	return wake_sleepers(dev, slot, db);
+}
+
+int agile_dev_post(struct agile_dev *dev, uint32_t slot)
+{
+	struct agile_doorbell *db;
+
+	if (!dev || slot >= dev->nr_slots)
+		return -EINVAL;
+	db = dev_doorbell(dev, slot);
+	/* Only the poster changes IDLE into anything: a relaxed look will do. */
+	if (doorbell_load_relaxed(db) != AGILE_DOORBELL_IDLE)
+		return -EBUSY;
+	/*
+	 * Steps 604 and 606 as one release store (the fence and the store
+	 * of seed 002, in a form TSan sees): the task register is visible
+	 * to the execution unit whose acquire load reads POSTED.
+	 */
+	__atomic_store_n(&db->value, AGILE_DOORBELL_POSTED, __ATOMIC_RELEASE);
+	return wake_sleepers(dev, slot, db);
+}
+
+int agile_dev_wait(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
+		   uint32_t value, uint64_t timeout_ns, uint32_t *observed)
+{
+	if (!dev)
+		return -EINVAL;
+	return agile_dev_wait_spin(dev, slot, cmp, value,
+				   atomic_load_explicit(&dev->spin_ns,
+							memory_order_relaxed),
+				   timeout_ns, observed);
+}
+
+/*
+ * Poll the doorbell up to @polls times, a pause before each look; true
+ * when the condition holds, with *seen the value (read with acquire: it
+ * pairs with the release store of the signaller).  The comparison is
+ * hoisted out of the loop, so each poll is a load, a compare and a branch,
+ * as in a hand-written spin.
+ */
+#define POLL_UNTIL(COND)                                   \
+	do {                                               \
+		for (unsigned int i = 0; i < polls; i++) { \
+			cpu_relax();                       \
+			v = doorbell_load_acquire(db);     \
+			if (COND)                          \
+				goto hit;                  \
+		}                                          \
+	} while (0)
+
+static bool poll_batch(const struct agile_doorbell *db, uint32_t cmp,
+		       uint32_t value, unsigned int polls, uint32_t *seen)
+{
+	uint32_t v = 0;
+
+	switch (cmp) {
+	case AGILE_CMP_EQ:
+		POLL_UNTIL(v == value);
+		break;
+	case AGILE_CMP_NE:
+		POLL_UNTIL(v != value);
+		break;
+	case AGILE_CMP_GE:
+		POLL_UNTIL(v >= value);
+		break;
+	case AGILE_CMP_LT:
+		POLL_UNTIL(v < value);
+		break;
+	case AGILE_CMP_GT:
+		POLL_UNTIL(v > value);
+		break;
+	case AGILE_CMP_LE:
+		POLL_UNTIL(v <= value);
+		break;
+	}
+	*seen = v;
+	return false;
+hit:
+	*seen = v;
+	return true;
+}
+
+#undef POLL_UNTIL
+
+/*
+ * Spin up to @spin_ns, bounded by @timeout_ns, reading the clock once per
+ * SPIN_POLLS_PER_CLOCK polls (the first time that many polls in).  Returns
+ * true when the condition holds (*seen is the value); *start_ns is the
+ * first clock reading, or 0 if none was taken.
+ */
+static bool spin_wait(const struct agile_doorbell *db, uint32_t cmp,
+		      uint32_t value, uint64_t spin_ns, uint64_t timeout_ns,
+		      uint32_t *seen, uint64_t *start_ns)
+{
+	uint64_t budget = spin_ns < timeout_ns ? spin_ns : timeout_ns;
+	uint64_t start = 0;
+
+	*start_ns = 0;
+	if (!budget)
+		return false;
+	for (;;) {
+		if (poll_batch(db, cmp, value, SPIN_POLLS_PER_CLOCK, seen))
+			return true;
+		if (!start) {
+			start = mono_ns();
+			*start_ns = start;
+		} else if (mono_ns() - start >= budget) {
+			return false;
+		}
+	}
+}
+
+int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
+			uint32_t value, uint64_t spin_ns, uint64_t timeout_ns,
+			uint32_t *observed)
+{
+	struct agile_doorbell *db;
+	uint64_t start, deadline = 0;
+	uint32_t seen;
+	int err;
+
+	if (!dev || slot >= dev->nr_slots || cmp > AGILE_CMP_LE)
+		return -EINVAL;
+	db = dev_doorbell(dev, slot);
+	/* Acquire: pairs with the release store of the signaller. */
+	seen = doorbell_load_acquire(db);
+	if (dev_cmp_holds(cmp, seen, value))
+		goto out;
+	err = -ETIMEDOUT;
+	if (!timeout_ns)
+		goto fail;
+	if (spin_wait(db, cmp, value, spin_ns, timeout_ns, &seen, &start))
+		goto out;
+	if (!start)
+		start = mono_ns();
+	if (timeout_ns != AGILE_TIMEOUT_INFINITE &&
+	    __builtin_add_overflow(start, timeout_ns, &deadline))
+		deadline = 0; /* past the end of time: no deadline */
+
+	for (;;) {
+		if (deadline && mono_ns() >= deadline) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		count(&dev->sleeps);
+		err = dev->ops->sleep(dev, slot, cmp, value, deadline);
+		/* Acquire: pairs with the release store of the signaller. */
+		seen = doorbell_load_acquire(db);
+		if (dev_cmp_holds(cmp, seen, value))
+			goto out;
+		if (err && err != -EINTR && err != -ETIMEDOUT)
+			break;
+	}
+fail:
+	if (err == -ETIMEDOUT)
+		count(&dev->timeouts);
+	if (observed)
+		*observed = seen;
+	return err;
+out:
+	if (observed)
+		*observed = seen;
+	return 0;
+}
+
+int agile_dev_stats(struct agile_dev *dev, struct agile_dev_stats *st)
+{
+	if (!dev || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->wake_calls =
+		atomic_load_explicit(&dev->wake_calls, memory_order_relaxed);
+	st->sleeps = atomic_load_explicit(&dev->sleeps, memory_order_relaxed);
+	st->timeouts =
+		atomic_load_explicit(&dev->timeouts, memory_order_relaxed);
+	if (dev->ops->kernel_stats)
+		return dev->ops->kernel_stats(dev, &st->kernel);
+	return 0;
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+/*
+ * error.c - agile_strerror: errnos through the C library, the library's own
+ * codes (agile/error.h) from a table.
+ */
+#define _GNU_SOURCE
+#include <agile/error.h>
+
+#include <string.h>
+
+static const char *const agile_messages[] = {
+	[AGILE_E_ABI - AGILE_ERRNO_BASE] =
+		"/dev/agile speaks another ABI version than libagile",
+	[AGILE_E_OPCODE - AGILE_ERRNO_BASE] =
+		"No kernel registered for the task's opcode",
+	[AGILE_E_STATUS - AGILE_ERRNO_BASE] =
+		"Task incomplete: a lane reported neither success nor an error",
+};
+
+const char *agile_strerror(int err)
+{
+	const char *msg;
+
+	if (err < 0)
+		err = -err;
+	if (err < 0) /* INT_MIN */
+		return "Unknown error";
+	if (err >= AGILE_ERRNO_BASE && err <= AGILE_E_LAST)
+		return agile_messages[err - AGILE_ERRNO_BASE];
+	if (!err)
+		return "Success";
+	/* strerrordesc_np: a constant string, unlike strerror's buffer. */
+	msg = strerrordesc_np(err);
+	return msg ? msg : "Unknown error";
+}

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/*
+ * eu.c - CPU execution units: the persistent loop of seed 002 (processes
+ * 600b and 600c) on a thread per EU, and the posting side (600a).
+ *
+ * The only memory shared between a poster and its EU is the slot: the
+ * task register, written by the poster until its release store of POSTED
+ * and by the EU until its release store of IDLE; each side reads it after
+ * an acquire load of the value the other stored (agile_dev_wait_spin).
+ */
+#define _GNU_SOURCE
+#include <agile/error.h>
+#include <agile/eu.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCRATCH_ALIGN 64
+
+/* An EU's kernel memory: lane states and shared memory, grown on demand. */
+struct scratch {
+	void *mem;
+	size_t size;
+};
+
+struct eu {
+	/* Read by the poster on every submit; written rarely. */
+	struct agile_eu_pool *pool;
+	uint32_t index;
+	pthread_t thread;
+	bool started; /* a thread was created and not yet joined */
+	bool disconnect_posted; /* poster side: DISCONNECT is on its way */
+	/* Cleared by the EU thread when its loop ends; anyone reads it. */
+	_Atomic bool connected;
+	/*
+	 * Written by the EU thread on every task: a line of its own, so the
+	 * poster's reads above do not bounce it.
+	 */
+	_Alignas(128) struct scratch scratch; /* EU thread only */
+	/* EU thread stores, agile_eu_stats loads. */
+	_Atomic uint64_t tasks, failed, lanes;
+} __attribute__((aligned(128)));
+
+struct agile_eu_pool {
+	struct agile_dev *dev;
+	struct agile_kernels *kernels;
+	uint32_t nr_eus;
+	uint32_t nr_args;
+	uint64_t idle_spin_ns, wait_spin_ns;
+	struct eu *eus;
+};
+
+/* EU-thread-only counter bump: no read-modify-write needed. */
+static void eu_count(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_store_explicit(
+		counter,
+		atomic_load_explicit(counter, memory_order_relaxed) + n,
+		memory_order_relaxed);
+}
+
+static struct agile_task_reg *eu_reg(const struct agile_eu_pool *pool,
+				     uint32_t eu)
+{
+	struct agile_task_reg *reg = NULL;
+
+	agile_dev_slot(pool->dev, eu, NULL, &reg);
+	return reg;
+}
+
+static uint64_t lane_mask(uint32_t nr_lanes)
+{
+	return nr_lanes >= 64 ? ~0ULL : (1ULL << nr_lanes) - 1;
+}
+
+static int scratch_reserve(struct scratch *s, size_t size)
+{
+	void *mem;
+
+	if (size <= s->size)
+		return 0;
+	size = (size + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN;
+	mem = aligned_alloc(SCRATCH_ALIGN, size);
+	if (!mem)
+		return -ENOMEM;
+	free(s->mem);
+	s->mem = mem;
+	s->size = size;
+	return 0;
+}
+
+/*
+ * Steps 614-624 and 646 for one task: find the kernel, run its lanes, and
+ * store one status bit per lane that succeeded plus the first failure.
+ * Returns the number of lanes run.
+ */
+static uint32_t run_task(struct agile_eu_pool *pool, struct agile_task_reg *reg,
+			 struct scratch *scratch)
+{
+	const struct agile_kernel *k = NULL;
+	struct agile_lane_result res = { .error_lane = AGILE_EU_NO_LANE };
+	uint32_t nr_parts = reg->nr_parts;
+	int err;
+
+	err = agile_kernels_lookup(pool->kernels, reg->opcode, &k);
+	if (!err && (!nr_parts || nr_parts > k->max_lanes))
+		err = -EINVAL;
+	if (!err)
+		err = scratch_reserve(scratch,
+				      agile_kernel_scratch_size(k, nr_parts));
+	if (!err)
+		err = agile_kernel_run(k, nr_parts, reg->args, scratch->mem,
+				       &res);
+	if (err) {
+		res.status = 0;
+		res.error = err;
+		res.error_lane = AGILE_EU_NO_LANE;
+		nr_parts = 0;
+	}
+	reg->status = res.status;
+	reg->error = res.error;
+	reg->error_lane = res.error ? res.error_lane : 0;
+	return nr_parts;
+}
+
+/* Step 610: the outcome of a finished task, as a return value. */
+static int task_outcome(const struct agile_task_reg *reg, uint32_t *error_lane)
+{
+	uint64_t want = lane_mask(reg->nr_parts);
+
+	if (reg->error) {
+		if (error_lane)
+			*error_lane = reg->error_lane;
+		/* An EU (a GPU, say) that stored a positive code broke the rules. */
+		return reg->error < 0 ? reg->error : -EPROTO;
+	}
+	return (reg->status & want) == want ? 0 : -AGILE_E_STATUS;
+}
+
+/* Process 600b: the persistent loop of EU @arg. */
+static void *eu_main(void *arg)
+{
+	struct eu *eu = arg;
+	struct agile_eu_pool *pool = eu->pool;
+	struct agile_task_reg *reg = eu_reg(pool, eu->index);
+
+	for (;;) {
+		uint32_t lanes;
+
+		/*
+		 * Step 612, spin then sleep.  Its acquire load of POSTED
+		 * pairs with the release store in agile_dev_post: the task
+		 * register is ours to read and write until we store IDLE.
+		 */
+		if (agile_dev_wait_spin(pool->dev, eu->index, AGILE_CMP_EQ,
+					AGILE_DOORBELL_POSTED,
+					pool->idle_spin_ns,
+					AGILE_TIMEOUT_INFINITE, NULL))
+			break; /* the device failed us: leave, disconnected */
+		if (reg->opcode == AGILE_OP_DISCONNECT) {
+			reg->status = 0;
+			reg->error = 0;
+			atomic_store_explicit(&eu->connected, false,
+					      memory_order_relaxed);
+			/* The store of IDLE below releases this too. */
+			agile_dev_signal(pool->dev, eu->index,
+					 AGILE_DOORBELL_IDLE);
+			return NULL;
+		}
+		lanes = run_task(pool, reg, &eu->scratch);
+		eu_count(&eu->tasks, 1);
+		eu_count(&eu->lanes, lanes);
+		if (reg->error)
+			eu_count(&eu->failed, 1);
+		/*
+		 * Steps 626-628: release, so the status word and error are
+		 * visible to the poster whose acquire load (agile_eu_wait)
+		 * reads IDLE.
+		 */
+		agile_dev_signal(pool->dev, eu->index, AGILE_DOORBELL_IDLE);
+	}
+	atomic_store_explicit(&eu->connected, false, memory_order_relaxed);
+	return NULL;
+}
+
+int agile_eu_pool_opts_init(struct agile_eu_pool_opts *opts)
+{
+	if (!opts)
+		return -EINVAL;
+	memset(opts, 0, sizeof(*opts));
+	opts->idle_spin_ns = AGILE_EU_IDLE_SPIN_NS_DEFAULT;
+	opts->wait_spin_ns = AGILE_EU_WAIT_SPIN_NS_DEFAULT;
+	return 0;
+}
+
+static int check_opts(const struct agile_eu_pool_opts *o)
+{
+	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]);
+	     i++)
+		if (o->reserved[i])
+			return -EINVAL;
+	return o->flags ? -EINVAL : 0;
+}
+
+static int eu_start(struct eu *eu, size_t stack_size)
+{
+	pthread_attr_t attr;
+	char name[16];
+	int err;
+
+	err = pthread_attr_init(&attr);
+	if (err)
+		return -err;
+	if (stack_size)
+		err = pthread_attr_setstacksize(&attr, stack_size);
+	atomic_store_explicit(&eu->connected, true, memory_order_relaxed);
+	if (!err)
+		err = pthread_create(&eu->thread, &attr, eu_main, eu);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		atomic_store_explicit(&eu->connected, false,
+				      memory_order_relaxed);
+		return err == EAGAIN ? -EAGAIN : -err;
+	}
+	eu->started = true;
+	snprintf(name, sizeof(name), "agile-eu%u", eu->index);
+	pthread_setname_np(eu->thread, name);
+	return 0;
+}
+
+static void eu_join(struct eu *eu)
+{
+	if (eu->started) {
+		pthread_join(eu->thread, NULL);
+		eu->started = false;
+	}
+}
+
+static void pool_free(struct agile_eu_pool *pool)
+{
+	for (uint32_t i = 0; i < pool->nr_eus; i++)
+		free(pool->eus[i].scratch.mem);
+	free(pool->eus);
+	free(pool);
+}
+
+int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
+			 const struct agile_eu_pool_opts *opts,
+			 struct agile_eu_pool **out)
+{
+	struct agile_eu_pool_opts defaults;
+	struct agile_eu_pool *pool;
+	int nr_slots, reg_size, err;
+
+	if (!dev || !kernels || !out)
+		return -EINVAL;
+	if (!opts) {
+		agile_eu_pool_opts_init(&defaults);
+		opts = &defaults;
+	}
+	err = check_opts(opts);
+	if (err)
+		return err;
+	nr_slots = agile_dev_nr_slots(dev);
+	reg_size = agile_dev_task_reg_size(dev);
+	if (opts->nr_eus > (uint32_t)nr_slots)
+		return -EINVAL;
+
+	pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return -ENOMEM;
+	pool->dev = dev;
+	pool->kernels = kernels;
+	pool->nr_eus = opts->nr_eus ? opts->nr_eus : (uint32_t)nr_slots;
+	pool->nr_args = ((uint32_t)reg_size - sizeof(struct agile_task_reg)) /
+			sizeof(uint64_t);
+	pool->idle_spin_ns = opts->idle_spin_ns;
+	pool->wait_spin_ns = opts->wait_spin_ns;
+	pool->eus = aligned_alloc(_Alignof(struct eu),
+				  pool->nr_eus * sizeof(struct eu));
+	if (!pool->eus) {
+		free(pool);
+		return -ENOMEM;
+	}
+	memset(pool->eus, 0, pool->nr_eus * sizeof(struct eu));
+	for (uint32_t i = 0; i < pool->nr_eus; i++) {
+		struct agile_doorbell *db;
+
+		pool->eus[i].pool = pool;
+		pool->eus[i].index = i;
+		agile_dev_slot(dev, i, &db, NULL);
+		if (__atomic_load_n(&db->value, __ATOMIC_ACQUIRE) !=
+		    AGILE_DOORBELL_IDLE) {
+			pool->nr_eus = i;
+			agile_eu_pool_destroy(pool);
+			return -EBUSY;
+		}
+	}
+	for (uint32_t i = 0; i < pool->nr_eus; i++) {
+		err = eu_start(&pool->eus[i], opts->stack_size);
+		if (err) {
+			agile_eu_pool_destroy(pool);
+			return err;
+		}
+	}
+	*out = pool;
+	return 0;
+}
+
+static bool eu_busy(struct agile_eu_pool *pool, struct eu *eu)
+{
+	struct agile_doorbell *db;
+
+	if (!atomic_load_explicit(&eu->connected, memory_order_relaxed) ||
+	    eu->disconnect_posted)
+		return false;
+	agile_dev_slot(pool->dev, eu->index, &db, NULL);
+	return __atomic_load_n(&db->value, __ATOMIC_RELAXED) !=
+	       AGILE_DOORBELL_IDLE;
+}
+
+static int eu_disconnect(struct agile_eu_pool *pool, struct eu *eu,
+			 uint64_t timeout_ns)
+{
+	struct agile_task_reg *reg = eu_reg(pool, eu->index);
+	int err;
+
+	if (!eu->disconnect_posted) {
+		if (!atomic_load_explicit(&eu->connected,
+					  memory_order_relaxed)) {
+			eu_join(eu);
+			return -ENOTCONN;
+		}
+		reg->opcode = AGILE_OP_DISCONNECT;
+		reg->nr_parts = 0;
+		reg->flags = 0;
+		err = agile_dev_post(pool->dev, eu->index);
+		if (err)
+			return err;
+		eu->disconnect_posted = true;
+	}
+	/* Acquire of IDLE: pairs with the EU's release in eu_main. */
+	err = agile_dev_wait_spin(pool->dev, eu->index, AGILE_CMP_EQ,
+				  AGILE_DOORBELL_IDLE, pool->wait_spin_ns,
+				  timeout_ns, NULL);
+	if (err)
+		return err;
+	eu_join(eu);
+	eu->disconnect_posted = false;
+	return 0;
+}
+
+int agile_eu_pool_destroy(struct agile_eu_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	for (uint32_t i = 0; i < pool->nr_eus; i++)
+		if (eu_busy(pool, &pool->eus[i]))
+			return -EBUSY;
+	for (uint32_t i = 0; i < pool->nr_eus; i++) {
+		struct eu *eu = &pool->eus[i];
+
+		if (eu->started)
+			eu_disconnect(pool, eu, AGILE_TIMEOUT_INFINITE);
+		eu_join(eu);
+	}
+	pool_free(pool);
+	return 0;
+}
+
+int agile_eu_pool_nr_eus(const struct agile_eu_pool *pool)
+{
+	return pool ? (int)pool->nr_eus : -EINVAL;
+}
+
+int agile_eu_pool_kernels(const struct agile_eu_pool *pool,
+			  struct agile_kernels **out)
+{
+	if (!pool || !out)
+		return -EINVAL;
+	*out = pool->kernels;
+	return 0;
+}
+
+int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
+		      struct agile_task_reg **reg, uint32_t *nr_args)
+{
+	if (!pool || eu >= pool->nr_eus || !reg)
+		return -EINVAL;
+	*reg = eu_reg(pool, eu);
+	if (nr_args)
+		*nr_args = pool->nr_args;
+	return 0;
+}
+
+int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu)
+{
+	struct agile_task_reg *reg;
+
+	if (!pool || eu >= pool->nr_eus)
+		return -EINVAL;
+	if (!atomic_load_explicit(&pool->eus[eu].connected,
+				  memory_order_relaxed) ||
+	    pool->eus[eu].disconnect_posted)
+		return -ENOTCONN;
+	reg = eu_reg(pool, eu);
+	/* Step 602: the result fields start clear; released by the post. */
+	reg->status = 0;
+	reg->error = 0;
+	reg->error_lane = 0;
+	reg->reserved = 0;
+	return agile_dev_post(pool->dev, eu);
+}
+
+int agile_eu_wait(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
+		  uint32_t *error_lane)
+{
+	int err;
+
+	if (!pool || eu >= pool->nr_eus)
+		return -EINVAL;
+	/*
+	 * Step 608.  The acquire load of IDLE pairs with the EU's release
+	 * store (steps 626-628): its status word and error are visible.
+	 */
+	err = agile_dev_wait_spin(pool->dev, eu, AGILE_CMP_EQ,
+				  AGILE_DOORBELL_IDLE, pool->wait_spin_ns,
+				  timeout_ns, NULL);
+	if (err)
+		return err;
+	return task_outcome(eu_reg(pool, eu), error_lane);
+}
+
+int agile_eu_call(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
+		  uint32_t *error_lane)
+{
+	int err = agile_eu_submit(pool, eu);
+
+	return err ? err : agile_eu_wait(pool, eu, timeout_ns, error_lane);
+}
+
+int agile_eu_run_inline(struct agile_eu_pool *pool, struct agile_task_reg *reg,
+			uint32_t *error_lane)
+{
+	struct scratch scratch = { 0 };
+	int err;
+
+	if (!pool || !reg)
+		return -EINVAL;
+	reg->status = 0;
+	reg->error = 0;
+	reg->error_lane = 0;
+	run_task(pool, reg, &scratch);
+	free(scratch.mem);
+	err = task_outcome(reg, error_lane);
+	return err;
+}
+
+int agile_eu_disconnect(struct agile_eu_pool *pool, uint32_t eu,
+			uint64_t timeout_ns)
+{
+	if (!pool || eu >= pool->nr_eus)
+		return -EINVAL;
+	return eu_disconnect(pool, &pool->eus[eu], timeout_ns);
+}
+
+int agile_eu_stats(struct agile_eu_pool *pool, uint32_t eu,
+		   struct agile_eu_stats *st)
+{
+	struct eu *e;
+
+	if (!pool || eu >= pool->nr_eus || !st)
+		return -EINVAL;
+	e = &pool->eus[eu];
+	memset(st, 0, sizeof(*st));
+	st->tasks = atomic_load_explicit(&e->tasks, memory_order_relaxed);
+	st->failed = atomic_load_explicit(&e->failed, memory_order_relaxed);
+	st->lanes = atomic_load_explicit(&e->lanes, memory_order_relaxed);
+	st->connected =
+		atomic_load_explicit(&e->connected, memory_order_relaxed);
+	return 0;
+}

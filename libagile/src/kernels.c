@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kernels.c - the opcode registry and the CPU side of the seed-004
+ * transformation (SPEC §3, layer 3).
+ *
+ * The registry is a table indexed by opcode - AGILE_OP_USER_BASE.  Writers
+ * (registrations) take a mutex among themselves and publish an entry with
+ * a release store; readers (execution units, once per task) load it with
+ * acquire and take no lock.  Entries are freed only with the registry.
+ */
+#define _GNU_SOURCE
+#include <agile/error.h>
+#include <agile/kernels.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Alignment of each lane's state (max_align_t) and of the shared memory. */
+#define STATE_ALIGN 16
+#define SHARED_ALIGN 64
+
+struct kernel_entry {
+	struct agile_kernel kernel; /* name and phases point into this entry */
+	char name[AGILE_KERNEL_NAME_MAX];
+	agile_phase_fn phases[];
+};
+
+struct agile_kernels {
+	pthread_mutex_t lock; /* serialises registrations */
+	_Atomic(struct kernel_entry *) table[AGILE_KERNELS_MAX];
+};
+
+int agile_kernels_create(struct agile_kernels **out)
+{
+	struct agile_kernels *reg;
+
+	if (!out)
+		return -EINVAL;
+	reg = calloc(1, sizeof(*reg));
+	if (!reg)
+		return -ENOMEM;
+	pthread_mutex_init(&reg->lock, NULL);
+	for (int i = 0; i < AGILE_KERNELS_MAX; i++)
+		atomic_init(&reg->table[i], NULL);
+	*out = reg;
+	return 0;
+}
+
+int agile_kernels_destroy(struct agile_kernels *reg)
+{
+	if (!reg)
+		return -EINVAL;
+	for (int i = 0; i < AGILE_KERNELS_MAX; i++)
+		free(atomic_load_explicit(&reg->table[i],
+					  memory_order_relaxed));
+	pthread_mutex_destroy(&reg->lock);
+	free(reg);
+	return 0;
+}
+
+static int check_kernel(const struct agile_kernel *k)
+{
+	size_t len;
+
+	if (!k->name || !k->phases || k->reserved || !k->nr_phases ||
+	    k->nr_phases > AGILE_KERNEL_MAX_PHASES ||
+	    k->state_size > AGILE_KERNEL_MAX_STATE ||
+	    k->shared_size > AGILE_KERNEL_MAX_SHARED ||
+	    k->max_lanes > AGILE_MAX_LANES)
+		return -EINVAL;
+	if (k->opcode && (k->opcode < AGILE_OP_USER_BASE ||
+			  k->opcode - AGILE_OP_USER_BASE >= AGILE_KERNELS_MAX))
+		return -EINVAL;
+	len = strnlen(k->name, AGILE_KERNEL_NAME_MAX);
+	if (!len || len == AGILE_KERNEL_NAME_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < k->nr_phases; i++)
+		if (!k->phases[i])
+			return -EINVAL;
+	return 0;
+}
+
+static struct kernel_entry *entry_at(const struct agile_kernels *reg, int i)
+{
+	/* Acquire: pairs with the release store in agile_kernels_register. */
+	return atomic_load_explicit(&((struct agile_kernels *)reg)->table[i],
+				    memory_order_acquire);
+}
+
+static int find_index(const struct agile_kernels *reg, const char *name)
+{
+	for (int i = 0; i < AGILE_KERNELS_MAX; i++) {
+		struct kernel_entry *e = entry_at(reg, i);
+
+		if (e && !strncmp(e->name, name, AGILE_KERNEL_NAME_MAX))
+			return i;
+	}
+	return -ENOENT;
+}
+
+static struct kernel_entry *entry_new(const struct agile_kernel *k,
+				      uint32_t opcode)
+{
+	struct kernel_entry *e;
+
+	e = calloc(1, sizeof(*e) + k->nr_phases * sizeof(e->phases[0]));
+	if (!e)
+		return NULL;
+	e->kernel = *k;
+	strncpy(e->name, k->name, sizeof(e->name) - 1);
+	memcpy(e->phases, k->phases, k->nr_phases * sizeof(e->phases[0]));
+	e->kernel.name = e->name;
+	e->kernel.phases = e->phases;
+	e->kernel.opcode = opcode;
+	if (!e->kernel.max_lanes)
+		e->kernel.max_lanes = AGILE_MAX_LANES;
+	return e;
+}
+
+int agile_kernels_register(struct agile_kernels *reg,
+			   const struct agile_kernel *kernel, uint32_t *opcode)
+{
+	struct kernel_entry *e;
+	int i, err;
+
+	if (!reg || !kernel)
+		return -EINVAL;
+	err = check_kernel(kernel);
+	if (err)
+		return err;
+
+	pthread_mutex_lock(&reg->lock);
+	err = -EEXIST;
+	if (find_index(reg, kernel->name) >= 0)
+		goto out;
+	if (kernel->opcode) {
+		i = (int)(kernel->opcode - AGILE_OP_USER_BASE);
+		if (atomic_load_explicit(&reg->table[i], memory_order_relaxed))
+			goto out;
+	} else {
+		err = -ENOSPC;
+		for (i = 0; i < AGILE_KERNELS_MAX; i++)
+			if (!atomic_load_explicit(&reg->table[i],
+						  memory_order_relaxed))
+				break;
+		if (i == AGILE_KERNELS_MAX)
+			goto out;
+	}
+	err = -ENOMEM;
+	e = entry_new(kernel, AGILE_OP_USER_BASE + (uint32_t)i);
+	if (!e)
+		goto out;
+	/* Release: the entry is complete before a lookup can see it. */
+	atomic_store_explicit(&reg->table[i], e, memory_order_release);
+	if (opcode)
+		*opcode = e->kernel.opcode;
+	err = 0;
+out:
+	pthread_mutex_unlock(&reg->lock);
+	return err;
+}
+
+int agile_kernels_lookup(const struct agile_kernels *reg, uint32_t opcode,
+			 const struct agile_kernel **out)
+{
+	struct kernel_entry *e;
+
+	if (!reg || !out)
+		return -EINVAL;
+	if (opcode < AGILE_OP_USER_BASE ||
+	    opcode - AGILE_OP_USER_BASE >= AGILE_KERNELS_MAX)
+		return -AGILE_E_OPCODE;
+	e = entry_at(reg, (int)(opcode - AGILE_OP_USER_BASE));
+	if (!e)
+		return -AGILE_E_OPCODE;
+	*out = &e->kernel;
+	return 0;
+}
+
+int agile_kernels_find(const struct agile_kernels *reg, const char *name,
+		       const struct agile_kernel **out)
+{
+	int i;
+
+	if (!reg || !name || !out)
+		return -EINVAL;
+	i = find_index(reg, name);
+	if (i < 0)
+		return i;
+	*out = &entry_at(reg, i)->kernel;
+	return 0;
+}
+
+static size_t round_up(size_t n, size_t align)
+{
+	return (n + align - 1) / align * align;
+}
+
+/* Bytes of the lanes' state array, before the shared memory. */
+static size_t states_bytes(const struct agile_kernel *k, uint32_t nr_lanes)
+{
+	return round_up(round_up(k->state_size, STATE_ALIGN) * nr_lanes,
+			SHARED_ALIGN);
+}
+
+size_t agile_kernel_scratch_size(const struct agile_kernel *kernel,
+				 uint32_t nr_lanes)
+{
+	if (!kernel)
+		return 0;
+	return states_bytes(kernel, nr_lanes) +
+	       round_up(kernel->shared_size, SHARED_ALIGN);
+}
+
+static void lane_failed(struct agile_lane_result *res, uint64_t *live,
+			uint32_t lane, int err)
+{
+	*live &= ~(1ULL << lane);
+	if (res->error)
+		return;
+	/* A positive return breaks the phase contract: still a failure. */
+	res->error = err < 0 ? err : -EPROTO;
+	res->error_lane = lane;
+}
+
+int agile_kernel_run(const struct agile_kernel *k, uint32_t nr_lanes,
+		     const __u64 *args, void *scratch,
+		     struct agile_lane_result *res)
+{
+	size_t stride;
+	unsigned char *states, *shared;
+	uint64_t live;
+	uint32_t phase = 0;
+
+	if (!k || !res || !nr_lanes ||
+	    nr_lanes > (k->max_lanes ? k->max_lanes : AGILE_MAX_LANES) ||
+	    nr_lanes > AGILE_MAX_LANES || !k->nr_phases ||
+	    (!scratch && agile_kernel_scratch_size(k, nr_lanes)))
+		return -EINVAL;
+	stride = round_up(k->state_size, STATE_ALIGN);
+	states = scratch;
+	shared = states ? states + states_bytes(k, nr_lanes) : NULL;
+	live = nr_lanes == 64 ? ~0ULL : (1ULL << nr_lanes) - 1;
+	memset(res, 0, sizeof(*res));
+
+	while (live) {
+		agile_phase_fn fn = k->phases[phase];
+
+		/*
+		 * The lane loop: phase @phase runs to completion on every
+		 * live lane before any lane starts the next one, which is
+		 * all a barrier between them promises.
+		 */
+		for (uint32_t lane = 0; lane < nr_lanes; lane++) {
+			int err;
+
+			if (!(live & (1ULL << lane)))
+				continue;
+			err = fn(lane, nr_lanes, args,
+				 states ? states + lane * stride : NULL,
+				 shared);
+			if (err)
+				lane_failed(res, &live, lane, err);
+		}
+		if (!live)
+			break;
+		if (k->next)
+			phase = k->next(phase, nr_lanes, args, shared);
+		else
+			phase = phase + 1 < k->nr_phases ? phase + 1 :
+							   AGILE_KERNEL_DONE;
+		if (phase == AGILE_KERNEL_DONE)
+			break;
+		if (phase >= k->nr_phases) {
+			/* A bad jump fails every lane still running. */
+			for (uint32_t lane = 0; lane < nr_lanes; lane++)
+				if (live & (1ULL << lane))
+					lane_failed(res, &live, lane, -EINVAL);
+		}
+	}
+	res->status = live;
+	return 0;
+}

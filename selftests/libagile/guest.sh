@@ -1,0 +1,151 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# selftests/libagile/guest.sh - libagile's selftests INSIDE a test guest
+# (tools/vm/run-guest.sh <K> selftests/libagile/guest.sh), as root, busybox sh.
+#
+# Loads agile.ko unless /dev/agile is there, then runs every test program
+# (the static build of `make -C libagile guest-tests`) twice: with
+# AGILE_BACKEND=kmod, against the real module, and with AGILE_BACKEND=user.
+# Checks that no context is left open, and unloads the module if it loaded
+# it.
+#
+# Prints one TAP stream on stdout: each program's results renumbered into
+# it as "ok N <backend>/<program>: <test>", its diagnostics as "#" lines,
+# the plan at the end.  A program that exits non-zero, dies early or
+# prints nothing gets a "not ok" of its own.  Exits non-zero when anything
+# failed.
+#
+# Environment: AGILE_LIBAGILE_TESTS (directory of the test programs,
+# default /selftests/libagile), AGILE_TEST_TIMEOUT (seconds per program,
+# default 600).
+
+DIR=${AGILE_LIBAGILE_TESTS:-/selftests/libagile}
+LIMIT=${AGILE_TEST_TIMEOUT:-600}
+SYSFS=/sys/class/misc/agile
+STATE=/tmp/.agile-libagile.state
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n $*"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n $*"
+}
+
+# run_program <path> <label>: the program's TAP renumbered from $n into
+# ours; leaves "<lines> <failures>" in $STATE.
+run_program() {
+	{
+		timeout "$LIMIT" "$1" 2>&1
+		echo "@@agile-rc $?"
+	} </dev/null | awk -v base="$n" -v prog="$2" -v state="$STATE" '
+		function emit(s) { print s; fflush() }
+		/^1\.\.[0-9]+$/ { plan = substr($0, 4) + 0; emit("# " prog ": plan " plan); next }
+		/^@@agile-rc / { rc = $2 + 0; next }
+		/^(not )?ok [0-9]+/ {
+			bad = ($1 == "not")
+			desc = $0
+			sub(/^(not )?ok [0-9]+ (- )?/, "", desc)
+			count++
+			if (bad) {
+				fails++
+				emit("not ok " (base + count) " " prog ": " desc)
+			} else {
+				emit("ok " (base + count) " " prog ": " desc)
+			}
+			next
+		}
+		/^#/ { emit($0); next }
+		{ emit("# " $0) }
+		END {
+			extra = 0
+			if (count < plan) {
+				extra = 1
+				fails++
+				emit("not ok " (base + count + 1) " " prog ": " (plan - count) \
+				     " of " plan " tests never reported (exit " rc ")")
+			} else if (rc != 0 && fails == 0) {
+				extra = 1
+				fails++
+				emit("not ok " (base + count + 1) " " prog ": exited with " rc \
+				     " though every test passed")
+			} else if (count == 0) {
+				extra = 1
+				fails++
+				emit("not ok " (base + 1) " " prog ": no TAP output (exit " rc ")")
+			}
+			print (count + extra) " " (fails + 0) > state
+		}'
+	read -r lines fails <"$STATE" || {
+		lines=0
+		fails=0
+	}
+	n=$((n + lines))
+	failed=$((failed + fails))
+}
+
+wait_for_node() {
+	i=0
+	while [ ! -c /dev/agile ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -c /dev/agile ]
+}
+
+echo "TAP version 13"
+echo "# libagile selftests on Linux $(uname -r) (guest ${AGILE_KERNEL:-?})"
+
+loaded=0
+if [ ! -c /dev/agile ]; then
+	if modprobe agile >/tmp/.agile-modprobe 2>&1 && wait_for_node; then
+		loaded=1
+		ok "modprobe agile: /dev/agile appears"
+	else
+		not_ok "modprobe agile: /dev/agile appears"
+		sed 's/^/# /' /tmp/.agile-modprobe
+	fi
+fi
+
+programs=""
+for t in "$DIR"/*; do
+	[ -f "$t" ] && [ -x "$t" ] && programs="$programs $t"
+done
+if [ -z "$programs" ]; then
+	not_ok "test programs in $DIR (make -C libagile guest-tests)"
+fi
+
+for backend in kmod user; do
+	for t in $programs; do
+		name=$(basename "$t")
+		echo "# ---- $backend/$name"
+		AGILE_BACKEND=$backend run_program "$t" "$backend/$name"
+	done
+done
+
+if [ -r "$SYSFS/contexts" ]; then
+	c=$(cat "$SYSFS/contexts")
+	if [ "$c" = 0 ]; then
+		ok "no agile context left open"
+	else
+		not_ok "no agile context left open ($c are)"
+	fi
+fi
+if [ $loaded = 1 ]; then
+	if rmmod agile >/tmp/.agile-rmmod 2>&1; then
+		ok "rmmod agile"
+	else
+		not_ok "rmmod agile"
+		sed 's/^/# /' /tmp/.agile-rmmod
+	fi
+fi
+
+echo "1..$n"
+echo "# libagile selftests: $((n - failed)) passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# run.sh BINDIR TEST... - run libagile selftests, print their TAP, and end
+# with "N passed, N failed" (one count per test program).  A test passes
+# when it exits 0 and printed no "not ok".  With TAP_OUT=FILE, also writes
+# one TAP line per program to FILE (for the top-level summary).
+set -u
+bindir=$1
+shift
+passed=0
+failed=0
+n=0
+tap_lines=()
+for t in "$@"; do
+	n=$((n + 1))
+	echo "# ---- $t"
+	out=$("$bindir/$t" 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	if [ $rc -eq 0 ] && ! printf '%s\n' "$out" | grep -q '^not ok'; then
+		passed=$((passed + 1))
+		tap_lines+=("ok $n - libagile/$t")
+	else
+		failed=$((failed + 1))
+		echo "# $t FAILED (exit status $rc)"
+		tap_lines+=("not ok $n - libagile/$t")
+	fi
+done
+if [ -n "${TAP_OUT:-}" ]; then
+	{ printf '%s\n' "${tap_lines[@]}"; echo "1..$n"; } > "$TAP_OUT"
+fi
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what agile-bench's benchmarks share: timing, rows of results
+ * (each beside its baseline), the table and the CSV.
+ */
+#ifndef AGILE_BENCH_H
+#define AGILE_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bench_opts {
+	int threads;     /* "all workers": agile, oneTBB and OpenMP alike */
+	int reps;        /* timed repetitions per contender (plus one warm-up) */
+	int fib_n;       /* fib(n) */
+	int64_t pfor_n;  /* iterations of the uneven parallel-for */
+	int64_t grain;   /* its grain (agile grain, OpenMP chunk, TBB grainsize) */
+	bool no_pin;     /* agile workers unpinned (AGILE_SCHED_NO_PIN) */
+	int64_t trips;   /* round trips per repetition of doorbell (sleep: / 10) */
+};
+
+/* One contender's timing. */
+struct timing {
+	double min_ms, median_ms;
+	int reps;
+};
+
+/* One contender of a benchmark: a variant run @reps times. */
+struct contender {
+	const char *variant;
+	int threads;
+	void (*fn)(void *arg);
+	void *arg;
+	int reps;
+};
+
+/*
+ * Time every contender, @reps times each, in two passes (the second in
+ * reverse order) of warm back-to-back blocks, with a short pause whenever
+ * the contender changes so the previous runtime's threads go idle.  Adds a
+ * row for each contender.
+ */
+void bench_run(const char *bench, const struct contender *c, int nr);
+
+/* Add a timing row. */
+void bench_row(const char *bench, const char *variant, int threads,
+	       struct timing t);
+
+/* Add a row that could not be measured here, and why ("no /dev/agile"). */
+void bench_row_na(const char *bench, const char *variant, int threads,
+		  const char *why);
+
+/* The timing of a measured row: 0, or -ENOENT. */
+int bench_find_timing(const char *bench, const char *variant,
+		      struct timing *t);
+
+/*
+ * Add a ratio between two rows of @bench.  @speedup false: time of
+ * @variant / time of @baseline, @target like "<= 3".  @speedup true: how
+ * many times faster @variant is, @target like ">= 5" or "> 1".  @target
+ * may be NULL (reported, not judged).
+ */
+void bench_compare(const char *bench, const char *variant,
+		   const char *baseline, bool speedup, const char *target);
+
+void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int bench_fib(const struct bench_opts *o);
+int bench_pfor(const struct bench_opts *o);
+int bench_doorbell(const struct bench_opts *o);
+int bench_sleep(const struct bench_opts *o);
+
+/* Baselines in their own files (C++ for oneTBB, -fopenmp for OpenMP). */
+struct tbb_arena;
+struct tbb_arena *tbb_arena_new(int threads);
+void tbb_arena_free(struct tbb_arena *a);
+int64_t tbb_fib(struct tbb_arena *a, int n);
+void tbb_pfor(struct tbb_arena *a, int64_t n, int64_t grain,
+	      void (*body)(int64_t lo, int64_t hi, void *arg), void *arg);
+
+int64_t omp_fib(int n, int threads);
+void omp_pfor(int64_t n, int64_t chunk, int threads,
+	      void (*body)(int64_t lo, int64_t hi, void *arg), void *arg);
+
+#endif /* AGILE_BENCH_H */

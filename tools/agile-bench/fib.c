@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fib - fork/join spawn cost: fib(n) with every call a spawn (no cutoff),
+ * beside the plain recursive function, oneTBB's task_group and OpenMP tasks
+ * with the same thread count.  SPEC §5: one agile worker <= 3x plain; all
+ * workers >= 5x faster than task_group and faster than OpenMP tasks.
+ */
+#include <agile/sched.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int64_t fib_plain(int n)
+{
+	return n < 2 ? n : fib_plain(n - 1) + fib_plain(n - 2);
+}
+
+AGILE_TASK(int64_t, fib, w, int, n)
+{
+	int64_t b;
+
+	if (n < 2)
+		return n;
+	AGILE_SPAWN(w, fib, n - 1);
+	b = AGILE_CALL(w, fib, n - 2);
+	return AGILE_SYNC(w, fib) + b;
+}
+
+struct fib_job {
+	int n, threads;
+	struct agile_sched *sched;
+	struct tbb_arena *arena;
+	int64_t result;
+	int err;
+};
+
+static void run_plain(void *arg)
+{
+	struct fib_job *j = arg;
+
+	j->result = fib_plain(j->n);
+	__asm__ __volatile__("" : : "r"(j->result) : "memory");
+}
+
+static void run_agile(void *arg)
+{
+	struct fib_job *j = arg;
+	int err = AGILE_RUN(j->sched, fib, j->n, &j->result);
+
+	if (err && !j->err)
+		j->err = err;
+}
+
+static void run_tbb(void *arg)
+{
+	struct fib_job *j = arg;
+
+	j->result = tbb_fib(j->arena, j->n);
+}
+
+static void run_omp(void *arg)
+{
+	struct fib_job *j = arg;
+
+	j->result = omp_fib(j->n, j->threads);
+}
+
+static int agile_pool(const struct bench_opts *o, struct fib_job *j, int workers)
+{
+	struct agile_sched_opts opts;
+
+	agile_sched_opts_init(&opts);
+	opts.flags = o->no_pin ? AGILE_SCHED_NO_PIN : 0;
+	opts.nr_workers = (uint32_t)workers;
+	return agile_sched_create(&opts, &j->sched);
+}
+
+static void agile_note(struct fib_job *j, const char *variant, int runs)
+{
+	struct agile_sched_stats st;
+
+	agile_sched_stats(j->sched, &st);
+	if (st.pin_error)
+		bench_note("%s: workers not pinned (%s)", variant,
+			   strerror(-st.pin_error));
+	bench_note("%s: %llu tasks, %llu steals, %llu publishes over %d runs",
+		   variant, (unsigned long long)st.tasks,
+		   (unsigned long long)st.steals,
+		   (unsigned long long)st.publishes, runs);
+}
+
+int bench_fib(const struct bench_opts *o)
+{
+	struct fib_job plain = { .n = o->fib_n }, one = plain, all = plain;
+	struct fib_job tbb = { .n = o->fib_n }, omp = { .n = o->fib_n, .threads = o->threads };
+	int64_t expect = fib_plain(o->fib_n);
+	/* Spawn-heavy baselines are slow: fewer repetitions for them. */
+	int slow_reps = o->reps < 3 ? o->reps : 3;
+	char all_name[32];
+	int err;
+
+	snprintf(all_name, sizeof(all_name), "agile-%dw", o->threads);
+	err = agile_pool(o, &one, 1);
+	if (err)
+		return err;
+	err = agile_pool(o, &all, o->threads);
+	if (err) {
+		agile_sched_destroy(one.sched);
+		return err;
+	}
+	tbb.arena = tbb_arena_new(o->threads);
+
+	const struct contender c[] = {
+		{ "plain", 1, run_plain, &plain, o->reps },
+		{ "agile-1w", 1, run_agile, &one, o->reps },
+		{ all_name, o->threads, run_agile, &all, o->reps },
+		{ "tbb-task_group", o->threads, run_tbb, &tbb, slow_reps },
+		{ "omp-tasks", o->threads, run_omp, &omp, slow_reps },
+	};
+	bench_run("fib", c, sizeof(c) / sizeof(c[0]));
+
+	agile_note(&one, "agile-1w", o->reps + 2); /* + a warm-up per pass */
+	agile_note(&all, all_name, o->reps + 2);
+	agile_sched_destroy(one.sched);
+	agile_sched_destroy(all.sched);
+	tbb_arena_free(tbb.arena);
+	if (one.err || all.err)
+		return one.err ? one.err : all.err;
+	if (plain.result != expect || one.result != expect || all.result != expect ||
+	    tbb.result != expect || omp.result != expect)
+		return -EPROTO;
+
+	bench_compare("fib", "agile-1w", "plain", false, "<= 3");
+	bench_compare("fib", all_name, "tbb-task_group", true, ">= 5");
+	bench_compare("fib", all_name, "omp-tasks", true, "> 1");
+	bench_compare("fib", all_name, "agile-1w", true, NULL);
+	bench_compare("fib", all_name, "plain", true, NULL);
+	bench_compare("fib", "tbb-task_group", "plain", false, NULL);
+	bench_compare("fib", "omp-tasks", "plain", false, NULL);
+	bench_note("fib(%d), every call a spawn: %lld calls", o->fib_n,
+		   (long long)(2 * fib_plain(o->fib_n + 1) - 1));
+	return 0;
+}

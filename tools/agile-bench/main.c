@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+/*
+ * agile-bench - libagile's benchmarks, each printed beside its baseline
+ * measured in the same run, as a table and (--csv) a CSV file.
+ *
+ *	agile-bench [options] fib|pfor|doorbell|sleep|all|list
+ *
+ * Ratios, not absolute times, are the results: they are what SPEC §5's
+ * targets are written in, and they survive noisy machines better.
+ *
+ * Built with -DAGILE_BENCH_NO_TBB (the static build that runs in the test
+ * guests: there is no static oneTBB), fib and pfor are left out.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+struct row {
+	char bench[16], variant[32];
+	int threads;
+	struct timing t;
+	char na[32]; /* not measured here, and why; "" when measured */
+};
+
+struct comparison {
+	char bench[16], variant[32], baseline[32], target[16];
+	bool speedup;
+};
+
+static struct row rows[64];
+static int nr_rows;
+static struct comparison comparisons[32];
+static int nr_comparisons;
+static char notes[16][200];
+static int nr_notes;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void settle(void)
+{
+	struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static struct timing summarize(double *ms, int reps)
+{
+	struct timing t;
+
+	qsort(ms, (size_t)reps, sizeof(ms[0]), cmp_double);
+	t.min_ms = ms[0];
+	t.median_ms = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+	t.reps = reps;
+	return t;
+}
+
+#define MAX_REPS 64
+
+void bench_run(const char *bench, const struct contender *c, int nr)
+{
+	double ms[16][MAX_REPS];
+	int done[16] = { 0 };
+
+	if (nr > 16)
+		nr = 16;
+	/*
+	 * Two passes, the second in reverse order (A B C, then C B A), each
+	 * timing a block of about half of a contender's repetitions back to
+	 * back after an untimed warm-up run: the runtimes are measured warm,
+	 * as a loop of runs sees them, and a slow drift in the machine's load
+	 * weighs on all of them alike.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 0; k < nr; k++) {
+			int i = pass ? nr - 1 - k : k;
+			int reps = c[i].reps < MAX_REPS ? c[i].reps : MAX_REPS;
+			int block = pass ? reps - done[i] : (reps + 1) / 2;
+
+			if (block <= 0)
+				continue;
+			settle();
+			c[i].fn(c[i].arg);
+			for (int r = 0; r < block; r++) {
+				double start = now_ms();
+
+				c[i].fn(c[i].arg);
+				ms[i][done[i]++] = now_ms() - start;
+			}
+		}
+	}
+	for (int i = 0; i < nr; i++)
+		bench_row(bench, c[i].variant, c[i].threads,
+			  summarize(ms[i], done[i] > 0 ? done[i] : 1));
+}
+
+void bench_row(const char *bench, const char *variant, int threads,
+	       struct timing t)
+{
+	struct row *r;
+
+	if (nr_rows == (int)(sizeof(rows) / sizeof(rows[0])))
+		return;
+	r = &rows[nr_rows++];
+	snprintf(r->bench, sizeof(r->bench), "%s", bench);
+	snprintf(r->variant, sizeof(r->variant), "%s", variant);
+	r->threads = threads;
+	r->t = t;
+	fprintf(stderr, "  %-6s %-22s %3d threads  %10.2f ms (min of %d)\n",
+		bench, variant, threads, t.min_ms, t.reps);
+}
+
+void bench_row_na(const char *bench, const char *variant, int threads,
+		  const char *why)
+{
+	struct row *r;
+
+	if (nr_rows == (int)(sizeof(rows) / sizeof(rows[0])))
+		return;
+	r = &rows[nr_rows++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->bench, sizeof(r->bench), "%s", bench);
+	snprintf(r->variant, sizeof(r->variant), "%s", variant);
+	snprintf(r->na, sizeof(r->na), "%s", why);
+	r->threads = threads;
+	fprintf(stderr, "  %-6s %-22s %3d threads  n/a: %s\n", bench, variant,
+		threads, why);
+}
+
+void bench_compare(const char *bench, const char *variant,
+		   const char *baseline, bool speedup, const char *target)
+{
+	struct comparison *c;
+
+	if (nr_comparisons == (int)(sizeof(comparisons) / sizeof(comparisons[0])))
+		return;
+	c = &comparisons[nr_comparisons++];
+	snprintf(c->bench, sizeof(c->bench), "%s", bench);
+	snprintf(c->variant, sizeof(c->variant), "%s", variant);
+	snprintf(c->baseline, sizeof(c->baseline), "%s", baseline);
+	snprintf(c->target, sizeof(c->target), "%s", target ? target : "");
+	c->speedup = speedup;
+}
+
+void bench_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (nr_notes == (int)(sizeof(notes) / sizeof(notes[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(notes[nr_notes++], sizeof(notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+static const struct row *find_row(const char *bench, const char *variant)
+{
+	for (int i = 0; i < nr_rows; i++)
+		if (!strcmp(rows[i].bench, bench) && !strcmp(rows[i].variant, variant))
+			return &rows[i];
+	return NULL;
+}
+
+int bench_find_timing(const char *bench, const char *variant,
+		      struct timing *t)
+{
+	const struct row *r = find_row(bench, variant);
+
+	if (!r || r->na[0])
+		return -ENOENT;
+	*t = r->t;
+	return 0;
+}
+
+/*
+ * A comparison's ratio (from the minimum times) and verdict.  Slowdown:
+ * variant / baseline, target "<= X".  Speedup: baseline / variant (how many
+ * times faster the variant is), target ">= X" or "> X".
+ */
+static double judge(const struct comparison *c, const char **verdict)
+{
+	const struct row *r = find_row(c->bench, c->variant);
+	const struct row *b = find_row(c->bench, c->baseline);
+	double ratio, x;
+
+	*verdict = "";
+	if ((r && r->na[0]) || (b && b->na[0])) {
+		*verdict = "n/a";
+		return 0;
+	}
+	if (!r || !b || r->t.min_ms <= 0 || b->t.min_ms <= 0)
+		return 0;
+	ratio = c->speedup ? b->t.min_ms / r->t.min_ms : r->t.min_ms / b->t.min_ms;
+	if (!strncmp(c->target, "<=", 2)) {
+		x = atof(c->target + 2);
+		*verdict = ratio <= x ? "met" : "NOT met";
+	} else if (!strncmp(c->target, ">=", 2)) {
+		x = atof(c->target + 2);
+		*verdict = ratio >= x ? "met" : "NOT met";
+	} else if (c->target[0] == '>') {
+		x = atof(c->target + 1);
+		*verdict = ratio > x ? "met" : "NOT met";
+	}
+	return ratio;
+}
+
+static void print_table(void)
+{
+	printf("\n%-6s %-22s %7s %5s %11s %11s\n", "bench", "variant", "threads",
+	       "reps", "min ms", "median ms");
+	for (int i = 0; i < nr_rows; i++) {
+		const struct row *r = &rows[i];
+
+		if (r->na[0]) {
+			printf("%-6s %-22s %7d %5s n/a: %s\n", r->bench, r->variant,
+			       r->threads, "-", r->na);
+			continue;
+		}
+		printf("%-6s %-22s %7d %5d %11.2f %11.2f\n", r->bench, r->variant,
+		       r->threads, r->t.reps, r->t.min_ms, r->t.median_ms);
+	}
+	printf("\n%-6s %-46s %9s  %-7s %s\n", "bench", "ratio", "value", "target",
+	       "");
+	for (int i = 0; i < nr_comparisons; i++) {
+		const struct comparison *c = &comparisons[i];
+		const char *verdict;
+		double ratio = judge(c, &verdict);
+		char what[96];
+
+		if (c->speedup)
+			snprintf(what, sizeof(what), "%s faster than %s (x)",
+				 c->variant, c->baseline);
+		else
+			snprintf(what, sizeof(what), "%s / %s time", c->variant,
+				 c->baseline);
+		if (!strcmp(verdict, "n/a")) {
+			printf("%-6s %-46s %9s  %-7s %s\n", c->bench, what, "n/a",
+			       c->target, "");
+			continue;
+		}
+		printf("%-6s %-46s %8.2fx  %-7s %s\n", c->bench, what, ratio,
+		       c->target, verdict);
+	}
+	for (int i = 0; i < nr_notes; i++)
+		printf("note: %s\n", notes[i]);
+}
+
+static int write_csv(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict\n");
+	for (int i = 0; i < nr_rows; i++) {
+		const struct row *r = &rows[i];
+
+		if (r->na[0]) {
+			fprintf(f, "na,%s,%s,%d,,,,,,,%s\n", r->bench, r->variant,
+				r->threads, r->na);
+			continue;
+		}
+		fprintf(f, "time,%s,%s,%d,%d,%.4f,%.4f,,,,\n", r->bench, r->variant,
+			r->threads, r->t.reps, r->t.min_ms, r->t.median_ms);
+	}
+	for (int i = 0; i < nr_comparisons; i++) {
+		const struct comparison *c = &comparisons[i];
+		const char *verdict;
+		double ratio = judge(c, &verdict);
+
+		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s\n",
+			c->speedup ? "speedup" : "slowdown", c->bench, c->variant,
+			c->baseline, ratio, c->target, verdict);
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(const struct bench_opts *o);
+	const char *help;
+} benches[] = {
+#ifndef AGILE_BENCH_NO_TBB
+	{ "fib", bench_fib,
+	  "fork/join fib(n), every call a spawn: plain recursion, agile 1 and all workers, oneTBB task_group, OpenMP tasks" },
+	{ "pfor", bench_pfor,
+	  "uneven parallel-for: serial, agile_parallel_for, oneTBB parallel_for, OpenMP dynamic schedule" },
+#endif
+	{ "doorbell", bench_doorbell,
+	  "spinning round trip worker <-> CPU EU (dev and eu layers, user and kmod backends) beside C11 ping-pongs on one line and on the same lines" },
+	{ "sleep", bench_sleep,
+	  "round trip with both sides asleep (user: futex, kmod: SIGNAL and poller wake) beside a futex ping-pong" },
+};
+
+#define NR_BENCHES (int)(sizeof(benches) / sizeof(benches[0]))
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: agile-bench [options] BENCH...\n"
+		"  BENCH: all, list, or one of:\n");
+	for (int i = 0; i < NR_BENCHES; i++)
+		fprintf(out, "    %-6s %s\n", benches[i].name, benches[i].help);
+	fprintf(out,
+		"options:\n"
+		"  -c, --csv PATH      also write the rows as CSV\n"
+		"  -t, --threads N     threads for \"all workers\" (default: online CPUs)\n"
+		"  -r, --reps N        timed repetitions per contender (default 5)\n"
+		"  -n, --fib-n N       fib(N) (default 35)\n"
+		"  -N, --pfor-n N      parallel-for iterations (default 100000)\n"
+		"  -g, --grain N       parallel-for grain / chunk (default 16)\n"
+		"  -T, --trips N       doorbell round trips per repetition (default 200000;\n"
+		"                      sleep does N / 10)\n"
+		"  -P, --no-pin        do not pin agile's workers (shared, busy machines)\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "csv", required_argument, NULL, 'c' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "fib-n", required_argument, NULL, 'n' },
+		{ "pfor-n", required_argument, NULL, 'N' },
+		{ "grain", required_argument, NULL, 'g' },
+		{ "no-pin", no_argument, NULL, 'P' },
+		{ "trips", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct bench_opts o = {
+		.threads = (int)sysconf(_SC_NPROCESSORS_ONLN),
+		.reps = 5,
+		.fib_n = 35,
+		.pfor_n = 100000,
+		.grain = 16,
+		.trips = 200000,
+	};
+	const char *csv = NULL;
+	int c, err = 0;
+
+	while ((c = getopt_long(argc, argv, "c:t:r:n:N:g:PT:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': csv = optarg; break;
+		case 't': o.threads = atoi(optarg); break;
+		case 'r': o.reps = atoi(optarg); break;
+		case 'n': o.fib_n = atoi(optarg); break;
+		case 'N': o.pfor_n = atoll(optarg); break;
+		case 'g': o.grain = atoll(optarg); break;
+		case 'P': o.no_pin = true; break;
+		case 'T': o.trips = atoll(optarg); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind == argc || o.threads < 1 || o.reps < 1 || o.fib_n < 1 ||
+	    o.fib_n > 45 || o.pfor_n < 1 || o.grain < 1 || o.trips < 1) {
+		usage(stderr);
+		return 2;
+	}
+	for (int i = optind; i < argc && !err; i++) {
+		bool all = !strcmp(argv[i], "all"), found = all;
+
+		if (!strcmp(argv[i], "list")) {
+			for (int b = 0; b < NR_BENCHES; b++)
+				printf("%s\n", benches[b].name);
+			continue;
+		}
+		for (int b = 0; b < NR_BENCHES && !err; b++) {
+			if (all || !strcmp(argv[i], benches[b].name)) {
+				found = true;
+				fprintf(stderr, "agile-bench %s:\n", benches[b].name);
+				err = benches[b].run(&o);
+			}
+		}
+		if (!found) {
+			fprintf(stderr, "agile-bench: no benchmark \"%s\"\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (nr_rows) {
+		double load[3];
+
+		/* Other processes on the machine skew the parallel rows: say so. */
+		if (getloadavg(load, 3) == 3 && load[0] > 0.5)
+			bench_note("load average %.2f on %ld CPUs while measuring: other processes competed",
+				   load[0], sysconf(_SC_NPROCESSORS_ONLN));
+		print_table();
+		if (csv) {
+			int e = write_csv(csv);
+
+			if (e)
+				fprintf(stderr, "agile-bench: %s: %s\n", csv, strerror(-e));
+			else
+				printf("csv: %s\n", csv);
+			err = err ? err : e;
+		}
+	}
+	if (err)
+		fprintf(stderr, "agile-bench: %s\n", strerror(-err));
+	return err ? 1 : 0;
+}
