@@ -34,14 +34,18 @@ kernel-src: deps
 modules: kernels
 	@for k in $(KERNELS); do tools/build-kmod.sh $$k || exit 1; done
 
+# Both suites run in the guests, so both are linked statically.
 selftests: kernel-src
 	@$(MAKE) --no-print-directory -C selftests/kmod OUT=$(BUILD)/selftests/kmod
+	@$(MAKE) --no-print-directory -C libagile guest-tests
 
 lib:
 	@$(MAKE) --no-print-directory -C libagile lib
 
 # Tools go into the guests too, so they are linked statically.
 tools: $(BUILD)/tools/agile-demo
+	@$(MAKE) --no-print-directory -C tools/agile-bench static
+	@$(MAKE) --no-print-directory -C libagile examples-static
 
 $(BUILD)/tools/agile-demo: tools/agile-demo.c uapi/linux/agile.h
 	@mkdir -p $(@D)
@@ -61,7 +65,8 @@ check: deps
 run: deps
 	@$(MAKE) --no-print-directory KERNELS=6.1 modules tools
 	@if [ -c /dev/agile ]; then \
-		$(BUILD)/tools/agile-demo; \
+		$(BUILD)/tools/agile-demo && $(BUILD)/tools/offload-vector && \
+		$(BUILD)/tools/agile-bench-static -T 20000 -r 1 doorbell sleep; \
 	else \
 		echo "/dev/agile is not loaded here: booting the Linux 6.1 guest with the module"; \
 		tools/vm/run-guest.sh 6.1 tools/demo-guest.sh; \

@@ -56,6 +56,11 @@ if [ $built = 1 ]; then
 			tools/vm/run-guest.sh --tap "$results/guest-$k.tap" \
 			"$k" selftests/kmod/run.sh
 		grep -E '^(not ok|# agile selftests:)' "$results/guest-$k.tap"
+		step "libagile selftests in the Linux $k guest (kmod, user)" \
+			"guest-libagile-$k.log" \
+			tools/vm/run-guest.sh --tap "$results/guest-libagile-$k.tap" \
+			"$k" selftests/libagile/guest.sh
+		grep -E '^not ok' "$results/guest-libagile-$k.tap"
 	done
 fi
 

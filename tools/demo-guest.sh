@@ -1,9 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Runs inside the guest for `make run` (tools/vm/run-guest.sh 6.1 ...):
-# load the module, run the demo, unload.
+# load the module; the raw doorbell protocol (agile-demo); work stealing
+# with leaves offloaded to CPU EUs through the module (offload-vector);
+# one short benchmark pass; unload.  The guest is software-emulated: its
+# times say nothing about real hardware, only the ratios within a row do.
 set -e
 modprobe agile
+echo "== agile-demo: one thread posts tasks to another through slot 0"
 agile-demo 2000
+echo
+echo "== offload-vector: work stealing, leaves offloaded to CPU EUs"
+offload-vector 262144 8192
+echo
+echo "== agile-bench: one short pass (ratios to the baselines)"
+agile-bench-static -T 1000 -r 1 doorbell sleep
 rmmod agile
 echo "agile.ko unloaded cleanly"

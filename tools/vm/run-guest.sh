@@ -22,10 +22,14 @@
 #                               extra/: build/kernels/<K>/out/*.ko; depmod'ed, so
 #                               `modprobe agile` and `modprobe vgem` work
 #   /selftests/kmod/            executables of build/selftests/kmod/
+#   /selftests/libagile/        executables of build/selftests/libagile/
+#                               (make -C libagile guest-tests), which
+#                               selftests/libagile/guest.sh runs
 #   /tools/                     executables of build/tools/
 #   /extra/                     the extra files given on the command line
-# The last three are on PATH.  Dynamically linked executables get their
-# libraries copied along (static ones are preferred: nothing to copy).
+# /selftests/kmod, /tools and /extra are on PATH.  Dynamically linked
+# executables get their libraries copied along (static ones are preferred:
+# nothing to copy).
 # The guest script runs under busybox sh as root in /tmp, stdin /dev/null,
 # with AGILE_KERNEL=<K> set; its stdout is the TAP the host collects, its
 # stderr goes to the console only; a non-zero exit fails the run.
@@ -106,7 +110,8 @@ fi
 STAGE=$VM/initramfs
 rm -rf "$STAGE"
 mkdir -p "$STAGE"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,root,lib/modules} \
-	"$STAGE/selftests/kmod" "$STAGE/tools" "$STAGE/extra"
+	"$STAGE/selftests/kmod" "$STAGE/selftests/libagile" "$STAGE/tools" \
+	"$STAGE/extra"
 
 cp "$BUSYBOX" "$STAGE/bin/busybox"
 # Applet links as busybox itself lists them (bin/sh, usr/bin/awk, ...).
@@ -149,6 +154,7 @@ add_executables() {
 	return 0
 }
 add_executables "$BUILD/selftests/kmod" "$STAGE/selftests/kmod"
+add_executables "$BUILD/selftests/libagile" "$STAGE/selftests/libagile"
 add_executables "$BUILD/tools" "$STAGE/tools"
 for f in "$@"; do
 	add_file "$f" "$STAGE/extra"
