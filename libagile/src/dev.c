@@ -24,6 +24,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +56,31 @@ static uint64_t mono_ns(void)
 static void count(_Atomic uint64_t *counter)
 {
 	atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+}
+
+int agile_dev_map_area(struct agile_dev *dev, size_t bytes, uint64_t offset,
+		       unsigned char **area)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
+		       (off_t)offset);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	*area = p;
+	return 0;
+}
+
+void agile_dev_unmap_close(struct agile_dev *dev)
+{
+	if (dev->task_regs)
+		munmap(dev->task_regs, dev->task_reg_bytes);
+	if (dev->doorbells)
+		munmap(dev->doorbells, dev->doorbell_bytes);
+	if (dev->fd >= 0)
+		close(dev->fd);
+	dev->task_regs = NULL;
+	dev->doorbells = NULL;
+	dev->fd = -1;
 }
 
 int agile_dev_opts_init(struct agile_dev_opts *opts)

@@ -56,6 +56,15 @@ struct agile_dev {
 extern const struct dev_backend agile_dev_kmod;
 extern const struct dev_backend agile_dev_user;
 
+/*
+ * Both backends' pages: map @bytes of dev->fd at @offset read-write and
+ * shared into *@area (0 or a negative errno); unmap both areas, close the
+ * fd and clear all three (any of them may be unset).  In dev.c.
+ */
+int agile_dev_map_area(struct agile_dev *dev, size_t bytes, uint64_t offset,
+		       unsigned char **area);
+void agile_dev_unmap_close(struct agile_dev *dev);
+
 static inline struct agile_doorbell *dev_doorbell(const struct agile_dev *dev,
 						  uint32_t slot)
 {

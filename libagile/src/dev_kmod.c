@@ -9,37 +9,11 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <agile/error.h>
 
 #include "dev_impl.h"
-
-static void kmod_close(struct agile_dev *dev)
-{
-	if (dev->task_regs)
-		munmap(dev->task_regs, dev->task_reg_bytes);
-	if (dev->doorbells)
-		munmap(dev->doorbells, dev->doorbell_bytes);
-	if (dev->fd >= 0)
-		close(dev->fd);
-	dev->task_regs = NULL;
-	dev->doorbells = NULL;
-	dev->fd = -1;
-}
-
-static int kmod_map(struct agile_dev *dev, size_t bytes, uint64_t offset,
-		    unsigned char **area)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
-		       (off_t)offset);
-
-	if (p == MAP_FAILED)
-		return -errno;
-	*area = p;
-	return 0;
-}
 
 static int kmod_open(struct agile_dev *dev, const struct agile_dev_opts *opts)
 {
@@ -74,15 +48,15 @@ static int kmod_open(struct agile_dev *dev, const struct agile_dev_opts *opts)
 	}
 	dev->doorbell_bytes = init.doorbell_bytes;
 	dev->task_reg_bytes = init.task_reg_bytes;
-	err = kmod_map(dev, init.doorbell_bytes, init.doorbell_offset,
+	err = agile_dev_map_area(dev, init.doorbell_bytes, init.doorbell_offset,
 		       &dev->doorbells);
 	if (!err)
-		err = kmod_map(dev, init.task_reg_bytes, init.task_reg_offset,
+		err = agile_dev_map_area(dev, init.task_reg_bytes, init.task_reg_offset,
 			       &dev->task_regs);
 	if (!err)
 		return 0;
 fail:
-	kmod_close(dev);
+	agile_dev_unmap_close(dev);
 	return err;
 }
 
@@ -128,7 +102,7 @@ static int kmod_kernel_stats(struct agile_dev *dev, struct agile_stats *st)
 const struct dev_backend agile_dev_kmod = {
 	.name = "kmod",
 	.open = kmod_open,
-	.close = kmod_close,
+	.close = agile_dev_unmap_close,
 	.wake = kmod_wake,
 	.sleep = kmod_sleep,
 	.kernel_stats = kmod_kernel_stats,

@@ -27,31 +27,6 @@ static size_t page_round(size_t bytes)
 	return (bytes + page - 1) / page * page;
 }
 
-static void user_close(struct agile_dev *dev)
-{
-	if (dev->task_regs)
-		munmap(dev->task_regs, dev->task_reg_bytes);
-	if (dev->doorbells)
-		munmap(dev->doorbells, dev->doorbell_bytes);
-	if (dev->fd >= 0)
-		close(dev->fd);
-	dev->task_regs = NULL;
-	dev->doorbells = NULL;
-	dev->fd = -1;
-}
-
-static int user_map(struct agile_dev *dev, size_t bytes, off_t offset,
-		    unsigned char **area)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
-		       offset);
-
-	if (p == MAP_FAILED)
-		return -errno;
-	*area = p;
-	return 0;
-}
-
 static int user_open(struct agile_dev *dev, const struct agile_dev_opts *opts)
 {
 	int err;
@@ -74,14 +49,14 @@ static int user_open(struct agile_dev *dev, const struct agile_dev_opts *opts)
 		err = -errno;
 		goto fail;
 	}
-	err = user_map(dev, dev->doorbell_bytes, 0, &dev->doorbells);
+	err = agile_dev_map_area(dev, dev->doorbell_bytes, 0, &dev->doorbells);
 	if (!err)
-		err = user_map(dev, dev->task_reg_bytes,
-			       (off_t)dev->doorbell_bytes, &dev->task_regs);
+		err = agile_dev_map_area(dev, dev->task_reg_bytes,
+					 dev->doorbell_bytes, &dev->task_regs);
 	if (!err)
 		return 0;
 fail:
-	user_close(dev);
+	agile_dev_unmap_close(dev);
 	return err;
 }
 
@@ -137,7 +112,7 @@ static int user_sleep(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 const struct dev_backend agile_dev_user = {
 	.name = "user",
 	.open = user_open,
-	.close = user_close,
+	.close = agile_dev_unmap_close,
 	.wake = user_wake,
 	.sleep = user_sleep,
 };

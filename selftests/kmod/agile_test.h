@@ -414,6 +414,36 @@ static inline int agile_interrupter_stop(struct agile_interrupter *in)
 	return -pthread_join(in->thread, NULL);
 }
 
+/*
+ * The doorbell fixture of fence.c and wait_any.c: open /dev/agile, make a
+ * context of @nr_slots slots (64-byte task registers) and map its
+ * doorbell area into *@db.  A fixture setup calls it with its _metadata:
+ * unlike the helpers above it asserts (and skips when the module is not
+ * loaded), so it belongs in the test process only, never in a thread or
+ * a forked child.
+ */
+static inline void agile_db_fixture_setup(struct __test_metadata *_metadata,
+					  int *fd, __u32 nr_slots,
+					  struct agile_ctx_init *init,
+					  struct agile_doorbell **db)
+{
+	AGILE_OPEN(*fd);
+	ASSERT_EQ(0, agile_ctx_init(*fd, nr_slots, 64, init));
+	*db = agile_map_rw(*fd, init->doorbell_offset, init->doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, *db);
+}
+
+/* Its teardown: whatever the setup got to. */
+static inline void agile_db_fixture_teardown(int fd,
+					     const struct agile_ctx_init *init,
+					     struct agile_doorbell *db)
+{
+	if (db && db != MAP_FAILED)
+		munmap(db, init->doorbell_bytes);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* sysfs: /sys/class/misc/agile/<name> */
 static inline void agile_sysfs_path(char *buf, size_t len, const char *name)
 {

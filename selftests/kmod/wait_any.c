@@ -16,19 +16,13 @@ FIXTURE(ctx)
 
 FIXTURE_SETUP(ctx)
 {
-	AGILE_OPEN(self->fd);
-	ASSERT_EQ(0, agile_ctx_init(self->fd, NR_SLOTS, 64, &self->init));
-	self->db = agile_map_rw(self->fd, self->init.doorbell_offset,
-				self->init.doorbell_bytes);
-	ASSERT_NE(MAP_FAILED, self->db);
+	agile_db_fixture_setup(_metadata, &self->fd, NR_SLOTS, &self->init,
+			       &self->db);
 }
 
 FIXTURE_TEARDOWN(ctx)
 {
-	if (self->db && self->db != MAP_FAILED)
-		munmap(self->db, self->init.doorbell_bytes);
-	if (self->fd >= 0)
-		close(self->fd);
+	agile_db_fixture_teardown(self->fd, &self->init, self->db);
 }
 
 static struct agile_wait_cond cond(__u32 slot, __u32 cmp, __u32 value)

@@ -10,22 +10,13 @@
 #include <stdint.h>
 
 #include "tap.h"
+#define AGILE_TEST_FIB
+#include "testutil.h"
 
 #define NR_THREADS 4
 #define NR_RUNS 40
 
 static struct agile_sched *sched;
-
-AGILE_TASK(int64_t, fib, w, int, n)
-{
-	int64_t b;
-
-	if (n < 2)
-		return n;
-	AGILE_SPAWN(w, fib, n - 1);
-	b = AGILE_CALL(w, fib, n - 2);
-	return AGILE_SYNC(w, fib) + b;
-}
 
 static int sum_body(int64_t lo, int64_t hi, void *arg)
 {

@@ -12,7 +12,6 @@
 #include <agile/error.h>
 #include <agile/eu.h>
 #include <agile/kernels.h>
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #define NR_EUS 3
 #define LONG_NS (10ULL * 1000 * 1000 * 1000)
@@ -58,65 +58,6 @@ static int wait_flag(uint32_t lane, uint32_t nr_lanes, const __u64 *args,
 static const agile_phase_fn count_phases[] = { count_lanes };
 static const agile_phase_fn wait_phases[] = { wait_flag };
 static uint32_t op_count, op_wait;
-
-static int nr_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-static void *nothing(void *arg)
-{
-	return arg;
-}
-
-/*
- * The thread count before the test, after one thread came and went: a
- * sanitizer's run-time starts a helper thread of its own at the first
- * pthread_create, which must not count as a leak.
- */
-static int settled_threads(void)
-{
-	pthread_t t;
-
-	int n, prev = -1;
-
-	if (!pthread_create(&t, NULL, nothing, NULL))
-		pthread_join(t, NULL);
-	/* Until the joined thread is reaped too (see threads_settle). */
-	for (int i = 0; i < 100; i++) {
-		n = nr_threads();
-		if (n == prev)
-			break;
-		prev = n;
-		usleep(10000);
-	}
-	return n;
-}
-
-/*
- * The thread count once it reaches @want, or after a second: a joined
- * thread may still be listed for a moment (pthread_join returns when the
- * thread's TID is cleared, a little before the kernel reaps it).
- */
-static int threads_settle(int want)
-{
-	int n = nr_threads();
-
-	for (int i = 0; i < 100 && n != want; i++) {
-		usleep(10000);
-		n = nr_threads();
-	}
-	return n;
-}
 
 static int set_count_task(struct agile_eu_pool *pool, uint32_t eu,
 			  int64_t *counters, uint32_t nr_parts, uint32_t fail,

@@ -10,17 +10,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-
-AGILE_TASK(int64_t, fib, w, int, n)
-{
-	int64_t b;
-
-	if (n < 2)
-		return n;
-	AGILE_SPAWN(w, fib, n - 1);
-	b = AGILE_CALL(w, fib, n - 2);
-	return AGILE_SYNC(w, fib) + b;
-}
+#define AGILE_TEST_FIB
+#include "testutil.h"
 
 static void check(const char *what, uint32_t flags, bool expect_failure)
 {

@@ -11,7 +11,6 @@
  */
 #define _GNU_SOURCE
 #include <agile/agile.h>
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #define N 200003
 #define LONG_NS (10ULL * 1000 * 1000 * 1000)
@@ -187,65 +187,6 @@ static int encode_sum(const void *task, void *arg, uint32_t part,
 	reg->args[3] = (uintptr_t)&a->total;
 	reg->args[4] = (__u64)a->fail_at;
 	return 0;
-}
-
-static int nr_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-static void *nothing(void *arg)
-{
-	return arg;
-}
-
-/*
- * The thread count before the test, after one thread came and went: a
- * sanitizer's run-time starts a helper thread of its own at the first
- * pthread_create, which must not count as a leak.
- */
-static int settled_threads(void)
-{
-	pthread_t t;
-
-	int n, prev = -1;
-
-	if (!pthread_create(&t, NULL, nothing, NULL))
-		pthread_join(t, NULL);
-	/* Until the joined thread is reaped too (see threads_settle). */
-	for (int i = 0; i < 100; i++) {
-		n = nr_threads();
-		if (n == prev)
-			break;
-		prev = n;
-		usleep(10000);
-	}
-	return n;
-}
-
-/*
- * The thread count once it reaches @want, or after a second: a joined
- * thread may still be listed for a moment (pthread_join returns when the
- * thread's TID is cleared, a little before the kernel reaps it).
- */
-static int threads_settle(int want)
-{
-	int n = nr_threads();
-
-	for (int i = 0; i < 100 && n != want; i++) {
-		usleep(10000);
-		n = nr_threads();
-	}
-	return n;
 }
 
 /* Mappings of agile pages: the memfd ("agile-user") or /dev/agile. */

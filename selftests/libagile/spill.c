@@ -8,22 +8,8 @@
 #include <stdint.h>
 
 #include "tap.h"
-
-static int64_t fib_plain(int n)
-{
-	return n < 2 ? n : fib_plain(n - 1) + fib_plain(n - 2);
-}
-
-AGILE_TASK(int64_t, fib, w, int, n)
-{
-	int64_t b;
-
-	if (n < 2)
-		return n;
-	AGILE_SPAWN(w, fib, n - 1);
-	b = AGILE_CALL(w, fib, n - 2);
-	return AGILE_SYNC(w, fib) + b;
-}
+#define AGILE_TEST_FIB
+#include "testutil.h"
 
 /* Spawn @n children (each a fib(10)) before syncing any. */
 AGILE_TASK(int64_t, wide, w, int, n)
