@@ -31,6 +31,22 @@
  *	in softirq context with spin_lock().  The hrtimer base lock nests
  *	inside it (hrtimer_start()); hrtimer_cancel() is never called under
  *	it, since the poller takes it.
+ * agile_ctx.seg_lock (mutex): serialises SEG_CREATE on one context.
+ *	Process context only.  Under it: page allocations and
+ *	copy_to_user() (which may take mmap_lock).  mmap and EXPORT_DMABUF
+ *	never take it: they read @nr_segs with smp_load_acquire() and use
+ *	only the segments below it, which never change until the context
+ *	is freed, so there is no inversion with mmap_lock.
+ * agile_dmabuf.lock (mutex): a dma-buf's list of DMA mappings.  Taken by
+ *	map/unmap (inside the dma-buf's reservation lock where the dma-buf
+ *	core holds it) and by begin/end_cpu_access; nothing nests inside.
+ *
+ * Segments and dma-bufs
+ *
+ * A segment (struct agile_seg) belongs to its context and is freed with
+ * it.  A dma-buf holds a reference on the context, so the pages it
+ * exports outlive a closed agile file; the agile file does not depend
+ * on the dma-buf either.
  */
 #ifndef AGILE_KMOD_AGILE_H
 #define AGILE_KMOD_AGILE_H
@@ -81,6 +97,16 @@ struct agile_slot {
 };
 
 /**
+ * struct agile_seg - a data segment
+ * @pages: its zeroed pages.
+ * @nr_pages: pages in @pages.
+ */
+struct agile_seg {
+	struct page **pages;
+	unsigned long nr_pages;
+};
+
+/**
  * struct agile_ctx - a context: slots, their pages and their waiters
  * @ref: one reference per file that uses the context.
  * @id: a small number naming the context in tracepoints.
@@ -95,6 +121,10 @@ struct agile_slot {
  * @sleepers: waiters queued on the context (struct agile_waiter.node).
  * @poll_armed: @poll_timer is queued or its callback will restart it.
  * @poll_timer: the poller, armed only while @sleepers is not empty.
+ * @seg_lock: serialises SEG_CREATE; see "Locking" above.
+ * @nr_segs: segments created; published with smp_store_release() after
+ *	@segs[@nr_segs] is set, read with smp_load_acquire().
+ * @segs: the segments, by id.
  */
 struct agile_ctx {
 	struct kref ref;
@@ -112,6 +142,10 @@ struct agile_ctx {
 	struct list_head sleepers;
 	bool poll_armed;
 	struct hrtimer poll_timer;
+
+	struct mutex seg_lock; /* serialises SEG_CREATE */
+	u32 nr_segs;
+	struct agile_seg *segs[AGILE_MAX_SEGMENTS];
 };
 
 /* How a waiter was woken; the waker stores it last. */
@@ -164,6 +198,7 @@ struct agile_waiter {
 extern unsigned int agile_poll_interval_us;
 extern unsigned int agile_spin_ns;
 extern unsigned int agile_max_slots;
+extern unsigned int agile_max_segment_bytes;
 
 /* ctx.c */
 extern atomic_t agile_nr_contexts;
@@ -175,6 +210,10 @@ void agile_ctx_fill_init(const struct agile_ctx *ctx,
 			 struct agile_ctx_init *args);
 void agile_ctx_put(struct agile_ctx *ctx);
 int agile_ctx_mmap(struct agile_ctx *ctx, struct vm_area_struct *vma);
+int agile_pages_mmap(struct vm_area_struct *vma, struct page **pages,
+		     unsigned long nr_pages);
+struct page **agile_pages_alloc(unsigned long nr_pages);
+void agile_pages_free(struct page **pages, unsigned long nr_pages);
 void agile_ctx_stats(const struct agile_ctx *ctx, struct agile_stats *stats);
 u64 agile_counter_sum(const struct agile_counters __percpu *counters,
 		      enum agile_counter counter);
@@ -195,6 +234,18 @@ bool agile_waiter_check(const struct agile_ctx *ctx,
 			u32 *observed);
 void agile_waiter_wake(struct agile_ctx *ctx, struct agile_waiter *w,
 		       enum agile_woken reason, u32 index, u32 observed);
+
+/* seg.c */
+int agile_seg_create_ioctl(struct agile_ctx *ctx,
+			   struct agile_seg_create __user *uarg);
+const struct agile_seg *agile_seg_get(struct agile_ctx *ctx, u32 id);
+int agile_seg_find_mmap(struct agile_ctx *ctx, unsigned long pgoff,
+			struct page ***pages, unsigned long *nr_pages);
+void agile_seg_free_all(struct agile_ctx *ctx);
+
+/* dmabuf.c */
+int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
+			      struct agile_export_dmabuf __user *uarg);
 
 /* poll.c */
 void agile_poll_init(struct agile_ctx *ctx);

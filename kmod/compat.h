@@ -10,6 +10,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/version.h>
 
 /* vm_flags_mod() appeared in 6.3; before it vm_flags was written directly. */
@@ -36,5 +37,15 @@ agile_hrtimer_setup(struct hrtimer *timer,
 	timer->function = function;
 #endif
 }
+
+/*
+ * The dma-buf symbols live in namespace DMA_BUF; MODULE_IMPORT_NS() takes
+ * a bare token up to 6.12 and a string literal from 6.13.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define AGILE_MODULE_IMPORT_NS_DMA_BUF MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define AGILE_MODULE_IMPORT_NS_DMA_BUF MODULE_IMPORT_NS(DMA_BUF)
+#endif
 
 #endif /* AGILE_KMOD_COMPAT_H */

@@ -50,7 +50,7 @@ int agile_ctx_check_init(const struct agile_ctx_init *args)
 	return 0;
 }
 
-static void agile_pages_free(struct page **pages, unsigned long nr_pages)
+void agile_pages_free(struct page **pages, unsigned long nr_pages)
 {
 	unsigned long i;
 
@@ -60,7 +60,7 @@ static void agile_pages_free(struct page **pages, unsigned long nr_pages)
 	kvfree(pages);
 }
 
-static struct page **agile_pages_alloc(unsigned long nr_pages)
+struct page **agile_pages_alloc(unsigned long nr_pages)
 {
 	struct page **pages;
 	unsigned long i;
@@ -118,6 +118,7 @@ struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
 	kref_init(&ctx->ref);
 	spin_lock_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->sleepers);
+	mutex_init(&ctx->seg_lock);
 	agile_poll_init(ctx);
 	ctx->id = atomic_inc_return(&agile_ctx_ids);
 	atomic_inc(&agile_nr_contexts);
@@ -149,6 +150,8 @@ static void agile_ctx_release(struct kref *ref)
 	/* Waiters hold a reference through their file: none is queued. */
 	WARN_ON_ONCE(!list_empty(&ctx->sleepers));
 	agile_poll_stop(ctx);
+	agile_seg_free_all(ctx);
+	mutex_destroy(&ctx->seg_lock);
 	free_percpu(ctx->counters);
 	kvfree(ctx->slots);
 	agile_pages_free(ctx->pages, ctx->nr_pages);
@@ -198,28 +201,31 @@ static const struct vm_operations_struct agile_vm_ops = {
 	.fault = agile_vm_fault,
 };
 
-int agile_ctx_mmap(struct agile_ctx *ctx, struct vm_area_struct *vma)
+static int agile_vma_check(struct vm_area_struct *vma)
 {
-	unsigned long size = vma->vm_end - vma->vm_start;
-	struct page **pages;
-	unsigned long nr;
-
 	/* VM_MAYSHARE, not VM_SHARED: a read-only file loses VM_SHARED. */
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
+	return 0;
+}
 
-	if (vma->vm_pgoff == AGILE_MMAP_DOORBELLS >> PAGE_SHIFT) {
-		pages = ctx->pages;
-		nr = ctx->nr_doorbell_pages;
-	} else if (vma->vm_pgoff == AGILE_MMAP_TASK_REGS >> PAGE_SHIFT) {
-		pages = ctx->pages + ctx->nr_doorbell_pages;
-		nr = ctx->nr_pages - ctx->nr_doorbell_pages;
-	} else {
-		return -EINVAL;
-	}
-	if (size != nr << PAGE_SHIFT)
+/*
+ * Map all of @pages: MAP_SHARED, no exec, exactly @nr_pages long.  Used
+ * for the areas, the segments and their dma-bufs alike.
+ */
+int agile_pages_mmap(struct vm_area_struct *vma, struct page **pages,
+		     unsigned long nr_pages)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+	unsigned long nr = nr_pages;
+	int ret;
+
+	ret = agile_vma_check(vma);
+	if (ret)
+		return ret;
+	if (size != nr_pages << PAGE_SHIFT)
 		return -EINVAL;
 
 	agile_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTCOPY | VM_DONTDUMP,
@@ -227,4 +233,27 @@ int agile_ctx_mmap(struct agile_ctx *ctx, struct vm_area_struct *vma)
 	vma->vm_ops = &agile_vm_ops;
 	/* On failure mmap unmaps the VMA, dropping what was inserted. */
 	return vm_insert_pages(vma, vma->vm_start, pages, &nr);
+}
+
+int agile_ctx_mmap(struct agile_ctx *ctx, struct vm_area_struct *vma)
+{
+	struct page **pages;
+	unsigned long nr;
+	int ret;
+
+	ret = agile_vma_check(vma);
+	if (ret)
+		return ret;
+	if (vma->vm_pgoff == AGILE_MMAP_DOORBELLS >> PAGE_SHIFT) {
+		pages = ctx->pages;
+		nr = ctx->nr_doorbell_pages;
+	} else if (vma->vm_pgoff == AGILE_MMAP_TASK_REGS >> PAGE_SHIFT) {
+		pages = ctx->pages + ctx->nr_doorbell_pages;
+		nr = ctx->nr_pages - ctx->nr_doorbell_pages;
+	} else {
+		ret = agile_seg_find_mmap(ctx, vma->vm_pgoff, &pages, &nr);
+		if (ret)
+			return ret;
+	}
+	return agile_pages_mmap(vma, pages, nr);
 }

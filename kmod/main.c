@@ -5,7 +5,8 @@
  * This file wires the misc device /dev/agile together: open/release,
  * the ioctl dispatcher, mmap, the module parameters and module init/exit.
  * The objects live in ctx.c (contexts, pages, mmap), fence.c (fences and
- * waits), poll.c (the poller) and sysfs.c (tunables and counters).
+ * waits), poll.c (the poller), seg.c (data segments), dmabuf.c (the
+ * dma-buf exporter) and sysfs.c (tunables and counters).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -39,6 +40,11 @@ unsigned int agile_max_slots = 4096;
 module_param_named(max_slots, agile_max_slots, uint, 0444);
 MODULE_PARM_DESC(max_slots,
 		 "Largest nr_slots of a context, 1 to 65536 (default 4096)");
+
+unsigned int agile_max_segment_bytes = 256U << 20;
+module_param_named(max_segment_bytes, agile_max_segment_bytes, uint, 0444);
+MODULE_PARM_DESC(max_segment_bytes,
+		 "Largest data segment in bytes, 4096 to 1073741824 (default 268435456)");
 
 /**
  * struct agile_file - private data of an open /dev/agile
@@ -87,7 +93,8 @@ static int agile_info(struct agile_info __user *uarg)
 	struct agile_info info = {
 		.abi_version = AGILE_ABI_VERSION,
 		.features = AGILE_FEAT_WAIT_ANY | AGILE_FEAT_POLL_WAKE |
-			    AGILE_FEAT_SLEEPER_COUNT,
+			    AGILE_FEAT_SLEEPER_COUNT | AGILE_FEAT_SEGMENTS |
+			    AGILE_FEAT_DMABUF,
 		.max_slots = READ_ONCE(agile_max_slots),
 		.doorbell_stride = AGILE_DOORBELL_STRIDE,
 		.task_reg_min_size = AGILE_TASK_REG_MIN_SIZE,
@@ -96,6 +103,7 @@ static int agile_info(struct agile_info __user *uarg)
 		.spin_ns = READ_ONCE(agile_spin_ns),
 		.wait_any_max = AGILE_WAIT_ANY_MAX,
 		.page_size = PAGE_SIZE,
+		.max_segment_bytes = READ_ONCE(agile_max_segment_bytes),
 	};
 
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
@@ -165,6 +173,8 @@ static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return agile_stats(agile_file_ctx(af), argp);
 	case AGILE_IOC_FENCE:
 	case AGILE_IOC_WAIT_ANY:
+	case AGILE_IOC_SEG_CREATE:
+	case AGILE_IOC_EXPORT_DMABUF:
 		break;
 	default:
 		return -ENOTTY;
@@ -173,9 +183,16 @@ static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	ctx = agile_file_ctx(af);
 	if (!ctx)
 		return -EBADFD;
-	if (cmd == AGILE_IOC_FENCE)
+	switch (cmd) {
+	case AGILE_IOC_FENCE:
 		return agile_fence_ioctl(ctx, argp);
-	return agile_wait_any_ioctl(ctx, argp);
+	case AGILE_IOC_WAIT_ANY:
+		return agile_wait_any_ioctl(ctx, argp);
+	case AGILE_IOC_SEG_CREATE:
+		return agile_seg_create_ioctl(ctx, argp);
+	default:
+		return agile_dmabuf_export_ioctl(ctx, argp);
+	}
 }
 
 static int agile_mmap(struct file *file, struct vm_area_struct *vma)

@@ -66,11 +66,14 @@ static ssize_t agile_tunable_store(struct device *dev,
 AGILE_TUNABLE(poll_interval_us, 10, 1000000);
 AGILE_TUNABLE(spin_ns, 0, 10000000);
 AGILE_TUNABLE(max_slots, 1, 65536);
+/* Whole pages up to 1 GiB: SEG_CREATE rounds up without overflow. */
+AGILE_TUNABLE(max_segment_bytes, PAGE_SIZE, 1U << 30);
 
 static struct agile_tunable *const agile_tunables[] = {
 	&agile_tunable_poll_interval_us,
 	&agile_tunable_spin_ns,
 	&agile_tunable_max_slots,
+	&agile_tunable_max_segment_bytes,
 };
 
 /* The module parameters obey the same ranges as the sysfs files. */
@@ -123,6 +126,7 @@ static struct attribute *agile_attrs[] = {
 	&agile_tunable_poll_interval_us.attr.attr,
 	&agile_tunable_spin_ns.attr.attr,
 	&agile_tunable_max_slots.attr.attr,
+	&agile_tunable_max_segment_bytes.attr.attr,
 	&dev_attr_contexts.attr,
 	&agile_counter_signals.attr.attr,
 	&agile_counter_waits.attr.attr,

@@ -56,6 +56,10 @@ static void check_info(struct __test_metadata *_metadata,
 	ASSERT_EQ(AGILE_FEAT_POLL_WAKE, info->features & AGILE_FEAT_POLL_WAKE);
 	ASSERT_EQ(AGILE_FEAT_SLEEPER_COUNT,
 		  info->features & AGILE_FEAT_SLEEPER_COUNT);
+	ASSERT_EQ(AGILE_FEAT_SEGMENTS, info->features & AGILE_FEAT_SEGMENTS);
+	ASSERT_EQ(AGILE_FEAT_DMABUF, info->features & AGILE_FEAT_DMABUF);
+	ASSERT_LE((__u64)page_size(), info->max_segment_bytes);
+	ASSERT_GE(1ULL << 30, info->max_segment_bytes);
 	ASSERT_LE(1U, info->max_slots);
 	ASSERT_GE(65536U, info->max_slots);
 	ASSERT_EQ((__u32)AGILE_DOORBELL_STRIDE, info->doorbell_stride);

@@ -2,9 +2,10 @@
 /*
  * A context's pages are charged to the memory cgroup of the task that
  * ran CTX_INIT, and stay charged until the file and its last mapping are
- * both gone.  Needs root and cgroup2 at /sys/fs/cgroup with the memory
- * controller; skipped otherwise.  The cgroup made here is removed, and
- * the root's subtree_control restored, before the test ends.
+ * both gone; so are a data segment's.  Needs root and cgroup2 at
+ * /sys/fs/cgroup with the memory controller; skipped otherwise.  The
+ * cgroup made here is removed, and the root's subtree_control restored,
+ * before the test ends.
  */
 #include "agile_test.h"
 
@@ -178,6 +179,54 @@ TEST_F(memcg, pages_charged_until_last_user)
 	status = agile_run_child(charge_child, &arg);
 	ASSERT_TRUE(WIFEXITED(status));
 	/* The exit code names the check: see charge_child(). */
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+#define SEG_BYTES (16LL << 20)
+
+/*
+ * In a child inside the cgroup.  Exit code: 0 passed, 1x setup, 30
+ * SEG_CREATE not charged, 31 charge kept after the context is gone.
+ */
+static int seg_charge_child(void *p)
+{
+	struct charge_arg *arg = p;
+	struct agile_seg_create seg;
+	long long base, with_seg;
+	char procs[192], pid[32];
+	int fd;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", arg->dir);
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (write_str(procs, pid))
+		return 10;
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 11;
+	if (agile_ctx_init(fd, 2, 64, NULL))
+		return 12;
+	base = read_ll(arg->current);
+	memset(&seg, 0, sizeof(seg));
+	seg.bytes = SEG_BYTES;
+	if (agile_ioctl(fd, AGILE_IOC_SEG_CREATE, &seg))
+		return 13;
+	with_seg = read_ll(arg->current);
+	if (with_seg - base < SEG_BYTES)
+		return 30;
+	close(fd);
+	if (with_seg - read_ll(arg->current) < SEG_BYTES - SLACK_BYTES)
+		return 31;
+	return 0;
+}
+
+TEST_F(memcg, segment_charged)
+{
+	struct charge_arg arg = { .dir = self->dir, .current = self->current };
+	int status;
+
+	status = agile_run_child(seg_charge_child, &arg);
+	ASSERT_TRUE(WIFEXITED(status));
+	/* The exit code names the check: see seg_charge_child(). */
 	ASSERT_EQ(0, WEXITSTATUS(status));
 }
 

@@ -5,7 +5,8 @@
 # (tools/vm/run-guest.sh <K> selftests/kmod/run.sh), as root, busybox sh.
 #
 # Loads agile.ko (first with non-default parameters, to check that they set
-# the sysfs defaults, then plainly) and agile_pin_test.ko, runs every test
+# the sysfs defaults, then plainly), agile_pin_test.ko and vgem (for the
+# dmabuf test's import), runs every test
 # program, then checks that agile.ko cannot go while /dev/agile is open and
 # unloads once everything is closed.
 #
@@ -18,7 +19,7 @@
 # the one holding this script's programs on PATH), AGILE_KO_DIR (where
 # agile.ko and agile_pin_test.ko are; default: searched).
 
-PROGRAMS="abi mmap fence wait_any sysfs pin memcg trace stress"
+PROGRAMS="abi mmap fence wait_any sysfs pin memcg trace seg dmabuf stress"
 SYSFS=/sys/class/misc/agile
 
 n=0
@@ -209,6 +210,13 @@ else
 	ok "insmod agile_pin_test.ko # SKIP not built"
 fi
 
+# vgem imports agile's dma-bufs in the dmabuf test.
+if modprobe vgem >/tmp/.agile-check 2>&1; then
+	ok "modprobe vgem"
+else
+	ok "modprobe vgem # SKIP $(head -n 1 /tmp/.agile-check)"
+fi
+
 for prog in $PROGRAMS; do
 	if [ -x "$TESTS/$prog" ]; then
 		echo "# ---- $prog"
@@ -220,6 +228,7 @@ done
 
 echo "# ---- unload"
 [ -d /sys/module/agile_pin_test ] && check "rmmod agile_pin_test" rmmod agile_pin_test
+[ -d /sys/module/vgem ] && check "rmmod vgem" rmmod vgem
 check "no context left (sysfs contexts is 0)" sysfs_is contexts 0
 
 # The misc device holds the module while any file is open.

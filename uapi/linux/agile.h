@@ -14,6 +14,9 @@
  *
  * Version history:
  *   1 - INFO, CTX_INIT, FENCE (SIGNAL, WAIT, BARRIER), WAIT_ANY, STATS.
+ *       Added later without a bump: SEG_CREATE and agile_info's
+ *       max_segment_bytes (AGILE_FEAT_SEGMENTS), EXPORT_DMABUF
+ *       (AGILE_FEAT_DMABUF).
  *
  * Conventions: every field has a fixed width and explicit padding; user
  * pointers travel as __u64; "to kernel" fields are read by the kernel,
@@ -28,6 +31,11 @@
  * task_reg_size bytes (struct agile_task_reg at its start).  The two
  * areas are mapped separately with mmap(MAP_SHARED) at the offsets that
  * CTX_INIT returns.
+ *
+ * Data segments (SEG_CREATE) are mapped the same way, each at its own
+ * offset: AGILE_MMAP_SEGMENTS + (id << AGILE_MMAP_SEGMENT_SHIFT), which
+ * SEG_CREATE returns.  Every mapping must use exactly the returned
+ * offset and length.
  */
 #ifndef _UAPI_LINUX_AGILE_H
 #define _UAPI_LINUX_AGILE_H
@@ -41,6 +49,8 @@
 #define AGILE_FEAT_WAIT_ANY (1U << 0)
 #define AGILE_FEAT_POLL_WAKE (1U << 1)	/* plain stores wake sleepers */
 #define AGILE_FEAT_SLEEPER_COUNT (1U << 2) /* agile_doorbell.sleepers */
+#define AGILE_FEAT_SEGMENTS (1U << 3)	/* SEG_CREATE, max_segment_bytes */
+#define AGILE_FEAT_DMABUF (1U << 4)	/* EXPORT_DMABUF */
 
 /* Size of one doorbell line: the largest GPU cache line in use. */
 #define AGILE_DOORBELL_STRIDE 128
@@ -54,6 +64,12 @@
 /* Fixed mmap offsets of the two areas (also returned by CTX_INIT). */
 #define AGILE_MMAP_DOORBELLS 0x0ULL
 #define AGILE_MMAP_TASK_REGS 0x10000000ULL
+/* Segment id's mmap offset: AGILE_MMAP_SEGMENTS + (id << 32). */
+#define AGILE_MMAP_SEGMENTS 0x100000000ULL
+#define AGILE_MMAP_SEGMENT_SHIFT 32
+
+/* Most segments one context holds; SEG_CREATE fails with ENOSPC above. */
+#define AGILE_MAX_SEGMENTS 64
 
 /* Doorbell values of the seed-002 offload protocol. */
 #define AGILE_DOORBELL_IDLE 0	/* idle, or the task is done */
@@ -128,6 +144,9 @@ struct agile_task_reg {
  * @spin_ns: how long a waiter spins in the kernel before it sleeps.
  * @wait_any_max: most conditions one WAIT_ANY takes.
  * @page_size: the kernel's PAGE_SIZE: areas are mapped in whole pages.
+ * @max_segment_bytes: largest segment SEG_CREATE accepts now (sysfs
+ *	max_segment_bytes); was reserved[0], so 0 from a module without
+ *	AGILE_FEAT_SEGMENTS.
  * @reserved: zero.
  *
  * May be called before CTX_INIT.
@@ -143,7 +162,8 @@ struct agile_info {
 	__u32 spin_ns;
 	__u32 wait_any_max;
 	__u32 page_size;
-	__u64 reserved[4];
+	__u64 max_segment_bytes;
+	__u64 reserved[3];
 };
 
 /**
@@ -293,6 +313,65 @@ struct agile_stats {
 	__u64 reserved[5];
 };
 
+/**
+ * struct agile_seg_create - AGILE_IOC_SEG_CREATE
+ * @bytes: to kernel: segment size, 1 .. max_segment_bytes; rounded up to
+ *	whole pages.
+ * @flags: to kernel: must be zero.
+ * @pad: must be zero.
+ * @id: from kernel: the segment's id in this context, from 0.
+ * @pad2: from kernel: zero.
+ * @mmap_offset: from kernel: the segment's mmap offset,
+ *	AGILE_MMAP_SEGMENTS + (@id << AGILE_MMAP_SEGMENT_SHIFT).
+ * @mmap_bytes: from kernel: its mmap length (@bytes in whole pages).
+ * @reserved: must be zero.
+ *
+ * Creates a data segment: zeroed pages charged to the caller's memory
+ * cgroup, mapped with mmap(MAP_SHARED) like the areas and living until
+ * the context and every mapping (and dma-buf) of it are gone.  Errors:
+ * EINVAL for a bad field or @bytes 0, ENOSPC for @bytes above
+ * max_segment_bytes or a context that already holds AGILE_MAX_SEGMENTS
+ * segments, ENOMEM, EFAULT, EBADFD before CTX_INIT.
+ */
+struct agile_seg_create {
+	__u64 bytes;
+	__u32 flags;
+	__u32 pad;
+	__u32 id;
+	__u32 pad2;
+	__u64 mmap_offset;
+	__u64 mmap_bytes;
+	__u64 reserved[4];
+};
+
+/* agile_export_dmabuf.what */
+#define AGILE_DMABUF_DOORBELLS 0	/* the doorbell area */
+#define AGILE_DMABUF_TASK_REGS 1	/* the task-register area */
+#define AGILE_DMABUF_SEGMENT 2		/* the segment agile_export_dmabuf.id */
+
+/**
+ * struct agile_export_dmabuf - AGILE_IOC_EXPORT_DMABUF
+ * @what: to kernel: AGILE_DMABUF_*.
+ * @id: to kernel: the segment id for AGILE_DMABUF_SEGMENT; zero otherwise.
+ * @flags: to kernel: O_CLOEXEC and O_RDWR, or zero (read-only).
+ * @fd: from kernel: the new dma-buf file descriptor.
+ * @reserved: must be zero.
+ *
+ * Exports an area or a segment as a dma-buf, so that a GPU driver can
+ * import the same pages.  The dma-buf holds its own references on the
+ * pages: it stays usable after the agile file is closed, and the agile
+ * file after the dma-buf is closed.  Its mmap follows the areas' rules
+ * (MAP_SHARED, offset 0, no exec).  Errors: EINVAL for a bad field or an
+ * unknown segment id, EBADFD before CTX_INIT, EMFILE, ENOMEM, EFAULT.
+ */
+struct agile_export_dmabuf {
+	__u32 what;
+	__u32 id;
+	__u32 flags;
+	__s32 fd;
+	__u64 reserved[3];
+};
+
 #define AGILE_IOC_MAGIC 0xA9
 
 #define AGILE_IOC_INFO _IOR(AGILE_IOC_MAGIC, 0x00, struct agile_info)
@@ -300,6 +379,9 @@ struct agile_stats {
 #define AGILE_IOC_FENCE _IOWR(AGILE_IOC_MAGIC, 0x02, struct agile_fence)
 #define AGILE_IOC_WAIT_ANY _IOWR(AGILE_IOC_MAGIC, 0x03, struct agile_wait_any)
 #define AGILE_IOC_STATS _IOR(AGILE_IOC_MAGIC, 0x04, struct agile_stats)
-/* 0x05 SEG_CREATE, 0x06 GROUP_JOIN, 0x07 EXPORT_DMABUF: later versions. */
+#define AGILE_IOC_SEG_CREATE _IOWR(AGILE_IOC_MAGIC, 0x05, struct agile_seg_create)
+/* 0x06 GROUP_JOIN: later. */
+#define AGILE_IOC_EXPORT_DMABUF \
+	_IOWR(AGILE_IOC_MAGIC, 0x07, struct agile_export_dmabuf)
 
 #endif /* _UAPI_LINUX_AGILE_H */

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * agile data segments: zeroed, memcg-charged order-0 pages that tasks
+ * use as data buffers, mapped like the areas at their own offsets and
+ * exportable as dma-bufs.  A context holds at most AGILE_MAX_SEGMENTS of
+ * them, each at most max_segment_bytes; they live as long as the context.
+ */
+
+#include <linux/err.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "agile.h"
+
+static u64 agile_seg_offset(u32 id)
+{
+	return AGILE_MMAP_SEGMENTS + ((u64)id << AGILE_MMAP_SEGMENT_SHIFT);
+}
+
+static int agile_seg_check(const struct agile_seg_create *args)
+{
+	if (args->flags || args->pad ||
+	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+		return -EINVAL;
+	if (!args->bytes)
+		return -EINVAL;
+	if (args->bytes > READ_ONCE(agile_max_segment_bytes))
+		return -ENOSPC;
+	return 0;
+}
+
+int agile_seg_create_ioctl(struct agile_ctx *ctx,
+			   struct agile_seg_create __user *uarg)
+{
+	struct agile_seg_create args;
+	struct agile_seg *seg;
+	int ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	ret = agile_seg_check(&args);
+	if (ret)
+		return ret;
+
+	mutex_lock(&ctx->seg_lock);
+	if (ctx->nr_segs >= AGILE_MAX_SEGMENTS) {
+		ret = -ENOSPC;
+		goto out_unlock;
+	}
+	seg = kzalloc(sizeof(*seg), GFP_KERNEL_ACCOUNT);
+	if (!seg) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	/* bytes <= max_segment_bytes (at most 1 GiB): no overflow. */
+	seg->nr_pages = PAGE_ALIGN(args.bytes) >> PAGE_SHIFT;
+	seg->pages = agile_pages_alloc(seg->nr_pages);
+	if (!seg->pages) {
+		ret = -ENOMEM;
+		goto out_free_seg;
+	}
+
+	args.id = ctx->nr_segs;
+	args.pad2 = 0;
+	args.mmap_offset = agile_seg_offset(args.id);
+	args.mmap_bytes = (u64)seg->nr_pages << PAGE_SHIFT;
+	if (copy_to_user(uarg, &args, sizeof(args))) {
+		ret = -EFAULT;
+		goto out_free_pages;
+	}
+	ctx->segs[args.id] = seg;
+	/* Pairs with smp_load_acquire() in agile_seg_get(). */
+	smp_store_release(&ctx->nr_segs, args.id + 1);
+	mutex_unlock(&ctx->seg_lock);
+	return 0;
+
+out_free_pages:
+	agile_pages_free(seg->pages, seg->nr_pages);
+out_free_seg:
+	kfree(seg);
+out_unlock:
+	mutex_unlock(&ctx->seg_lock);
+	return ret;
+}
+
+/* The published segment @id, or NULL.  Valid while @ctx lives. */
+const struct agile_seg *agile_seg_get(struct agile_ctx *ctx, u32 id)
+{
+	/* Pairs with smp_store_release() in agile_seg_create_ioctl(). */
+	if (id >= smp_load_acquire(&ctx->nr_segs))
+		return NULL;
+	return ctx->segs[id];
+}
+
+/* The segment mapped at page offset @pgoff; called under mmap_lock. */
+int agile_seg_find_mmap(struct agile_ctx *ctx, unsigned long pgoff,
+			struct page ***pages, unsigned long *nr_pages)
+{
+	const struct agile_seg *seg;
+	u64 offset = (u64)pgoff << PAGE_SHIFT;
+	u64 rel;
+
+	if (offset >> PAGE_SHIFT != pgoff || offset < AGILE_MMAP_SEGMENTS)
+		return -EINVAL;
+	rel = offset - AGILE_MMAP_SEGMENTS;
+	if (rel & (BIT_ULL(AGILE_MMAP_SEGMENT_SHIFT) - 1) ||
+	    rel >> AGILE_MMAP_SEGMENT_SHIFT >= AGILE_MAX_SEGMENTS)
+		return -EINVAL;
+	seg = agile_seg_get(ctx, rel >> AGILE_MMAP_SEGMENT_SHIFT);
+	if (!seg)
+		return -EINVAL;
+	*pages = seg->pages;
+	*nr_pages = seg->nr_pages;
+	return 0;
+}
+
+/* From the context's release: no ioctl, mmap or dma-buf uses it now. */
+void agile_seg_free_all(struct agile_ctx *ctx)
+{
+	u32 i;
+
+	for (i = 0; i < ctx->nr_segs; i++) {
+		agile_pages_free(ctx->segs[i]->pages, ctx->segs[i]->nr_pages);
+		kfree(ctx->segs[i]);
+	}
+}
