@@ -17,7 +17,7 @@ CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
 
-.PHONY: all deps kernels kernel-src modules selftests lib tools lint check \
+.PHONY: all deps kernels kernel-src modules selftests lib gpu tools lint check \
 	run bench clean
 
 all: modules selftests lib tools
@@ -41,6 +41,10 @@ selftests: kernel-src
 
 lib:
 	@$(MAKE) --no-print-directory -C libagile lib
+
+# The persistent GPU kernel for every HIP and CUDA target (compile only).
+gpu: deps
+	@$(MAKE) --no-print-directory -C libagile gpu
 
 # Tools go into the guests too, so they are linked statically.
 tools: $(BUILD)/tools/agile-demo

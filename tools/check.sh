@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # tools/check.sh - what `make check` runs after tools/deps.sh: build, lint,
-# the library's suites (native, ASan+UBSan, TSan), then the kmod selftests
-# inside each guest kernel.  Each step's verdict is a TAP line in
+# the GPU code's compile for every target, the library's suites (native,
+# ASan+UBSan, TSan), then the kmod and libagile selftests inside each
+# guest kernel.  Each step's verdict is a TAP line in
 # build/results/steps.tap; every suite writes its own TAP file beside it,
 # and the last line counts them all: "N passed, N failed".
 #
@@ -42,6 +43,10 @@ step "build (modules for $kernels, selftests, libagile, tools)" build.log \
 	"$make" --no-print-directory KERNELS="$kernels" all || built=0
 step "lint (checkpatch --strict, sparse, W=1)" lint.log \
 	"$make" --no-print-directory lint
+# No GPU here: the persistent kernel is compiled for every target only.
+step "GPU persistent kernel compiles (HIP and CUDA targets)" gpu.log \
+	"$make" --no-print-directory -C libagile gpu
+grep -E 'compiled|not found' "$results/gpu.log"
 
 for v in check check-asan check-tsan; do
 	step "libagile $v" "libagile-$v.log" \

@@ -35,6 +35,8 @@ PACKAGES="
 	libdrm-dev		# library: dma-buf / DRM interop
 	libopenmpi-dev		# library: allreduce baseline
 	openmpi-bin		# library: mpirun for the allreduce baseline
+	hipcc			# libagile/gpu: the persistent kernel for AMD (ROCm 5.2)
+	libamdhip64-dev		# libagile/gpu: HIP headers and runtime for hipcc
 "
 
 # Strip the comments: what is left is the package names.

@@ -18,6 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The phase functions CPU and GPU execution units share (axpy, the
+ * matrix-list multiply): compiled here too, so the C build checks them.
+ */
+#include "../gpu/kernels_common.h"
+
 /* Alignment of each lane's state (max_align_t) and of the shared memory. */
 #define STATE_ALIGN 16
 #define SHARED_ALIGN 64

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * persistent.cu - GPU execution units: the persistent loop of seed 002
+ * (processes 600b and 600c) as one kernel, compiled by hipcc -x hip for AMD
+ * and by nvcc for NVIDIA through agile_gpu.h.
+ *
+ * One work-group per EU: work-group k serves slot k (doorbell k, task
+ * register k).  Lane 0 is the primary: it polls the doorbell with a
+ * system-scope acquire load, reads the task and decides; the barrier
+ * releases the secondaries; each lane below nr_parts runs its part of every
+ * phase (lanes at or above nr_parts idle), with the work-group barrier
+ * between phases - the same phase functions the CPU EUs run
+ * (kernels_common.h).  Lanes record success and the first failure in
+ * work-group shared memory; the primary copies them into the task register,
+ * issues a system-scope fence and stores IDLE with release.
+ *
+ * The completion bits and the first-failure CAS are done on shared-memory
+ * copies rather than on the task register itself: the register lives in
+ * host memory, where device atomics need PCIe atomics (which not every
+ * platform has); the primary's plain stores followed by the fence and the
+ * release store publish the same values.
+ */
+#include "agile_gpu.h"
+#include "kernels_common.h"
+
+#include <agile/error.h>
+
+#include <errno.h>
+
+static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
+	      "agile_gpu_params.opcodes must cover every common kernel");
+
+/* error_lane when no lane is to blame (agile/eu.h: AGILE_EU_NO_LANE). */
+#define NO_LANE UINT32_MAX
+/* s_kernel: nothing to run. */
+#define NO_KERNEL UINT32_MAX
+
+__global__ void __launch_bounds__(AGILE_MAX_LANES)
+agile_gpu_persistent(struct agile_gpu_params p)
+{
+	__shared__ uint32_t s_quit, s_kernel, s_parts, s_error_lane;
+	__shared__ int s_error;
+	__shared__ unsigned long long s_status;
+	const uint32_t lane = agile_gpu_lane();
+	const uint32_t eu = agile_gpu_group();
+	struct agile_doorbell *db = &p.doorbells[eu];
+	struct agile_task_reg *reg =
+		(struct agile_task_reg *)(p.task_regs +
+					  (size_t)eu * p.task_reg_size);
+
+	for (;;) {
+		union agile_common_state state;
+		uint32_t kernel, parts, nr_phases;
+		bool live;
+
+		if (lane == 0) {
+			uint32_t op, round = 0;
+
+			/*
+			 * Step 612.  Acquire, system scope: pairs with the
+			 * poster's release store of POSTED, so the task
+			 * register is ours until we store IDLE.
+			 */
+			while (agile_gpu_load_acquire_sys(&db->value) !=
+			       AGILE_DOORBELL_POSTED)
+				agile_gpu_backoff(round < 64 ? round++ : round);
+
+			/* Steps 614-618: read the task, choose the lanes. */
+			op = reg->opcode;
+			parts = reg->nr_parts;
+			kernel = NO_KERNEL;
+			s_error = 0;
+			s_error_lane = 0;
+			s_status = 0;
+			s_quit = op == AGILE_OP_DISCONNECT;
+			if (!s_quit) {
+				for (uint32_t i = 0; i < AGILE_COMMON_NR; i++)
+					if (p.opcodes[i] && p.opcodes[i] == op)
+						kernel = i;
+				if (kernel == NO_KERNEL) {
+					s_error = -AGILE_E_OPCODE;
+				} else if (!parts || parts > agile_gpu_nr_lanes() ||
+					   parts > agile_common_max_lanes(kernel)) {
+					s_error = -EINVAL;
+					kernel = NO_KERNEL;
+				}
+				if (s_error)
+					s_error_lane = NO_LANE;
+			}
+			s_kernel = kernel;
+			s_parts = kernel == NO_KERNEL ? 0 : parts;
+		}
+		/* Step 620: release the secondaries. */
+		agile_gpu_barrier();
+
+		if (s_quit) {
+			if (lane == 0) {
+				reg->status = 0;
+				reg->error = 0;
+				reg->error_lane = 0;
+				agile_gpu_fence_sys();
+				agile_gpu_store_release_sys(&db->value,
+							    AGILE_DOORBELL_IDLE);
+			}
+			return;
+		}
+
+		/* Steps 622-624: every lane its part, phase by phase. */
+		kernel = s_kernel;
+		parts = s_parts;
+		nr_phases = kernel == NO_KERNEL ? 0 :
+						  agile_common_nr_phases(kernel);
+		live = lane < parts;
+		for (uint32_t phase = 0; phase < nr_phases; phase++) {
+			if (live) {
+				int err = agile_common_phase(kernel, phase, lane,
+							     parts, reg->args,
+							     &state, NULL);
+
+				if (err) {
+					/* A positive code breaks the contract. */
+					if (err > 0)
+						err = -EPROTO;
+					live = false;
+					/* The first failure wins. */
+					if (atomicCAS(&s_error, 0, err) == 0)
+						s_error_lane = lane;
+				}
+			}
+			/* The barrier between phases (and after the last). */
+			agile_gpu_barrier();
+		}
+
+		/* Step 646: one completion bit per lane that succeeded. */
+		if (live)
+			atomicOr(&s_status, 1ULL << lane);
+		agile_gpu_barrier();
+
+		if (lane == 0) {
+			reg->status = s_status;
+			reg->error = s_error;
+			reg->error_lane = s_error ? s_error_lane : 0;
+			/*
+			 * Steps 626-628: the status and error reach the
+			 * system before the doorbell says IDLE.
+			 */
+			agile_gpu_fence_sys();
+			agile_gpu_store_release_sys(&db->value,
+						    AGILE_DOORBELL_IDLE);
+		}
+	}
+}
+
+extern "C" int agile_gpu_launch(const struct agile_gpu_params *params,
+				uint32_t nr_lanes, void *stream)
+{
+	struct agile_gpu_params p;
+	void *args[] = { &p };
+	int dev, sms = 0, coop = 0, per_sm = 0;
+
+	if (!params || !params->doorbells || !params->task_regs ||
+	    !params->nr_eus || !nr_lanes || nr_lanes > AGILE_MAX_LANES ||
+	    params->task_reg_size < AGILE_TASK_REG_MIN_SIZE ||
+	    params->task_reg_size > AGILE_TASK_REG_MAX_SIZE)
+		return -EINVAL;
+	p = *params;
+
+	if (agile_gpu_get_device(&dev) != agile_gpu_success ||
+	    agile_gpu_dev_attr(&sms, AGILE_GPU_ATTR_SMS, dev) !=
+		    agile_gpu_success ||
+	    agile_gpu_dev_attr(&coop, AGILE_GPU_ATTR_COOP, dev) !=
+		    agile_gpu_success ||
+	    !coop || sms <= 0)
+		return -ENODEV;
+	/* Every EU resident at once, or the ones left out never run. */
+	if (agile_gpu_occupancy(&per_sm, agile_gpu_persistent, (int)nr_lanes,
+				0) != agile_gpu_success)
+		return -ENODEV;
+	if ((uint64_t)params->nr_eus > (uint64_t)per_sm * (uint64_t)sms)
+		return -ENOSPC;
+
+	if (agile_gpu_launch_coop((const void *)agile_gpu_persistent,
+				  dim3(params->nr_eus), dim3(nr_lanes), args, 0,
+				  (agile_gpu_stream_t)stream) !=
+	    agile_gpu_success)
+		return -EIO;
+	return 0;
+}
