@@ -30,20 +30,10 @@
 #include <unistd.h>
 
 #include "dev_impl.h"
+#include "sys.h"
 
 /* A spinning wait reads the clock once every this many polls. */
 #define SPIN_POLLS_PER_CLOCK 256
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
 
 static uint64_t mono_ns(void)
 {
@@ -310,7 +300,7 @@ int agile_dev_wait(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 #define POLL_UNTIL(COND)                                   \
 	do {                                               \
 		for (unsigned int i = 0; i < polls; i++) { \
-			cpu_relax();                       \
+			agile_cpu_relax();                 \
 			v = doorbell_load_acquire(db);     \
 			if (COND)                          \
 				goto hit;                  \

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dev_impl.h"
+#include "sys.h"
 
 static size_t page_round(size_t bytes)
 {
@@ -60,19 +61,14 @@ fail:
 	return err;
 }
 
-static long futex(uint32_t *word, int op, uint32_t val,
-		  const struct timespec *timeout, uint32_t val3)
-{
-	return syscall(SYS_futex, word, op | FUTEX_PRIVATE_FLAG, val, timeout,
-		       NULL, val3);
-}
-
 static int user_wake(struct agile_dev *dev, uint32_t slot)
 {
 	struct agile_doorbell *db = dev_doorbell(dev, slot);
 
 	/* Every sleeper re-checks its own condition (cmp may differ). */
-	return futex(&db->value, FUTEX_WAKE, INT_MAX, NULL, 0) < 0 ? -errno : 0;
+	if (agile_futex(&db->value, FUTEX_WAKE, INT_MAX, NULL, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 static int user_sleep(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
@@ -101,8 +97,9 @@ static int user_sleep(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 	 * CLOCK_MONOTONIC deadline.
 	 */
 	if (!dev_cmp_holds(cmp, seen, value) &&
-	    futex(&db->value, FUTEX_WAIT_BITSET, seen,
-		  deadline_ns ? &deadline : NULL, FUTEX_BITSET_MATCH_ANY) < 0 &&
+	    agile_futex(&db->value, FUTEX_WAIT_BITSET, seen,
+			deadline_ns ? &deadline : NULL,
+			FUTEX_BITSET_MATCH_ANY) < 0 &&
 	    errno != EAGAIN)
 		err = -errno;
 	__atomic_fetch_sub(&db->sleepers, 1, __ATOMIC_RELAXED);

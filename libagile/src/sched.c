@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "deque.h"
+#include "sys.h"
 
 #define DEFAULT_MAX_FRAMES 65536
 /*
@@ -145,24 +146,6 @@ static inline struct worker *to_worker(const struct agile_worker *aw)
 	return (struct worker *)aw;
 }
 
-static long futex(_Atomic uint32_t *word, int op, uint32_t val,
-		  const struct timespec *timeout)
-{
-	return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val,
-		       timeout, NULL, 0);
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
-
 static inline uint64_t next_random(struct worker *w)
 {
 	/* xorshift64* */
@@ -192,14 +175,14 @@ static void wake_one(struct agile_sched *s)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&s->nr_sleepers, memory_order_relaxed) > 0) {
 		atomic_fetch_add_explicit(&s->wake_seq, 1, memory_order_release);
-		futex(&s->wake_seq, FUTEX_WAKE, 1, NULL);
+		agile_futex(&s->wake_seq, FUTEX_WAKE, 1, NULL, 0);
 	}
 }
 
 static void wake_all(struct agile_sched *s)
 {
 	atomic_fetch_add_explicit(&s->wake_seq, 1, memory_order_seq_cst);
-	futex(&s->wake_seq, FUTEX_WAKE, INT32_MAX, NULL);
+	agile_futex(&s->wake_seq, FUTEX_WAKE, INT32_MAX, NULL, 0);
 }
 
 static void ask_for_work(struct worker *victim)
@@ -253,13 +236,13 @@ static void run_stolen(struct worker *w, struct agile_frame *f)
 	/* Release: the result is visible before FRAME_DONE (acquire in wait_stolen). */
 	if (atomic_exchange_explicit(&f->state, FRAME_DONE,
 				     memory_order_release) == FRAME_SLEEPER)
-		futex(&f->state, FUTEX_WAKE, 1, NULL);
+		agile_futex(&f->state, FUTEX_WAKE, 1, NULL, 0);
 }
 
 static void spin_pause(void)
 {
 	for (int i = 0; i < SPIN_PAUSES; i++)
-		cpu_relax();
+		agile_cpu_relax();
 }
 
 /* The owner of stolen frame @f helps until the thief is done with it. */
@@ -309,7 +292,8 @@ static void wait_stolen(struct worker *w, struct agile_frame *f)
 			 * us; the nap's timeout is for looking for other
 			 * work now and then, and then napping again.
 			 */
-			futex(&f->state, FUTEX_WAIT, FRAME_SLEEPER, &nap);
+			agile_futex(&f->state, FUTEX_WAIT, FRAME_SLEEPER, &nap,
+				    0);
 			idle = SPIN_ROUNDS + YIELD_ROUNDS - 1;
 		}
 	}
@@ -537,7 +521,7 @@ int agile__run_frame(struct agile_sched *s, struct agile_frame *f)
 
 	/* Acquire pairs with the release store in run_root. */
 	while (!atomic_load_explicit(&run.done, memory_order_acquire))
-		futex(&run.done, FUTEX_WAIT, 0, NULL);
+		agile_futex(&run.done, FUTEX_WAIT, 0, NULL, 0);
 	return atomic_load_explicit(&run.error, memory_order_relaxed);
 }
 
@@ -570,7 +554,7 @@ static void run_root(struct worker *w, struct agile_run *r)
 	atomic_fetch_sub(&s->nr_active, 1);
 	atomic_store_explicit(&r->done, 1, memory_order_release);
 	/* @r may be gone now; a wake on its old address is harmless. */
-	futex(&r->done, FUTEX_WAKE, 1, NULL);
+	agile_futex(&r->done, FUTEX_WAKE, 1, NULL, 0);
 }
 
 static bool work_visible(struct agile_sched *s)
@@ -598,7 +582,7 @@ static void sleep_idle(struct worker *w)
 			ask_for_work(s->workers[i]);
 	if (!work_visible(s)) {
 		agile__count(&w->nr_sleeps);
-		futex(&s->wake_seq, FUTEX_WAIT, seq, NULL);
+		agile_futex(&s->wake_seq, FUTEX_WAIT, seq, NULL, 0);
 	}
 	atomic_fetch_sub(&s->nr_sleepers, 1);
 }

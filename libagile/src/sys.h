@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sys.h - the two machine-level primitives the library's layers share:
+ * a spin-loop hint and the private futex system call.  Private header.
+ */
+#ifndef AGILE_SRC_SYS_H
+#define AGILE_SRC_SYS_H
+
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Tell the core we are spinning (x86 PAUSE, arm64 YIELD). */
+static inline void agile_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/*
+ * futex(2) on a 32-bit word of this process (FUTEX_PRIVATE_FLAG is
+ * added).  @word may point at an _Atomic uint32_t or a plain one.
+ */
+static inline long agile_futex(void *word, int op, uint32_t val,
+			       const struct timespec *timeout, uint32_t val3)
+{
+	return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG,
+		       val, timeout, NULL, val3);
+}
+
+#endif /* AGILE_SRC_SYS_H */
