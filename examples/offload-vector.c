@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 	struct agile_sched *sched = NULL;
 	struct agile_dev *dev = NULL;
 	struct agile_offload_opts oo;
+	struct agile_eu_pool_opts popts;
 	struct agile_sched_opts so;
 	struct agile_dev_opts dopts;
 	struct agile_sched_stats ss;
@@ -211,8 +212,11 @@ int main(int argc, char **argv)
 	dopts.nr_slots = workers;
 	if (!err)
 		err = agile_dev_open(&dopts, &dev);
+	/* GPU EUs where a usable GPU is found, else CPU EUs (said once). */
+	agile_eu_pool_opts_init(&popts);
+	popts.flags = AGILE_EU_POOL_AUTO;
 	if (!err)
-		err = agile_eu_pool_create(dev, kernels, NULL, &pool);
+		err = agile_eu_pool_create(dev, kernels, &popts, &pool);
 
 	/* Map the workers to the EUs; leaves are cut by encode_axpy. */
 	agile_offload_opts_init(&oo);

@@ -12,6 +12,8 @@
 #include <agile/error.h>
 #include <agile/eu.h>
 
+#include "gpu_impl.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -52,8 +54,16 @@ struct agile_eu_pool {
 	uint32_t nr_eus;
 	uint32_t nr_args;
 	uint64_t idle_spin_ns, wait_spin_ns;
+	struct agile_eu_pool_info info;
 	struct eu *eus;
 };
+
+/*
+ * The fallback is announced once per process, not once per pool: a
+ * program that makes many pools should not repeat itself.  Set only when
+ * the line was actually printed, so a quiet pool does not use it up.
+ */
+static _Atomic bool fallback_announced;
 
 /* EU-thread-only counter bump: no read-modify-write needed. */
 static void eu_count(_Atomic uint64_t *counter, uint64_t n)
@@ -204,7 +214,44 @@ static int check_opts(const struct agile_eu_pool_opts *o)
 	     i++)
 		if (o->reserved[i])
 			return -EINVAL;
-	return o->flags ? -EINVAL : 0;
+	if (o->flags & ~(AGILE_EU_POOL_GPU | AGILE_EU_POOL_AUTO))
+		return -EINVAL;
+	if ((o->flags & AGILE_EU_POOL_GPU) && (o->flags & AGILE_EU_POOL_AUTO))
+		return -EINVAL;
+	return 0;
+}
+
+static bool quiet(void)
+{
+	const char *q = getenv("AGILE_QUIET");
+
+	return q && *q && strcmp(q, "0") != 0;
+}
+
+/*
+ * GPU EUs were asked for: look for a usable GPU, record why the pool
+ * runs CPU EUs all the same, and say so once.
+ */
+static void gpu_fallback(struct agile_eu_pool_info *info)
+{
+	char why[AGILE_EU_REASON_LEN - 32];
+	bool usable = agile__gpu_status(why, sizeof(why)) > 0;
+
+	info->kind = AGILE_EU_KIND_CPU;
+	info->fallback = 1;
+	if (usable)
+		snprintf(info->reason, sizeof(info->reason),
+			 "GPU EU launch not wired yet");
+	else
+		snprintf(info->reason, sizeof(info->reason), "%s", why);
+	if (quiet() || atomic_exchange(&fallback_announced, true))
+		return;
+	if (usable)
+		fprintf(stderr, "agile: usable GPU found, but %s; using CPU "
+				"execution units\n", info->reason);
+	else
+		fprintf(stderr, "agile: no usable GPU (%s); using CPU "
+				"execution units\n", info->reason);
 }
 
 static int eu_start(struct eu *eu, size_t stack_size)
@@ -281,6 +328,9 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 			sizeof(uint64_t);
 	pool->idle_spin_ns = opts->idle_spin_ns;
 	pool->wait_spin_ns = opts->wait_spin_ns;
+	pool->info.kind = AGILE_EU_KIND_CPU;
+	if (opts->flags & (AGILE_EU_POOL_GPU | AGILE_EU_POOL_AUTO))
+		gpu_fallback(&pool->info);
 	pool->eus = aligned_alloc(_Alignof(struct eu),
 				  pool->nr_eus * sizeof(struct eu));
 	if (!pool->eus) {
@@ -376,6 +426,15 @@ int agile_eu_pool_destroy(struct agile_eu_pool *pool)
 int agile_eu_pool_nr_eus(const struct agile_eu_pool *pool)
 {
 	return pool ? (int)pool->nr_eus : -EINVAL;
+}
+
+int agile_eu_pool_info(const struct agile_eu_pool *pool,
+		       struct agile_eu_pool_info *info)
+{
+	if (!pool || !info)
+		return -EINVAL;
+	*info = pool->info;
+	return 0;
 }
 
 int agile_eu_pool_kernels(const struct agile_eu_pool *pool,

@@ -16,6 +16,7 @@
 #include <agile/dev.h>
 #include <agile/kernels.h>
 #include <agile/eu.h>
+#include <agile/gpu.h>
 #include <agile/sched.h>
 #include <agile/offload.h>
 

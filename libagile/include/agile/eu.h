@@ -25,6 +25,15 @@
  * agile_eu_wait waits for the doorbell to come back and turns the status
  * word into 0 or the failed lane's error; agile_eu_call does both.
  *
+ * GPU EUs: a pool asked for them (AGILE_EU_POOL_GPU, or AGILE_EU_POOL_AUTO)
+ * looks for a usable GPU (agile/gpu.h).  None found: it starts CPU EUs
+ * and says so once per process on stderr, "agile: no usable GPU (<why>);
+ * using CPU execution units" (AGILE_QUIET=1 in the environment silences
+ * it).  A usable GPU found: for now the pool STILL starts CPU EUs, with
+ * the reason "GPU EU launch not wired yet", because launching the
+ * persistent kernel (libagile/gpu) from the pool is not done yet.  Either
+ * way agile_eu_pool_info reports the kind started and the reason.
+ *
  * Thread safety: create and destroy are not thread safe against other
  * calls on the pool.  Each EU takes one poster at a time (the worker that
  * owns it): its task register, submit, wait, call and disconnect must not
@@ -51,7 +60,7 @@ struct agile_eu_pool;
 /**
  * struct agile_eu_pool_opts - how to start a pool (agile_eu_pool_opts_init)
  * @nr_eus:       EUs, serving slots 0 .. nr_eus - 1; 0: one per slot
- * @flags:        must be zero
+ * @flags:        0 (CPU EUs), AGILE_EU_POOL_GPU or AGILE_EU_POOL_AUTO
  * @idle_spin_ns: an idle EU spins this long on its doorbell, then sleeps
  * @wait_spin_ns: agile_eu_wait spins this long, then sleeps
  * @stack_size:   EU thread stack in bytes; 0: the system default
@@ -64,6 +73,28 @@ struct agile_eu_pool_opts {
 	uint64_t wait_spin_ns;
 	size_t stack_size;
 	uint64_t reserved[4];
+};
+
+/* struct agile_eu_pool_opts.flags: at most one of these. */
+#define AGILE_EU_POOL_GPU (1u << 0)  /* GPU EUs wanted; CPU if none usable */
+#define AGILE_EU_POOL_AUTO (1u << 1) /* GPU EUs if a GPU is usable, else CPU */
+
+/* struct agile_eu_pool_info.kind */
+#define AGILE_EU_KIND_CPU 0
+#define AGILE_EU_KIND_GPU 1
+
+#define AGILE_EU_REASON_LEN 256
+
+/**
+ * struct agile_eu_pool_info - what a pool runs on, and why
+ * @kind:     AGILE_EU_KIND_*: what the EUs are
+ * @fallback: 1 when GPU EUs were asked for and CPU EUs were started
+ * @reason:   with @fallback, why (what the GPU probe saw); else ""
+ */
+struct agile_eu_pool_info {
+	uint32_t kind;
+	uint32_t fallback;
+	char reason[AGILE_EU_REASON_LEN];
 };
 
 /**
@@ -90,8 +121,9 @@ int agile_eu_pool_opts_init(struct agile_eu_pool_opts *opts);
  * @kernels: the opcode registry the EUs run kernels from
  * @opts:    NULL for the defaults
  *
- * @dev and @kernels must outlive the pool.  Returns 0, -EINVAL (bad
- * arguments, more EUs than slots), -EBUSY (a doorbell is not IDLE),
+ * @dev and @kernels must outlive the pool.  GPU EUs asked for in
+ * @opts->flags fall back to CPU EUs as described at the top.  Returns 0,
+ * -EINVAL (bad arguments, unknown or both GPU flags, more EUs than slots), -EBUSY (a doorbell is not IDLE),
  * -ENOMEM or -EAGAIN (no thread).
  */
 int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
@@ -108,6 +140,10 @@ int agile_eu_pool_destroy(struct agile_eu_pool *pool);
 
 /* agile_eu_pool_nr_eus - how many EUs; -EINVAL if @pool is NULL. */
 int agile_eu_pool_nr_eus(const struct agile_eu_pool *pool);
+
+/* agile_eu_pool_info - the pool's kind and fallback reason; 0 or -EINVAL. */
+int agile_eu_pool_info(const struct agile_eu_pool *pool,
+		       struct agile_eu_pool_info *info);
 
 /* agile_eu_pool_kernels - the pool's registry into *@out; 0 or -EINVAL. */
 int agile_eu_pool_kernels(const struct agile_eu_pool *pool,
