@@ -17,25 +17,14 @@
 #
 # Environment: AGILE_SELFTESTS (directory of the test programs, default
 # the one holding this script's programs on PATH), AGILE_KO_DIR (where
-# agile.ko and agile_pin_test.ko are; default: searched).
+# agile.ko and agile_pin_test.ko are; default: searched), AGILE_TEST_TIMEOUT
+# (seconds per program, default 600).
 
 PROGRAMS="abi mmap fence wait_any sysfs pin memcg trace seg dmabuf stress"
 SYSFS=/sys/class/misc/agile
 
-n=0
-failed=0
-STATE=/tmp/.agile-run.state
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n $*"
-}
-
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n $*"
-}
+# ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.
+. /lib/agile/tap-merge.sh
 
 # check <description> <command...>: one TAP line; the output of a failed
 # command becomes diagnostics.
@@ -83,18 +72,6 @@ sysfs_is() {
 	}
 }
 
-wait_for_node() {
-	i=0
-	while [ ! -c /dev/agile ] && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -c /dev/agile ] || {
-		echo "/dev/agile did not appear"
-		return 1
-	}
-}
-
 param_defaults() {
 	sysfs_is poll_interval_us 200 && sysfs_is spin_ns 0 &&
 		sysfs_is max_slots 16
@@ -103,69 +80,6 @@ param_defaults() {
 plain_defaults() {
 	sysfs_is poll_interval_us 100 && sysfs_is spin_ns 2000 &&
 		sysfs_is max_slots 4096
-}
-
-# run_program <path> <name>: the program's TAP, renumbered from $n into
-# ours.  A program that dies early gets a "not ok" for the tests it never
-# reported.  Leaves "<lines> <failures>" in $STATE.
-run_program() {
-	{
-		"$1" 2>&1
-		echo "@@agile-rc $?"
-	} </dev/null | awk -v base="$n" -v prog="$2" -v state="$STATE" '
-		function emit(s) { print s; fflush() }
-		/^TAP version/ { next }
-		/^1\.\.[0-9]+$/ { plan = substr($0, 4) + 0; emit("# " prog ": plan " plan); next }
-		/^@@agile-rc / { rc = $2 + 0; next }
-		/^#  RUN / {
-			name = $0
-			sub(/^#  RUN +/, "", name)
-			sub(/ \.\.\.$/, "", name)
-			emit($0)
-			next
-		}
-		/^(not )?ok [0-9]+/ {
-			bad = ($1 == "not")
-			desc = $0
-			sub(/^(not )?ok [0-9]+ ?/, "", desc)
-			count++
-			if (desc ~ /^# /)	# a SKIP line names no test
-				desc = name " " desc
-			if (bad) {
-				fails++
-				emit("not ok " (base + count) " " prog ": " desc)
-			} else {
-				emit("ok " (base + count) " " prog ": " desc)
-			}
-			next
-		}
-		/^#/ { emit($0); next }
-		{ emit("# " $0) }
-		END {
-			extra = 0
-			if (count < plan) {
-				extra = 1
-				fails++
-				emit("not ok " (base + count + 1) " " prog ": " (plan - count) \
-				     " of " plan " tests never reported (exit " rc ")")
-			} else if (rc != 0 && fails == 0) {
-				extra = 1
-				fails++
-				emit("not ok " (base + count + 1) " " prog ": exited with " rc \
-				     " though every test passed")
-			} else if (count == 0) {
-				extra = 1
-				fails++
-				emit("not ok " (base + 1) " " prog ": no TAP output (exit " rc ")")
-			}
-			print (count + extra) " " (fails + 0) > state
-		}'
-	read -r lines fails <"$STATE" || {
-		lines=0
-		fails=0
-	}
-	n=$((n + lines))
-	failed=$((failed + fails))
 }
 
 echo "TAP version 13"

@@ -21,83 +21,10 @@
 # default 600).
 
 DIR=${AGILE_LIBAGILE_TESTS:-/selftests/libagile}
-LIMIT=${AGILE_TEST_TIMEOUT:-600}
 SYSFS=/sys/class/misc/agile
-STATE=/tmp/.agile-libagile.state
-n=0
-failed=0
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n $*"
-}
-
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n $*"
-}
-
-# run_program <path> <label>: the program's TAP renumbered from $n into
-# ours; leaves "<lines> <failures>" in $STATE.
-run_program() {
-	{
-		timeout "$LIMIT" "$1" 2>&1
-		echo "@@agile-rc $?"
-	} </dev/null | awk -v base="$n" -v prog="$2" -v state="$STATE" '
-		function emit(s) { print s; fflush() }
-		/^1\.\.[0-9]+$/ { plan = substr($0, 4) + 0; emit("# " prog ": plan " plan); next }
-		/^@@agile-rc / { rc = $2 + 0; next }
-		/^(not )?ok [0-9]+/ {
-			bad = ($1 == "not")
-			desc = $0
-			sub(/^(not )?ok [0-9]+ (- )?/, "", desc)
-			count++
-			if (bad) {
-				fails++
-				emit("not ok " (base + count) " " prog ": " desc)
-			} else {
-				emit("ok " (base + count) " " prog ": " desc)
-			}
-			next
-		}
-		/^#/ { emit($0); next }
-		{ emit("# " $0) }
-		END {
-			extra = 0
-			if (count < plan) {
-				extra = 1
-				fails++
-				emit("not ok " (base + count + 1) " " prog ": " (plan - count) \
-				     " of " plan " tests never reported (exit " rc ")")
-			} else if (rc != 0 && fails == 0) {
-				extra = 1
-				fails++
-				emit("not ok " (base + count + 1) " " prog ": exited with " rc \
-				     " though every test passed")
-			} else if (count == 0) {
-				extra = 1
-				fails++
-				emit("not ok " (base + 1) " " prog ": no TAP output (exit " rc ")")
-			}
-			print (count + extra) " " (fails + 0) > state
-		}'
-	read -r lines fails <"$STATE" || {
-		lines=0
-		fails=0
-	}
-	n=$((n + lines))
-	failed=$((failed + fails))
-}
-
-wait_for_node() {
-	i=0
-	while [ ! -c /dev/agile ] && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -c /dev/agile ]
-}
+# ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.
+. /lib/agile/tap-merge.sh
 
 echo "TAP version 13"
 echo "# libagile selftests on Linux $(uname -r) (guest ${AGILE_KERNEL:-?})"

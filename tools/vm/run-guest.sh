@@ -17,6 +17,7 @@
 #
 # What the initramfs holds (see tools/vm/init for the guest side):
 #   /init, /guest.sh            tools/vm/init and <guest-script>
+#   /lib/agile/tap-merge.sh     selftests/tap-merge.sh, for guest scripts
 #   /bin/busybox + applets      from busybox-static
 #   /lib/modules/<release>/     build/kernels/<K>/modules/ (vgem & co) and
 #                               extra/: build/kernels/<K>/out/*.ko; depmod'ed, so
@@ -132,6 +133,9 @@ EOF
 cp "$HERE/init" "$STAGE/init"
 cp "$SCRIPT" "$STAGE/guest.sh"
 chmod 755 "$STAGE/init" "$STAGE/guest.sh"
+# The TAP helpers the guest scripts source (selftests/tap-merge.sh).
+mkdir -p "$STAGE/lib/agile"
+cp "$REPO/selftests/tap-merge.sh" "$STAGE/lib/agile/tap-merge.sh"
 
 # add_file <src> <dest dir>: copy; for a dynamically linked ELF also copy its
 # loader and libraries (same paths as on the host).
