@@ -5,13 +5,21 @@
  * Objects and lifetimes
  *
  * struct agile_file is the open file's private data.  It holds one
- * reference on its context once CTX_INIT has run.
+ * reference on its context once CTX_INIT or GROUP_JOIN has run.
  *
  * struct agile_ctx is refcounted and separate from the file so that
- * several files may share one context later (groups).  It owns the
- * doorbell and task-register pages; every mapping holds its own page
- * references (vm_insert_pages()), so a page lives until the context and
- * every mapping of it are gone.
+ * several files may share one context (groups).  It owns the doorbell
+ * and task-register pages; every mapping holds its own page references
+ * (vm_insert_pages()), so a page lives until the context and every
+ * mapping of it are gone.
+ *
+ * struct agile_group (group.c) belongs to the context of a group, which
+ * frees it.  It is published in the registry of live groups, by key,
+ * from its creation until the first member's file is released; that
+ * release ends the group: it unpublishes the key (a new group may take
+ * it at once), sets agile_ctx.ended and wakes every sleeper with EPIPE.
+ * The members' files keep their context references until their own
+ * release, so the context is freed with the last member (or dma-buf).
  *
  * struct agile_waiter lives in the frame of a task inside WAIT or
  * WAIT_ANY.  While queued it is reachable from its context's lists; a
@@ -20,17 +28,28 @@
  *
  * Locking, outermost first
  *
- * agile_file.init_lock (mutex): serialises CTX_INIT on one file.  Process
- *	context only.  Under it: allocations and copy_to_user() (which may
- *	take mmap_lock); mmap never takes it, it reads the published
- *	context pointer instead, so there is no inversion with mmap_lock.
+ * agile_file.init_lock (mutex): serialises CTX_INIT and GROUP_JOIN on one
+ *	file.  Process context only.  Under it: allocations,
+ *	agile_group_lock and copy_to_user() (which may take mmap_lock);
+ *	mmap never takes it, it reads the published context pointer
+ *	instead, so there is no inversion with mmap_lock.
+ * agile_group_lock (mutex, group.c): the registry of live groups (the
+ *	hash table, agile_group.published, agile_group.nr_members).  Process
+ *	context only.  Under it: the new context's allocations, and
+ *	copy_to_user() of the join's result (which may take mmap_lock), so
+ *	that a failed copy undoes the join whole; no other agile lock nests
+ *	inside it.  A member's release takes it to unpublish the key, then
+ *	drops it before ending the context; mmap and the waits never take
+ *	it.
  * agile_ctx.lock (spinlock): the slots' waiter lists and sleeper
  *	counts, the doorbells' sleeper mirrors, the context's list of
  *	sleeping waiters, @poll_armed and the dequeue of every waiter.  Taken
  *	in process context with spin_lock_bh() and by the poller's hrtimer
  *	in softirq context with spin_lock().  The hrtimer base lock nests
  *	inside it (hrtimer_start()); hrtimer_cancel() is never called under
- *	it, since the poller takes it.
+ *	it, since the poller takes it.  It also orders the end of a group
+ *	against queueing waiters: agile_ctx.ended is set under it, and a waiter
+ *	checks it under it before it queues.
  * agile_ctx.seg_lock (mutex): serialises SEG_CREATE on one context.
  *	Process context only.  Under it: page allocations and
  *	copy_to_user() (which may take mmap_lock).  mmap and EXPORT_DMABUF
@@ -61,6 +80,7 @@
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 #include <linux/agile.h>
 
@@ -107,6 +127,32 @@ struct agile_seg {
 };
 
 /**
+ * struct agile_group - a group: a context shared by processes, by key
+ * @node: in the registry's hash table while @published.
+ * @key: the key it was created with.
+ * @uid: the creator's effective uid.
+ * @gid: the creator's effective gid.
+ * @mode: permission bits within AGILE_GROUP_MODE_MASK.
+ * @max_members: most members, 1 .. AGILE_GROUP_MAX_MEMBERS.
+ * @ctx: the shared context.  Holds no reference: while @published no
+ *	member has left, so the members' references keep it.
+ * @nr_members: members that joined, the creator included: the next
+ *	member's index.  Under agile_group_lock.
+ * @published: in the registry (joinable).  Under agile_group_lock.
+ */
+struct agile_group {
+	struct hlist_node node;
+	u64 key;
+	kuid_t uid;
+	kgid_t gid;
+	u32 mode;
+	u32 max_members;
+	struct agile_ctx *ctx;
+	u32 nr_members;
+	bool published;
+};
+
+/**
  * struct agile_ctx - a context: slots, their pages and their waiters
  * @ref: one reference per file that uses the context.
  * @id: a small number naming the context in tracepoints.
@@ -121,6 +167,12 @@ struct agile_seg {
  * @sleepers: waiters queued on the context (struct agile_waiter.node).
  * @poll_armed: @poll_timer is queued or its callback will restart it.
  * @poll_timer: the poller, armed only while @sleepers is not empty.
+ * @ended: the context's group has ended (a member's file was released):
+ *	every wait fails with EPIPE.  Set once, under @lock, with
+ *	WRITE_ONCE(); read under @lock before a waiter queues and with
+ *	READ_ONCE() elsewhere.  Always false outside groups.
+ * @group: the group sharing the context, or NULL; set before the
+ *	context is reachable by anyone but its creator, freed with it.
  * @seg_lock: serialises SEG_CREATE; see "Locking" above.
  * @nr_segs: segments created; published with smp_store_release() after
  *	@segs[@nr_segs] is set, read with smp_load_acquire().
@@ -142,6 +194,9 @@ struct agile_ctx {
 	struct list_head sleepers;
 	bool poll_armed;
 	struct hrtimer poll_timer;
+	bool ended;
+
+	struct agile_group *group;
 
 	struct mutex seg_lock; /* serialises SEG_CREATE */
 	u32 nr_segs;
@@ -153,6 +208,7 @@ enum agile_woken {
 	AGILE_WOKEN_NONE,
 	AGILE_WOKEN_SIGNAL,
 	AGILE_WOKEN_POLL,
+	AGILE_WOKEN_ENDED,	/* the group ended: EPIPE */
 };
 
 /**
@@ -204,6 +260,8 @@ extern unsigned int agile_max_segment_bytes;
 extern atomic_t agile_nr_contexts;
 DECLARE_PER_CPU(struct agile_counters, agile_totals);
 
+int agile_ctx_check_sizes(u32 nr_slots, u32 task_reg_size);
+int agile_ctx_check_limit(u32 nr_slots);
 int agile_ctx_check_init(const struct agile_ctx_init *args);
 struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size);
 void agile_ctx_fill_init(const struct agile_ctx *ctx,
@@ -234,6 +292,13 @@ bool agile_waiter_check(const struct agile_ctx *ctx,
 			u32 *observed);
 void agile_waiter_wake(struct agile_ctx *ctx, struct agile_waiter *w,
 		       enum agile_woken reason, u32 index, u32 observed);
+void agile_ctx_end(struct agile_ctx *ctx);
+
+/* group.c */
+extern atomic_t agile_nr_groups;
+
+struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg);
+void agile_group_leave(struct agile_ctx *ctx);
 
 /* seg.c */
 int agile_seg_create_ioctl(struct agile_ctx *ctx,

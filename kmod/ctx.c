@@ -27,27 +27,37 @@ DEFINE_PER_CPU(struct agile_counters, agile_totals);
 
 static atomic_t agile_ctx_ids = ATOMIC_INIT(0);
 
-int agile_ctx_check_init(const struct agile_ctx_init *args)
+/* EINVAL unless @nr_slots and @task_reg_size make a valid context. */
+int agile_ctx_check_sizes(u32 nr_slots, u32 task_reg_size)
 {
 	u32 bytes;
 
+	if (!nr_slots)
+		return -EINVAL;
+	if (!is_power_of_2(task_reg_size) ||
+	    task_reg_size < AGILE_TASK_REG_MIN_SIZE ||
+	    task_reg_size > AGILE_TASK_REG_MAX_SIZE)
+		return -EINVAL;
+	/* Sizes are reported in 32 bits: reject overflow before the limit. */
+	if (check_mul_overflow(nr_slots, task_reg_size, &bytes) ||
+	    check_mul_overflow(nr_slots, (u32)AGILE_DOORBELL_STRIDE, &bytes))
+		return -EINVAL;
+	return 0;
+}
+
+/* ENOSPC when a new context of @nr_slots slots is over max_slots. */
+int agile_ctx_check_limit(u32 nr_slots)
+{
+	return nr_slots > READ_ONCE(agile_max_slots) ? -ENOSPC : 0;
+}
+
+int agile_ctx_check_init(const struct agile_ctx_init *args)
+{
 	if (args->flags || args->pad ||
 	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
 		return -EINVAL;
-	if (!args->nr_slots)
-		return -EINVAL;
-	if (!is_power_of_2(args->task_reg_size) ||
-	    args->task_reg_size < AGILE_TASK_REG_MIN_SIZE ||
-	    args->task_reg_size > AGILE_TASK_REG_MAX_SIZE)
-		return -EINVAL;
-	/* Sizes are reported in 32 bits: reject overflow before the limit. */
-	if (check_mul_overflow(args->nr_slots, args->task_reg_size, &bytes) ||
-	    check_mul_overflow(args->nr_slots, (u32)AGILE_DOORBELL_STRIDE,
-			       &bytes))
-		return -EINVAL;
-	if (args->nr_slots > READ_ONCE(agile_max_slots))
-		return -ENOSPC;
-	return 0;
+	return agile_ctx_check_sizes(args->nr_slots, args->task_reg_size) ?:
+	       agile_ctx_check_limit(args->nr_slots);
 }
 
 void agile_pages_free(struct page **pages, unsigned long nr_pages)
@@ -151,6 +161,8 @@ static void agile_ctx_release(struct kref *ref)
 	WARN_ON_ONCE(!list_empty(&ctx->sleepers));
 	agile_poll_stop(ctx);
 	agile_seg_free_all(ctx);
+	/* Unpublished by the first member's release: no one finds it. */
+	kfree(ctx->group);
 	mutex_destroy(&ctx->seg_lock);
 	free_percpu(ctx->counters);
 	kvfree(ctx->slots);

@@ -23,6 +23,15 @@
  * @woken.  The first waker wins, as a dequeued waiter is on no list.  A
  * woken waiter leaves without the lock; any other takes it to dequeue
  * itself.
+ *
+ * Ended groups
+ *
+ * When a group ends (group.c), agile_ctx_end() sets ctx->ended and wakes
+ * every queued waiter under ctx->lock; a waiter checks ctx->ended under
+ * the same lock before it queues.  So a waiter either is queued when the
+ * group ends and is woken, or sees the end and never sleeps: no wait
+ * outlives the end.  The checks before and while spinning are only early
+ * exits.
  */
 
 #include <linux/hrtimer.h>
@@ -130,11 +139,17 @@ static void agile_slot_set_sleepers(struct agile_slot *slot,
 	WRITE_ONCE(slot->doorbell->sleepers, sleepers);
 }
 
-static void agile_waiter_enqueue(struct agile_ctx *ctx, struct agile_waiter *w)
+/* Queue @w; -EPIPE (and nothing queued) once the context has ended. */
+static int agile_waiter_enqueue(struct agile_ctx *ctx, struct agile_waiter *w)
 {
 	u32 i;
 
 	spin_lock_bh(&ctx->lock);
+	/* Pairs with agile_ctx_end(): see "Ended groups" above. */
+	if (ctx->ended) {
+		spin_unlock_bh(&ctx->lock);
+		return -EPIPE;
+	}
 	for (i = 0; i < w->nr_entries; i++) {
 		struct agile_wait_entry *e = &w->entries[i];
 		struct agile_slot *slot = &ctx->slots[e->slot];
@@ -147,6 +162,7 @@ static void agile_waiter_enqueue(struct agile_ctx *ctx, struct agile_waiter *w)
 	list_add_tail(&w->node, &ctx->sleepers);
 	agile_poll_arm(ctx);
 	spin_unlock_bh(&ctx->lock);
+	return 0;
 }
 
 static void agile_waiter_dequeue(struct agile_ctx *ctx, struct agile_waiter *w)
@@ -170,7 +186,7 @@ static void agile_waiter_dequeue(struct agile_ctx *ctx, struct agile_waiter *w)
  * agile_waiter_wake - dequeue a waiter and wake it
  * @ctx: the waiter's context; ctx->lock is held.
  * @w: a queued waiter.
- * @reason: AGILE_WOKEN_SIGNAL or AGILE_WOKEN_POLL.
+ * @reason: AGILE_WOKEN_SIGNAL, AGILE_WOKEN_POLL or AGILE_WOKEN_ENDED.
  * @index: the entry whose condition held.
  * @observed: the value that made it hold.
  */
@@ -191,6 +207,25 @@ void agile_waiter_wake(struct agile_ctx *ctx, struct agile_waiter *w,
 	smp_store_release(&w->woken, reason);
 	wake_up_process(task);
 	put_task_struct(task);
+}
+
+/**
+ * agile_ctx_end - end a group's context: every wait fails with EPIPE
+ * @ctx: the context; not under ctx->lock.
+ *
+ * Sleeping waiters are woken with AGILE_WOKEN_ENDED; later ones see
+ * ctx->ended (see "Ended groups" above).  SIGNAL and the other ioctls
+ * keep working: only waits change.
+ */
+void agile_ctx_end(struct agile_ctx *ctx)
+{
+	struct agile_waiter *w, *tmp;
+
+	spin_lock_bh(&ctx->lock);
+	WRITE_ONCE(ctx->ended, true);
+	list_for_each_entry_safe(w, tmp, &ctx->sleepers, node)
+		agile_waiter_wake(ctx, w, AGILE_WOKEN_ENDED, 0, 0);
+	spin_unlock_bh(&ctx->lock);
 }
 
 static int agile_fence_signal(struct agile_ctx *ctx,
@@ -248,7 +283,8 @@ static bool agile_wait_spin(const struct agile_ctx *ctx,
 	end = ktime_add_ns(ktime_get(), spin_ns);
 	if (expires && ktime_after(end, *expires))
 		end = *expires;
-	while (!need_resched() && !signal_pending(current)) {
+	while (!need_resched() && !signal_pending(current) &&
+	       !READ_ONCE(ctx->ended)) {
 		cpu_relax();
 		if (agile_waiter_check(ctx, w, index, observed))
 			return true;
@@ -270,7 +306,10 @@ static int agile_wait_sleep(struct agile_ctx *ctx, struct agile_waiter *w,
 
 	w->task = current;
 	w->woken = AGILE_WOKEN_NONE;
-	agile_waiter_enqueue(ctx, w);
+	if (agile_waiter_enqueue(ctx, w)) {
+		agile_waiter_check(ctx, w, index, observed);
+		return -EPIPE;
+	}
 	for (;;) {
 		/* The waiter's full barrier of the sleeper count protocol. */
 		set_current_state(TASK_INTERRUPTIBLE);
@@ -309,6 +348,10 @@ static int agile_wait_sleep(struct agile_ctx *ctx, struct agile_waiter *w,
 		agile_count(ctx, AGILE_CNT_WAKEUPS_POLL);
 	if (holds)
 		return 0;
+	if (woken == AGILE_WOKEN_ENDED) {
+		agile_waiter_check(ctx, w, index, observed);
+		return -EPIPE;
+	}
 	if (woken) {
 		/* The condition held for the waker; report a current one. */
 		if (!agile_waiter_check(ctx, w, index, observed)) {
@@ -321,8 +364,9 @@ static int agile_wait_sleep(struct agile_ctx *ctx, struct agile_waiter *w,
 }
 
 /*
- * Wait for any condition of @w.  Returns 0, -ETIMEDOUT or -EINTR; on all
- * three w->index and w->observed are the results.
+ * Wait for any condition of @w.  Returns 0, -ETIMEDOUT, -EINTR or -EPIPE
+ * (the context's group ended); on all four w->index and w->observed are
+ * the results.
  */
 static int agile_wait(struct agile_ctx *ctx, struct agile_waiter *w,
 		      u64 timeout_ns, u32 flags)
@@ -343,6 +387,12 @@ static int agile_wait(struct agile_ctx *ctx, struct agile_waiter *w,
 		expires = &deadline;
 	}
 
+	/* An ended group fails every wait, even one whose condition holds. */
+	if (READ_ONCE(ctx->ended)) {
+		agile_waiter_check(ctx, w, &index, &observed);
+		ret = -EPIPE;
+		goto out;
+	}
 	if (agile_waiter_check(ctx, w, &index, &observed)) {
 		agile_count(ctx, AGILE_CNT_SPIN_HITS);
 		goto out;

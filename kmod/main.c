@@ -5,8 +5,8 @@
  * This file wires the misc device /dev/agile together: open/release,
  * the ioctl dispatcher, mmap, the module parameters and module init/exit.
  * The objects live in ctx.c (contexts, pages, mmap), fence.c (fences and
- * waits), poll.c (the poller), seg.c (data segments), dmabuf.c (the
- * dma-buf exporter) and sysfs.c (tunables and counters).
+ * waits), poll.c (the poller), seg.c (data segments), group.c (groups),
+ * dmabuf.c (the dma-buf exporter) and sysfs.c (tunables and counters).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -48,19 +48,22 @@ MODULE_PARM_DESC(max_segment_bytes,
 
 /**
  * struct agile_file - private data of an open /dev/agile
- * @init_lock: serialises CTX_INIT.
- * @ctx: the file's context, NULL before CTX_INIT.  Set once under
- *	@init_lock with smp_store_release(); read with smp_load_acquire()
- *	by agile_file_ctx() without the lock.
+ * @init_lock: serialises CTX_INIT and GROUP_JOIN.
+ * @ctx: the file's context, NULL before CTX_INIT or GROUP_JOIN.  Set once
+ *	under @init_lock with smp_store_release(); read with
+ *	smp_load_acquire() by agile_file_ctx() without the lock.
  */
 struct agile_file {
-	struct mutex init_lock; /* serialises CTX_INIT */
+	struct mutex init_lock; /* serialises CTX_INIT and GROUP_JOIN */
 	struct agile_ctx *ctx;
 };
 
 static struct agile_ctx *agile_file_ctx(struct agile_file *af)
 {
-	/* Pairs with smp_store_release() in agile_file_ctx_init(). */
+	/*
+	 * Pairs with smp_store_release() in agile_file_ctx_init() and
+	 * agile_file_group_join().
+	 */
 	return smp_load_acquire(&af->ctx);
 }
 
@@ -81,8 +84,11 @@ static int agile_release(struct inode *inode, struct file *file)
 	struct agile_file *af = file->private_data;
 
 	/* The last reference to the file: no ioctl or mmap runs now. */
-	if (af->ctx)
+	if (af->ctx) {
+		/* A member leaving ends its group: the others' waits fail. */
+		agile_group_leave(af->ctx);
 		agile_ctx_put(af->ctx);
+	}
 	mutex_destroy(&af->init_lock);
 	kfree(af);
 	return 0;
@@ -94,7 +100,7 @@ static int agile_info(struct agile_info __user *uarg)
 		.abi_version = AGILE_ABI_VERSION,
 		.features = AGILE_FEAT_WAIT_ANY | AGILE_FEAT_POLL_WAKE |
 			    AGILE_FEAT_SLEEPER_COUNT | AGILE_FEAT_SEGMENTS |
-			    AGILE_FEAT_DMABUF,
+			    AGILE_FEAT_DMABUF | AGILE_FEAT_GROUPS,
 		.max_slots = READ_ONCE(agile_max_slots),
 		.doorbell_stride = AGILE_DOORBELL_STRIDE,
 		.task_reg_min_size = AGILE_TASK_REG_MIN_SIZE,
@@ -149,6 +155,29 @@ out_unlock:
 	return ret;
 }
 
+static int agile_file_group_join(struct agile_file *af,
+				 struct agile_group_join __user *uarg)
+{
+	struct agile_ctx *ctx;
+	int ret = 0;
+
+	mutex_lock(&af->init_lock);
+	if (af->ctx) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	ctx = agile_group_join_ioctl(uarg);
+	if (IS_ERR(ctx)) {
+		ret = PTR_ERR(ctx);
+		goto out_unlock;
+	}
+	/* Pairs with smp_load_acquire() in agile_file_ctx(). */
+	smp_store_release(&af->ctx, ctx);
+out_unlock:
+	mutex_unlock(&af->init_lock);
+	return ret;
+}
+
 static int agile_stats(struct agile_ctx *ctx, struct agile_stats __user *uarg)
 {
 	struct agile_stats stats = {};
@@ -169,6 +198,8 @@ static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return agile_info(argp);
 	case AGILE_IOC_CTX_INIT:
 		return agile_file_ctx_init(af, argp);
+	case AGILE_IOC_GROUP_JOIN:
+		return agile_file_group_join(af, argp);
 	case AGILE_IOC_STATS:
 		return agile_stats(agile_file_ctx(af), argp);
 	case AGILE_IOC_FENCE:

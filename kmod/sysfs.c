@@ -122,12 +122,20 @@ static ssize_t contexts_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(contexts);
 
+static ssize_t groups_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&agile_nr_groups));
+}
+static DEVICE_ATTR_RO(groups);
+
 static struct attribute *agile_attrs[] = {
 	&agile_tunable_poll_interval_us.attr.attr,
 	&agile_tunable_spin_ns.attr.attr,
 	&agile_tunable_max_slots.attr.attr,
 	&agile_tunable_max_segment_bytes.attr.attr,
 	&dev_attr_contexts.attr,
+	&dev_attr_groups.attr,
 	&agile_counter_signals.attr.attr,
 	&agile_counter_waits.attr.attr,
 	&agile_counter_wakeups_signal.attr.attr,

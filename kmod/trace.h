@@ -80,7 +80,8 @@ TRACE_EVENT(agile_wait_end,
 		      __print_symbolic(__entry->woken,
 				       { AGILE_WOKEN_NONE, "none" },
 				       { AGILE_WOKEN_SIGNAL, "signal" },
-				       { AGILE_WOKEN_POLL, "poll" }))
+				       { AGILE_WOKEN_POLL, "poll" },
+				       { AGILE_WOKEN_ENDED, "ended" }))
 );
 
 #endif /* AGILE_KMOD_TRACE_H */

@@ -58,6 +58,7 @@ static void check_info(struct __test_metadata *_metadata,
 		  info->features & AGILE_FEAT_SLEEPER_COUNT);
 	ASSERT_EQ(AGILE_FEAT_SEGMENTS, info->features & AGILE_FEAT_SEGMENTS);
 	ASSERT_EQ(AGILE_FEAT_DMABUF, info->features & AGILE_FEAT_DMABUF);
+	ASSERT_EQ(AGILE_FEAT_GROUPS, info->features & AGILE_FEAT_GROUPS);
 	ASSERT_LE((__u64)page_size(), info->max_segment_bytes);
 	ASSERT_GE(1ULL << 30, info->max_segment_bytes);
 	ASSERT_LE(1U, info->max_slots);

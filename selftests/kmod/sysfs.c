@@ -19,7 +19,7 @@ static const char *const rw_files[] = {
 
 static const char *const ro_files[] = {
 	"contexts", "signals", "waits", "wakeups_signal", "wakeups_poll",
-	"timeouts",
+	"timeouts", "groups",
 };
 
 /* Module-wide counters, in ro_files[] order after "contexts". */

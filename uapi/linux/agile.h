@@ -16,7 +16,7 @@
  *   1 - INFO, CTX_INIT, FENCE (SIGNAL, WAIT, BARRIER), WAIT_ANY, STATS.
  *       Added later without a bump: SEG_CREATE and agile_info's
  *       max_segment_bytes (AGILE_FEAT_SEGMENTS), EXPORT_DMABUF
- *       (AGILE_FEAT_DMABUF).
+ *       (AGILE_FEAT_DMABUF), GROUP_JOIN (AGILE_FEAT_GROUPS).
  *
  * Conventions: every field has a fixed width and explicit padding; user
  * pointers travel as __u64; "to kernel" fields are read by the kernel,
@@ -51,6 +51,7 @@
 #define AGILE_FEAT_SLEEPER_COUNT (1U << 2) /* agile_doorbell.sleepers */
 #define AGILE_FEAT_SEGMENTS (1U << 3)	/* SEG_CREATE, max_segment_bytes */
 #define AGILE_FEAT_DMABUF (1U << 4)	/* EXPORT_DMABUF */
+#define AGILE_FEAT_GROUPS (1U << 5)	/* GROUP_JOIN */
 
 /* Size of one doorbell line: the largest GPU cache line in use. */
 #define AGILE_DOORBELL_STRIDE 128
@@ -239,7 +240,11 @@ struct agile_ctx_init {
  * between the caller's own check and the ioctl is never lost.  A store
  * that never enters the kernel is seen by the poller within about
  * poll_interval_us.  WAIT fails with ETIMEDOUT when the timeout passes
- * and with EINTR when a signal arrives (it is not restarted).
+ * and with EINTR when a signal arrives (it is not restarted).  In a group
+ * that has ended (AGILE_IOC_GROUP_JOIN) WAIT fails with EPIPE, at once or
+ * when the end comes while it sleeps, even if its condition holds;
+ * SIGNAL and BARRIER keep working there (a store in the shared page is
+ * no harm: nobody can sleep on it any more).
  */
 struct agile_fence {
 	__u32 op;
@@ -276,8 +281,8 @@ struct agile_wait_cond {
  * @observed: from kernel: the doorbell value that made it hold.
  * @reserved: must be zero.
  *
- * Sleeps until any one condition holds; same timeout, signal and
- * lost-wakeup rules as AGILE_FENCE_WAIT.
+ * Sleeps until any one condition holds; same timeout, signal,
+ * lost-wakeup and ended-group (EPIPE) rules as AGILE_FENCE_WAIT.
  */
 struct agile_wait_any {
 	__u64 conds;
@@ -372,6 +377,87 @@ struct agile_export_dmabuf {
 	__u64 reserved[3];
 };
 
+/* agile_group_join.flags */
+#define AGILE_GROUP_CREATE (1U << 0)	/* create the group if the key is free */
+#define AGILE_GROUP_EXCL (1U << 1)	/* with CREATE: EEXIST if it exists */
+/* EXCL without CREATE is EINVAL. */
+
+/* Most members one group holds. */
+#define AGILE_GROUP_MAX_MEMBERS 256
+
+/* The permission bits agile_group_join.mode may hold. */
+#define AGILE_GROUP_MODE_MASK 0666
+
+/**
+ * struct agile_group_join - AGILE_IOC_GROUP_JOIN
+ * @key: to kernel: the group's 64-bit key; any value.
+ * @nr_slots: to kernel: as in struct agile_ctx_init; a joiner's must
+ *	equal the creator's.
+ * @task_reg_size: to kernel: as in struct agile_ctx_init; must equal the
+ *	creator's.
+ * @max_members: to kernel: 1 .. AGILE_GROUP_MAX_MEMBERS; must equal the
+ *	creator's.
+ * @mode: to kernel: the creator's permission bits (within
+ *	AGILE_GROUP_MODE_MASK, as a file mode: 0600 owner, 0060 the
+ *	creator's group, 0006 others).  The creator's effective uid and gid
+ *	are recorded; a joiner is in the owner class when its effective uid
+ *	is the creator's, else in the group class when the creator's gid is
+ *	its effective gid or one of its supplementary groups, else in the
+ *	others class, and needs both the read and the write bit of its
+ *	class.  No capability overrides the mode (0066 refuses even a root
+ *	creator's other root processes).  A joiner's own @mode is ignored,
+ *	but must still be within AGILE_GROUP_MODE_MASK.
+ * @flags: to kernel: AGILE_GROUP_CREATE, AGILE_GROUP_EXCL (only with
+ *	CREATE); no other bits.
+ * @member: from kernel: this file's member index, in join order; the
+ *	creator is 0.
+ * @doorbell_offset: from kernel: as in struct agile_ctx_init.
+ * @doorbell_bytes: from kernel: as in struct agile_ctx_init.
+ * @task_reg_offset: from kernel: as in struct agile_ctx_init.
+ * @task_reg_bytes: from kernel: as in struct agile_ctx_init.
+ * @reserved: must be zero.
+ *
+ * Instead of CTX_INIT: makes this file a member of the group with @key,
+ * creating it (and its context, charged to the creator's memory cgroup)
+ * when AGILE_GROUP_CREATE is given and no live group has the key.  All
+ * members share one context: the same doorbells, task registers and
+ * segments (a segment created by any member is mapped by every member
+ * at its offset; the segment ids are the context's, in creation order).
+ *
+ * A group ends when any member's file is released, that is when its last
+ * reference goes: the process exits or is killed, or closes the
+ * descriptor and unmaps everything it mapped from the file (a descriptor
+ * inherited by fork() or passed on, or a mapping, keeps the file open).
+ * From then on every wait of every member, sleeping or new, fails with
+ * EPIPE (see struct agile_fence), so no member hangs on a dead peer; the
+ * key is free again at once, for a new group.  The other ioctls and the
+ * mappings keep working on the ended group's context, which is freed
+ * with its last member, mapping and dma-buf.
+ *
+ * Errors: EBUSY (the file already has a context), ENOENT (no group has
+ * @key and AGILE_GROUP_CREATE is not given), EEXIST (AGILE_GROUP_EXCL and
+ * the group exists), EACCES (the mode refuses this caller), EINVAL (bad
+ * field, or a size that differs from the creator's), ENOSPC (the group
+ * has max_members members, or, when creating, nr_slots above
+ * max_slots), ENOMEM, EFAULT.  A failed call leaves no trace: no group,
+ * no member index used.  Keys are global to the machine: the mode is
+ * what keeps groups apart.
+ */
+struct agile_group_join {
+	__u64 key;
+	__u32 nr_slots;
+	__u32 task_reg_size;
+	__u32 max_members;
+	__u32 mode;
+	__u32 flags;
+	__u32 member;
+	__u64 doorbell_offset;
+	__u64 doorbell_bytes;
+	__u64 task_reg_offset;
+	__u64 task_reg_bytes;
+	__u64 reserved[4];
+};
+
 #define AGILE_IOC_MAGIC 0xA9
 
 #define AGILE_IOC_INFO _IOR(AGILE_IOC_MAGIC, 0x00, struct agile_info)
@@ -380,7 +466,8 @@ struct agile_export_dmabuf {
 #define AGILE_IOC_WAIT_ANY _IOWR(AGILE_IOC_MAGIC, 0x03, struct agile_wait_any)
 #define AGILE_IOC_STATS _IOR(AGILE_IOC_MAGIC, 0x04, struct agile_stats)
 #define AGILE_IOC_SEG_CREATE _IOWR(AGILE_IOC_MAGIC, 0x05, struct agile_seg_create)
-/* 0x06 GROUP_JOIN: later. */
+#define AGILE_IOC_GROUP_JOIN \
+	_IOWR(AGILE_IOC_MAGIC, 0x06, struct agile_group_join)
 #define AGILE_IOC_EXPORT_DMABUF \
 	_IOWR(AGILE_IOC_MAGIC, 0x07, struct agile_export_dmabuf)
 

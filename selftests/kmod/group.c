@@ -1,0 +1,925 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * AGILE_IOC_GROUP_JOIN: creating and joining groups, member indices in
+ * join order across processes, one context shared by every member
+ * (doorbells, SIGNAL/WAIT, segments), the permission classes, every bad
+ * input, and the end of a group: a member that closes or is killed makes
+ * every wait of the others fail with EPIPE, frees the key at once, and
+ * the context goes with its last member.
+ */
+#include "agile_test.h"
+
+#include <grp.h>
+#include <poll.h>
+
+#define NOBODY 65534
+#define NR_SLOTS 4
+#define MAX_MEMBERS 8
+
+/* A key no other test process uses: the test's pid and a number. */
+static __u64 test_key(unsigned int n)
+{
+	return 0xa91e000000000000ULL | ((__u64)getpid() << 16) | n;
+}
+
+static void group_args(struct agile_group_join *g, __u64 key, __u32 flags,
+		       __u32 mode)
+{
+	memset(g, 0, sizeof(*g));
+	g->key = key;
+	g->nr_slots = NR_SLOTS;
+	g->task_reg_size = 64;
+	g->max_members = MAX_MEMBERS;
+	g->mode = mode;
+	g->flags = flags;
+	g->member = 0xdeadbeef;
+}
+
+static int group_join(int fd, struct agile_group_join *g)
+{
+	return agile_ioctl(fd, AGILE_IOC_GROUP_JOIN, g);
+}
+
+/* Join @key (0600); the member index, or -errno. */
+static int group_join_key(int fd, __u64 key, __u32 flags)
+{
+	struct agile_group_join g;
+	int ret;
+
+	group_args(&g, key, flags, 0600);
+	ret = group_join(fd, &g);
+	return ret ? ret : (int)g.member;
+}
+
+static int sysfs_read_int(const char *name)
+{
+	unsigned long long val = 0;
+
+	return agile_sysfs_read(name, &val) ? -1 : (int)val;
+}
+
+/* Poll sysfs @name until it reads @want; 0 or -ETIMEDOUT. */
+static int sysfs_wait_for(const char *name, int want)
+{
+	__u64 deadline = agile_now_ns() + AGILE_TEST_WAIT_MS * NSEC_PER_MSEC;
+
+	while (sysfs_read_int(name) != want) {
+		if (agile_now_ns() > deadline)
+			return -ETIMEDOUT;
+		agile_sleep_ms(5);
+	}
+	return 0;
+}
+
+/*
+ * A member in another process, driven over two pipes: it joins @key,
+ * maps the doorbells, replies its member index, then runs commands and
+ * replies each result until told to quit or the command pipe closes.
+ */
+enum { M_QUIT, M_STORE, M_SIGNAL, M_WAIT, M_CLOSE };
+
+struct member_cmd {
+	int op;
+	__u32 slot;
+	__u32 value;
+};
+
+struct member {
+	pid_t pid;
+	int cmd;	/* to the child */
+	int reply;	/* from the child */
+};
+
+static void member_reply_int(int fd, int val)
+{
+	if (write(fd, &val, sizeof(val)) != sizeof(val))
+		_exit(3);
+}
+
+static void __attribute__((noreturn))
+member_child(__u64 key, __u32 flags, int cmd_fd, int reply_fd)
+{
+	struct agile_doorbell *db = MAP_FAILED;
+	struct agile_group_join g;
+	struct member_cmd c;
+	int fd, ret;
+
+	/*
+	 * Drop what fork() copied, the parent's agile files above all: a
+	 * member's file must be released when the member itself goes.
+	 */
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != cmd_fd && fd != reply_fd)
+			close(fd);
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	group_args(&g, key, flags, 0600);
+	ret = fd < 0 ? -errno : group_join(fd, &g);
+	if (!ret) {
+		db = agile_map_rw(fd, g.doorbell_offset, g.doorbell_bytes);
+		if (db == MAP_FAILED)
+			ret = -errno;
+	}
+	member_reply_int(reply_fd, ret ? ret : (int)g.member);
+	if (ret)
+		_exit(1);
+	while (read(cmd_fd, &c, sizeof(c)) == sizeof(c)) {
+		switch (c.op) {
+		case M_STORE:
+			agile_db_store(db, c.slot, c.value);
+			ret = 0;
+			break;
+		case M_SIGNAL:
+			ret = agile_signal(fd, c.slot, c.value);
+			break;
+		case M_WAIT:
+			ret = agile_wait(fd, c.slot, AGILE_CMP_EQ, c.value,
+					 AGILE_TIMEOUT_INFINITE, NULL);
+			break;
+		case M_CLOSE:
+			munmap(db, g.doorbell_bytes);
+			ret = close(fd) ? -errno : 0;
+			break;
+		default:
+			_exit(0);
+		}
+		member_reply_int(reply_fd, ret);
+	}
+	_exit(0);
+}
+
+/* The child's next reply into *@val: 0, -ETIMEDOUT or -EPIPE. */
+static int member_reply(struct member *m, int *val)
+{
+	struct pollfd pfd = { .fd = m->reply, .events = POLLIN };
+
+	if (poll(&pfd, 1, AGILE_TEST_WAIT_MS) != 1)
+		return -ETIMEDOUT;
+	return read(m->reply, val, sizeof(*val)) == sizeof(*val) ? 0 : -EPIPE;
+}
+
+/* Fork a member that joins @key; its member index or -errno. */
+static int member_start(struct member *m, __u64 key, __u32 flags)
+{
+	int to_child[2], from_child[2], val, ret;
+
+	if (pipe2(to_child, O_CLOEXEC))
+		return -errno;
+	if (pipe2(from_child, O_CLOEXEC)) {
+		ret = -errno;
+		close(to_child[0]);
+		close(to_child[1]);
+		return ret;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	m->pid = fork();
+	if (m->pid == 0)
+		member_child(key, flags, to_child[0], from_child[1]);
+	close(to_child[0]);
+	close(from_child[1]);
+	m->cmd = to_child[1];
+	m->reply = from_child[0];
+	if (m->pid < 0)
+		return -EAGAIN;
+	ret = member_reply(m, &val);
+	return ret ? ret : val;
+}
+
+static int member_send(struct member *m, int op, __u32 slot, __u32 value)
+{
+	struct member_cmd c = { .op = op, .slot = slot, .value = value };
+
+	return write(m->cmd, &c, sizeof(c)) == sizeof(c) ? 0 : -EPIPE;
+}
+
+/* Run one command in the member; its result, or -ETIMEDOUT/-EPIPE. */
+static int member_call(struct member *m, int op, __u32 slot, __u32 value)
+{
+	int ret, val;
+
+	ret = member_send(m, op, slot, value);
+	if (!ret)
+		ret = member_reply(m, &val);
+	return ret ? ret : val;
+}
+
+/* Tell the member to quit and reap it; its wait status. */
+static int member_stop(struct member *m)
+{
+	int status;
+
+	member_send(m, M_QUIT, 0, 0);
+	close(m->cmd);
+	close(m->reply);
+	if (waitpid(m->pid, &status, 0) != m->pid)
+		return -errno;
+	return status;
+}
+
+/* A thread sleeping in WAIT_ANY on slots 1 and 2 (EQ 1). */
+struct any_thread {
+	pthread_t thread;
+	int fd;
+	int ret;
+};
+
+static void *any_thread_fn(void *arg)
+{
+	static const struct agile_wait_cond conds[] = {
+		{ .slot = 1, .cmp = AGILE_CMP_EQ, .value = 1 },
+		{ .slot = 2, .cmp = AGILE_CMP_EQ, .value = 1 },
+	};
+	struct any_thread *at = arg;
+
+	at->ret = agile_wait_any(at->fd, conds, 2, 0, AGILE_TIMEOUT_INFINITE,
+				 NULL, NULL);
+	return NULL;
+}
+
+TEST(info_feature)
+{
+	struct agile_info info;
+	int fd;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(0, agile_info(fd, &info));
+	ASSERT_EQ(AGILE_FEAT_GROUPS, info.features & AGILE_FEAT_GROUPS);
+	close(fd);
+}
+
+/* The creator is member 0 and gets CTX_INIT's offsets and lengths. */
+TEST(create_and_join)
+{
+	struct agile_group_join g, j;
+	struct agile_ctx_init init;
+	struct agile_doorbell *db0, *db1;
+	int fd0, fd1, fd2, groups;
+	__u64 key = test_key(1);
+	unsigned char *tr;
+
+	groups = sysfs_read_int("groups");
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	AGILE_OPEN(fd2);
+	ASSERT_EQ(0, agile_ctx_init(fd2, NR_SLOTS, 64, &init));
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	ASSERT_EQ(0, group_join(fd0, &g));
+	ASSERT_EQ(0U, g.member);
+	ASSERT_EQ(key, g.key);
+	ASSERT_EQ(init.doorbell_offset, g.doorbell_offset);
+	ASSERT_EQ(init.doorbell_bytes, g.doorbell_bytes);
+	ASSERT_EQ(init.task_reg_offset, g.task_reg_offset);
+	ASSERT_EQ(init.task_reg_bytes, g.task_reg_bytes);
+	ASSERT_EQ(groups + 1, sysfs_read_int("groups"));
+
+	group_args(&j, key, 0, 0);
+	ASSERT_EQ(0, group_join(fd1, &j));
+	ASSERT_EQ(1U, j.member);
+	ASSERT_EQ(g.doorbell_bytes, j.doorbell_bytes);
+	ASSERT_EQ(g.task_reg_bytes, j.task_reg_bytes);
+	ASSERT_EQ(groups + 1, sysfs_read_int("groups"));
+
+	/* Both files map the same pages. */
+	db0 = agile_map_rw(fd0, g.doorbell_offset, g.doorbell_bytes);
+	db1 = agile_map_rw(fd1, j.doorbell_offset, j.doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, db0);
+	ASSERT_NE(MAP_FAILED, db1);
+	agile_db_store(db0, 2, 0x1234);
+	ASSERT_EQ(0x1234U, agile_db_value(db1, 2));
+	ASSERT_EQ(0, agile_signal(fd1, 3, 77));
+	ASSERT_EQ(77U, agile_db_value(db0, 3));
+	tr = agile_map_rw(fd1, j.task_reg_offset, j.task_reg_bytes);
+	ASSERT_NE(MAP_FAILED, tr);
+	tr[64 * 3] = 0x42;
+	munmap(tr, j.task_reg_bytes);
+	tr = agile_map_rw(fd0, g.task_reg_offset, g.task_reg_bytes);
+	ASSERT_NE(MAP_FAILED, tr);
+	ASSERT_EQ(0x42, tr[64 * 3]);
+	munmap(tr, g.task_reg_bytes);
+	munmap(db0, g.doorbell_bytes);
+	munmap(db1, j.doorbell_bytes);
+	close(fd0);
+	close(fd1);
+	close(fd2);
+	ASSERT_EQ(groups, sysfs_read_int("groups"));
+}
+
+TEST(enoent_without_create)
+{
+	int fd;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(-ENOENT, group_join_key(fd, test_key(2), 0));
+	/* The failed join left the file free for CTX_INIT. */
+	ASSERT_EQ(0, agile_ctx_init(fd, NR_SLOTS, 64, NULL));
+	close(fd);
+}
+
+TEST(eexist_with_excl)
+{
+	__u64 key = test_key(3);
+	int fd0, fd1, fd2;
+
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	AGILE_OPEN(fd2);
+	ASSERT_EQ(0, group_join_key(fd0, key,
+				    AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
+	ASSERT_EQ(-EEXIST, group_join_key(fd1, key,
+					  AGILE_GROUP_CREATE |
+						  AGILE_GROUP_EXCL));
+	/* CREATE alone joins an existing group; the index was not used. */
+	ASSERT_EQ(1, group_join_key(fd1, key, AGILE_GROUP_CREATE));
+	ASSERT_EQ(2, group_join_key(fd2, key, 0));
+	close(fd0);
+	close(fd1);
+	close(fd2);
+}
+
+TEST(ebusy)
+{
+	__u64 key = test_key(4);
+	int fd0, fd1, fd2;
+
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	AGILE_OPEN(fd2);
+	ASSERT_EQ(0, agile_ctx_init(fd0, NR_SLOTS, 64, NULL));
+	ASSERT_EQ(-EBUSY, group_join_key(fd0, key, AGILE_GROUP_CREATE));
+	ASSERT_EQ(-ENOENT, group_join_key(fd1, key, 0));
+
+	ASSERT_EQ(0, group_join_key(fd1, key, AGILE_GROUP_CREATE));
+	ASSERT_EQ(-EBUSY, group_join_key(fd1, key, 0));
+	ASSERT_EQ(-EBUSY, group_join_key(fd1, test_key(5),
+					 AGILE_GROUP_CREATE));
+	ASSERT_EQ(-EBUSY, agile_ctx_init(fd1, NR_SLOTS, 64, NULL));
+	ASSERT_EQ(-ENOENT, group_join_key(fd2, test_key(5), 0));
+	/* The refused calls took no member index. */
+	ASSERT_EQ(1, group_join_key(fd2, key, 0));
+	close(fd0);
+	close(fd1);
+	close(fd2);
+}
+
+static void check_rejected(struct __test_metadata *_metadata, int fd,
+			   const struct agile_group_join *bad, int err)
+{
+	struct agile_group_join g = *bad;
+
+	ASSERT_EQ(err, group_join(fd, &g))
+		TH_LOG("slots %u size %u max %u mode %#o flags %#x reserved %llx %llx %llx %llx",
+		       bad->nr_slots, bad->task_reg_size, bad->max_members,
+		       bad->mode, bad->flags,
+		       (unsigned long long)bad->reserved[0],
+		       (unsigned long long)bad->reserved[1],
+		       (unsigned long long)bad->reserved[2],
+		       (unsigned long long)bad->reserved[3]);
+	/* Nothing was written back. */
+	ASSERT_EQ(0xdeadbeefU, g.member);
+}
+
+TEST(bad_fields_einval)
+{
+	static const __u32 modes[] = { 01000, 0700, 0070, 0007, 0001, 0100,
+				       0010, 07777, 0xffffffff };
+	static const __u32 sizes[] = { 0, 32, 63, 65, 96, 8192, 0x80000000 };
+	static const __u32 maxes[] = { 0, AGILE_GROUP_MAX_MEMBERS + 1,
+				       0xffffffff };
+	struct agile_group_join g;
+	__u64 key = test_key(6);
+	unsigned int i;
+	int fd, groups;
+
+	groups = sysfs_read_int("groups");
+	AGILE_OPEN(fd);
+	for (i = 0; i < ARRAY_SIZE(g.reserved); i++) {
+		group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+		g.reserved[i] = 1ULL << 63;
+		check_rejected(_metadata, fd, &g, -EINVAL);
+	}
+	for (i = 2; i < 32; i++) {
+		group_args(&g, key, AGILE_GROUP_CREATE | (1U << i), 0600);
+		check_rejected(_metadata, fd, &g, -EINVAL);
+	}
+	/* EXCL means something only with CREATE. */
+	group_args(&g, key, AGILE_GROUP_EXCL, 0600);
+	check_rejected(_metadata, fd, &g, -EINVAL);
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		group_args(&g, key, AGILE_GROUP_CREATE, modes[i]);
+		check_rejected(_metadata, fd, &g, -EINVAL);
+	}
+	for (i = 0; i < ARRAY_SIZE(maxes); i++) {
+		group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+		g.max_members = maxes[i];
+		check_rejected(_metadata, fd, &g, -EINVAL);
+	}
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+		g.task_reg_size = sizes[i];
+		check_rejected(_metadata, fd, &g, -EINVAL);
+	}
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	g.nr_slots = 0;
+	check_rejected(_metadata, fd, &g, -EINVAL);
+	/* Products that overflow 32 bits. */
+	g.nr_slots = 0x80000000;
+	check_rejected(_metadata, fd, &g, -EINVAL);
+	g.nr_slots = 1U << 21;
+	g.task_reg_size = 4096;
+	check_rejected(_metadata, fd, &g, -EINVAL);
+
+	/* No group was made by any of them. */
+	ASSERT_EQ(groups, sysfs_read_int("groups"));
+	ASSERT_EQ(-ENOENT, group_join_key(fd, key, 0));
+	/* Mode 0 and the largest max_members are valid. */
+	group_args(&g, key, AGILE_GROUP_CREATE, 0);
+	g.max_members = AGILE_GROUP_MAX_MEMBERS;
+	ASSERT_EQ(0, group_join(fd, &g));
+	close(fd);
+}
+
+TEST(over_max_slots_enospc)
+{
+	struct agile_group_join g;
+	struct agile_info info;
+	int fd;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(0, agile_info(fd, &info));
+	group_args(&g, test_key(7), AGILE_GROUP_CREATE, 0600);
+	g.nr_slots = info.max_slots + 1;
+	check_rejected(_metadata, fd, &g, -ENOSPC);
+	ASSERT_EQ(-ENOENT, group_join_key(fd, test_key(7), 0));
+	close(fd);
+}
+
+/* Each of the three sizes must equal the creator's. */
+TEST(size_mismatch_einval)
+{
+	struct agile_group_join g;
+	__u64 key = test_key(8);
+	int fd0, fd1;
+
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	ASSERT_EQ(0, group_join_key(fd0, key, AGILE_GROUP_CREATE));
+	group_args(&g, key, 0, 0);
+	g.nr_slots = NR_SLOTS + 1;
+	check_rejected(_metadata, fd1, &g, -EINVAL);
+	group_args(&g, key, 0, 0);
+	g.nr_slots = NR_SLOTS - 1;
+	check_rejected(_metadata, fd1, &g, -EINVAL);
+	group_args(&g, key, AGILE_GROUP_CREATE, 0);
+	g.task_reg_size = 128;
+	check_rejected(_metadata, fd1, &g, -EINVAL);
+	group_args(&g, key, 0, 0);
+	g.max_members = MAX_MEMBERS - 1;
+	check_rejected(_metadata, fd1, &g, -EINVAL);
+	group_args(&g, key, 0, 0);
+	g.max_members = MAX_MEMBERS + 1;
+	check_rejected(_metadata, fd1, &g, -EINVAL);
+	/* A joiner's mode is ignored, but still checked. */
+	group_args(&g, key, 0, 0777);
+	check_rejected(_metadata, fd1, &g, -EINVAL);
+	ASSERT_EQ(1, group_join_key(fd1, key, 0));
+	close(fd0);
+	close(fd1);
+}
+
+TEST(full_enospc)
+{
+	struct agile_group_join g;
+	__u64 key = test_key(9);
+	int fd0, fd1, fd2;
+
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	AGILE_OPEN(fd2);
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	g.max_members = 2;
+	ASSERT_EQ(0, group_join(fd0, &g));
+	group_args(&g, key, 0, 0);
+	g.max_members = 2;
+	ASSERT_EQ(0, group_join(fd1, &g));
+	ASSERT_EQ(1U, g.member);
+	group_args(&g, key, 0, 0);
+	g.max_members = 2;
+	check_rejected(_metadata, fd2, &g, -ENOSPC);
+	close(fd0);
+	close(fd1);
+
+	/* A group of one is full at once. */
+	AGILE_OPEN(fd0);
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	g.max_members = 1;
+	ASSERT_EQ(0, group_join(fd0, &g));
+	group_args(&g, key, 0, 0);
+	g.max_members = 1;
+	check_rejected(_metadata, fd2, &g, -ENOSPC);
+	/* The file that failed is still free. */
+	ASSERT_EQ(0, agile_ctx_init(fd2, 1, 64, NULL));
+	close(fd0);
+	close(fd2);
+}
+
+TEST(efault)
+{
+	struct agile_group_join *ro;
+	__u64 key = test_key(10);
+	int fd0, fd1, groups, contexts;
+	long page = sysconf(_SC_PAGESIZE);
+
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	groups = sysfs_read_int("groups");
+	contexts = sysfs_read_int("contexts");
+	ASSERT_EQ(-EFAULT, agile_ioctl(fd0, AGILE_IOC_GROUP_JOIN, NULL));
+
+	/* Readable but not writable: the join is made, then undone. */
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	group_args(ro, key, AGILE_GROUP_CREATE, 0600);
+	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
+	ASSERT_EQ(-EFAULT, group_join(fd0, ro));
+	ASSERT_EQ(groups, sysfs_read_int("groups"));
+	ASSERT_EQ(contexts, sysfs_read_int("contexts"));
+	ASSERT_EQ(-ENOENT, group_join_key(fd0, key, 0));
+
+	/* A joiner's failed copy gives its index back. */
+	ASSERT_EQ(0, group_join_key(fd0, key, AGILE_GROUP_CREATE));
+	ASSERT_EQ(0, mprotect(ro, page, PROT_READ | PROT_WRITE));
+	group_args(ro, key, 0, 0);
+	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
+	ASSERT_EQ(-EFAULT, group_join(fd1, ro));
+	ASSERT_EQ(1, group_join_key(fd1, key, 0));
+	munmap(ro, page);
+	close(fd0);
+	close(fd1);
+}
+
+/* Unknown sizes of command 0x06 are not GROUP_JOIN. */
+TEST(wrong_cmd_size_enotty)
+{
+	unsigned char buf[256] = { 0 };
+	int fd;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(-ENOTTY, agile_ioctl(fd, _IOWR(AGILE_IOC_MAGIC, 0x06,
+						 struct agile_ctx_init),
+				       buf));
+	ASSERT_EQ(-ENOTTY, agile_ioctl(fd, _IOW(AGILE_IOC_MAGIC, 0x06,
+						struct agile_group_join),
+				       buf));
+	close(fd);
+}
+
+/* Member indices follow join order across processes. */
+TEST(member_order_forked)
+{
+	struct member m[4];
+	__u64 key = test_key(11);
+	unsigned int i;
+	int fd, status;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(0, group_join_key(fd, key, AGILE_GROUP_CREATE));
+	for (i = 0; i < ARRAY_SIZE(m); i++)
+		ASSERT_EQ((int)i + 1, member_start(&m[i], key, 0));
+	for (i = 0; i < ARRAY_SIZE(m); i++) {
+		status = member_stop(&m[i]);
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(0, WEXITSTATUS(status));
+	}
+	close(fd);
+}
+
+/* Doorbell stores, SIGNAL and WAIT between two processes. */
+TEST(doorbell_cross_process)
+{
+	struct agile_fence_thread ft;
+	struct agile_group_join g;
+	struct agile_doorbell *db;
+	__u64 key = test_key(12);
+	struct member m;
+	int fd, status;
+
+	AGILE_OPEN(fd);
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	ASSERT_EQ(0, group_join(fd, &g));
+	db = agile_map_rw(fd, g.doorbell_offset, g.doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, db);
+	ASSERT_EQ(1, member_start(&m, key, 0));
+
+	/* A plain store in the child's mapping. */
+	ASSERT_EQ(0, member_call(&m, M_STORE, 1, 5));
+	ASSERT_EQ(5U, agile_db_value(db, 1));
+
+	/* Our SIGNAL wakes the child's WAIT. */
+	ASSERT_EQ(0, member_send(&m, M_WAIT, 0, 7));
+	ASSERT_EQ(0, agile_db_wait_sleepers(db, 0, 1, AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0, agile_signal(fd, 0, 7));
+	ASSERT_EQ(0, member_reply(&m, &status));
+	ASSERT_EQ(0, status);
+
+	/* The child's SIGNAL wakes our WAIT. */
+	ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, 3, AGILE_CMP_EQ, 9,
+					      AGILE_TIMEOUT_INFINITE));
+	ASSERT_EQ(0, agile_db_wait_sleepers(db, 3, 1, AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0, member_call(&m, M_SIGNAL, 3, 9));
+	ASSERT_EQ(0, agile_fence_thread_join(&ft));
+	ASSERT_EQ(0, ft.ret);
+	ASSERT_EQ(9U, ft.fence.observed);
+
+	status = member_stop(&m);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	munmap(db, g.doorbell_bytes);
+	close(fd);
+}
+
+/* A segment made by member 1 is mapped by member 0 at its offset. */
+TEST(segment_shared)
+{
+	struct agile_seg_create a, b;
+	unsigned char *p0, *p1;
+	__u64 key = test_key(13);
+	int fd0, fd1;
+
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	ASSERT_EQ(0, group_join_key(fd0, key, AGILE_GROUP_CREATE));
+	ASSERT_EQ(1, group_join_key(fd1, key, 0));
+	memset(&a, 0, sizeof(a));
+	a.bytes = 100;
+	ASSERT_EQ(0, agile_ioctl(fd1, AGILE_IOC_SEG_CREATE, &a));
+	ASSERT_EQ(0U, a.id);
+	p1 = agile_map_rw(fd1, a.mmap_offset, a.mmap_bytes);
+	ASSERT_NE(MAP_FAILED, p1);
+	p1[99] = 0x99;
+	p0 = agile_map_rw(fd0, a.mmap_offset, a.mmap_bytes);
+	ASSERT_NE(MAP_FAILED, p0) TH_LOG("mmap: %s", strerror(errno));
+	ASSERT_EQ(0x99, p0[99]);
+	p0[0] = 0x11;
+	ASSERT_EQ(0x11, p1[0]);
+	/* Ids are the context's: member 0's next segment is 1. */
+	memset(&b, 0, sizeof(b));
+	b.bytes = 1;
+	ASSERT_EQ(0, agile_ioctl(fd0, AGILE_IOC_SEG_CREATE, &b));
+	ASSERT_EQ(1U, b.id);
+	munmap(p0, a.mmap_bytes);
+	munmap(p1, a.mmap_bytes);
+	close(fd0);
+	close(fd1);
+}
+
+struct perm_case {
+	__u64 key;
+	uid_t uid;
+	gid_t gid;
+	int supplementary;	/* a supplementary group, or -1 */
+	int want;
+};
+
+/* Become uid/gid (and the one supplementary group), then join. */
+static int perm_child(void *arg)
+{
+	const struct perm_case *pc = arg;
+	gid_t supp = (gid_t)pc->supplementary;
+	int fd, ret;
+
+	if (setgroups(pc->supplementary < 0 ? 0 : 1, &supp))
+		return 10;
+	if (setresgid(pc->gid, pc->gid, pc->gid))
+		return 11;
+	if (setresuid(pc->uid, pc->uid, pc->uid))
+		return 12;
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 13;
+	ret = group_join_key(fd, pc->key, 0);
+	if (pc->want < 0)
+		return ret == pc->want ? 0 : 20;
+	return ret == pc->want ? 0 : 21;
+}
+
+static void check_perm(struct __test_metadata *_metadata, __u64 key,
+		       uid_t uid, gid_t gid, int supplementary, int want)
+{
+	struct perm_case pc = { key, uid, gid, supplementary, want };
+	int status = agile_run_child(perm_child, &pc);
+
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("uid %u gid %u supplementary %d", uid, gid,
+		       supplementary);
+}
+
+static int create_mode(int fd, __u64 key, __u32 mode)
+{
+	struct agile_group_join g;
+
+	group_args(&g, key, AGILE_GROUP_CREATE | AGILE_GROUP_EXCL, mode);
+	return group_join(fd, &g);
+}
+
+#define REQUIRE_ROOT()                                                        \
+	do {                                                                  \
+		if (geteuid())                                                \
+			SKIP(return, "needs root");                           \
+	} while (0)
+
+/*
+ * The creator's euid/egid and mode decide: owner, group, other class,
+ * both r and w needed, no capability override.  A member that joined
+ * and exited ends its group, so each successful join has its own key.
+ */
+TEST(permissions)
+{
+	int fd[7], self_fd;
+	unsigned int i;
+
+	REQUIRE_ROOT();
+	for (i = 0; i < ARRAY_SIZE(fd); i++)
+		AGILE_OPEN(fd[i]);
+	ASSERT_EQ(0, create_mode(fd[0], test_key(20), 0600));
+	ASSERT_EQ(0, create_mode(fd[1], test_key(21), 0606));
+	ASSERT_EQ(0, create_mode(fd[2], test_key(22), 0060));
+	ASSERT_EQ(0, create_mode(fd[3], test_key(23), 0060));
+	ASSERT_EQ(0, create_mode(fd[4], test_key(24), 0604));
+	ASSERT_EQ(0, create_mode(fd[5], test_key(25), 0602));
+	ASSERT_EQ(0, create_mode(fd[6], test_key(26), 0066));
+
+	/* Others: 0600 refuses, 0606 admits, r or w alone is not enough. */
+	check_perm(_metadata, test_key(20), NOBODY, NOBODY, -1, -EACCES);
+	check_perm(_metadata, test_key(24), NOBODY, NOBODY, -1, -EACCES);
+	check_perm(_metadata, test_key(25), NOBODY, NOBODY, -1, -EACCES);
+	check_perm(_metadata, test_key(21), NOBODY, NOBODY, -1, 1);
+	/* Group class, by egid or by a supplementary group. */
+	check_perm(_metadata, test_key(22), NOBODY, NOBODY, -1, -EACCES);
+	check_perm(_metadata, test_key(22), NOBODY, 0, -1, 1);
+	check_perm(_metadata, test_key(23), NOBODY, NOBODY, 0, 1);
+	/* The owner class of 0066 has no bits: root itself is refused. */
+	AGILE_OPEN(self_fd);
+	ASSERT_EQ(-EACCES, group_join_key(self_fd, test_key(26), 0));
+	ASSERT_EQ(1, group_join_key(self_fd, test_key(20), 0));
+	close(self_fd);
+
+	for (i = 0; i < ARRAY_SIZE(fd); i++)
+		close(fd[i]);
+}
+
+/*
+ * A member that closes its file and unmaps ends the group: the others'
+ * sleeping WAIT and WAIT_ANY fail with EPIPE, so do new waits, SIGNAL
+ * still stores, and the key is free at once.
+ */
+TEST(end_on_close)
+{
+	static const struct agile_wait_cond cond = { .slot = 0,
+						     .cmp = AGILE_CMP_EQ };
+	struct agile_fence_thread ft;
+	struct agile_group_join g;
+	struct agile_doorbell *db;
+	struct any_thread at = { .ret = 1 };
+	__u64 key = test_key(30);
+	int fd, fd2, status, groups;
+	__u32 observed;
+	struct member m;
+
+	groups = sysfs_read_int("groups");
+	AGILE_OPEN(fd);
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	ASSERT_EQ(0, group_join(fd, &g));
+	db = agile_map_rw(fd, g.doorbell_offset, g.doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, db);
+	ASSERT_EQ(1, member_start(&m, key, 0));
+	ASSERT_EQ(groups + 1, sysfs_read_int("groups"));
+
+	ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, 0, AGILE_CMP_EQ, 1,
+					      AGILE_TIMEOUT_INFINITE));
+	at.fd = fd;
+	ASSERT_EQ(0, pthread_create(&at.thread, NULL, any_thread_fn, &at));
+	ASSERT_EQ(0, agile_db_wait_sleepers(db, 0, 1, AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0, agile_db_wait_sleepers(db, 1, 1, AGILE_TEST_WAIT_MS));
+
+	ASSERT_EQ(0, member_call(&m, M_CLOSE, 0, 0));
+	ASSERT_EQ(0, agile_fence_thread_join(&ft));
+	ASSERT_EQ(-EPIPE, ft.ret);
+	ASSERT_EQ(0U, ft.fence.observed);
+	ASSERT_EQ(0, pthread_join(at.thread, NULL));
+	ASSERT_EQ(-EPIPE, at.ret);
+	ASSERT_EQ(0U, agile_db_sleepers(db, 0));
+	ASSERT_EQ(0U, agile_db_sleepers(db, 1));
+	ASSERT_EQ(groups, sysfs_read_int("groups"));
+
+	/* New waits fail at once, even one whose condition holds. */
+	ASSERT_EQ(-EPIPE, agile_wait(fd, 0, AGILE_CMP_EQ, 1,
+				     AGILE_TIMEOUT_INFINITE, &observed));
+	ASSERT_EQ(0U, observed);
+	ASSERT_EQ(-EPIPE, agile_wait(fd, 0, AGILE_CMP_EQ, 0,
+				     AGILE_TIMEOUT_INFINITE, NULL));
+	ASSERT_EQ(-EPIPE, agile_wait(fd, 0, AGILE_CMP_EQ, 1, 0, NULL));
+	ASSERT_EQ(-EPIPE, agile_wait_any(fd, &cond, 1, 0,
+					 AGILE_TIMEOUT_INFINITE, NULL, NULL));
+	/* SIGNAL keeps storing; bad input is still EINVAL. */
+	ASSERT_EQ(0, agile_signal(fd, 2, 6));
+	ASSERT_EQ(6U, agile_db_value(db, 2));
+	ASSERT_EQ(-EINVAL, agile_wait(fd, NR_SLOTS, AGILE_CMP_EQ, 1, 0,
+				      NULL));
+
+	/* The key is free again: a new group, a new context. */
+	AGILE_OPEN(fd2);
+	ASSERT_EQ(0, group_join_key(fd2, key,
+				    AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
+	ASSERT_EQ(0, agile_signal(fd2, 2, 8));
+	ASSERT_EQ(6U, agile_db_value(db, 2));
+	ASSERT_EQ(-ETIMEDOUT, agile_wait(fd2, 0, AGILE_CMP_EQ, 1, 0, NULL));
+	close(fd2);
+
+	status = member_stop(&m);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	munmap(db, g.doorbell_bytes);
+	close(fd);
+}
+
+/* A member killed while it sleeps in WAIT ends the others' waits. */
+TEST(end_on_kill)
+{
+	struct agile_fence_thread ft;
+	struct agile_group_join g;
+	struct agile_doorbell *db;
+	__u64 key = test_key(31);
+	struct member m;
+	int fd, status;
+
+	AGILE_OPEN(fd);
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	ASSERT_EQ(0, group_join(fd, &g));
+	db = agile_map_rw(fd, g.doorbell_offset, g.doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, db);
+	ASSERT_EQ(1, member_start(&m, key, 0));
+
+	ASSERT_EQ(0, member_send(&m, M_WAIT, 2, 1));
+	ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, 0, AGILE_CMP_EQ, 1,
+					      AGILE_TIMEOUT_INFINITE));
+	ASSERT_EQ(0, agile_db_wait_sleepers(db, 2, 1, AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0, agile_db_wait_sleepers(db, 0, 1, AGILE_TEST_WAIT_MS));
+
+	ASSERT_EQ(0, kill(m.pid, SIGKILL));
+	ASSERT_EQ(0, agile_fence_thread_join(&ft));
+	ASSERT_EQ(-EPIPE, ft.ret);
+	close(m.cmd);
+	close(m.reply);
+	ASSERT_EQ(m.pid, waitpid(m.pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	ASSERT_EQ(0U, agile_db_sleepers(db, 2));
+	ASSERT_EQ(-EPIPE, agile_wait(fd, 0, AGILE_CMP_EQ, 0, 0, NULL));
+	munmap(db, g.doorbell_bytes);
+	close(fd);
+
+	/* The key went with the group. */
+	AGILE_OPEN(fd);
+	ASSERT_EQ(-ENOENT, group_join_key(fd, key, 0));
+	close(fd);
+}
+
+/* The context is freed with its last member and mapping. */
+TEST(freed_with_last_member)
+{
+	struct agile_group_join g;
+	struct agile_doorbell *db;
+	int fd0, fd1, contexts, groups, status;
+	__u64 key = test_key(32);
+	struct member m;
+
+	contexts = sysfs_read_int("contexts");
+	groups = sysfs_read_int("groups");
+	ASSERT_LE(0, contexts);
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	ASSERT_EQ(0, group_join(fd0, &g));
+	ASSERT_EQ(1, group_join_key(fd1, key, 0));
+	ASSERT_EQ(2, member_start(&m, key, 0));
+	ASSERT_EQ(contexts + 1, sysfs_read_int("contexts"));
+	ASSERT_EQ(groups + 1, sysfs_read_int("groups"));
+	db = agile_map_rw(fd0, g.doorbell_offset, g.doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, db);
+
+	/* The forked member exits: the group ends, the context stays. */
+	status = member_stop(&m);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, sysfs_wait_for("groups", groups));
+	ASSERT_EQ(contexts + 1, sysfs_read_int("contexts"));
+	close(fd1);
+	close(fd0);
+	/* The mapping holds the last file. */
+	ASSERT_EQ(contexts + 1, sysfs_read_int("contexts"));
+	munmap(db, g.doorbell_bytes);
+	ASSERT_EQ(0, sysfs_wait_for("contexts", contexts));
+}
+
+TEST_HARNESS_MAIN
