@@ -22,6 +22,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -58,6 +60,15 @@ int agile_dev_map_area(struct agile_dev *dev, size_t bytes, uint64_t offset,
 		return -errno;
 	*area = p;
 	return 0;
+}
+
+size_t agile_dev_page_round(size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (bytes > SIZE_MAX - (page - 1))
+		return 0;
+	return (bytes + page - 1) / page * page;
 }
 
 void agile_dev_unmap_close(struct agile_dev *dev)
@@ -129,6 +140,37 @@ static int pick_backend(const struct agile_dev_opts *o)
 		       AGILE_BACKEND_KMOD;
 }
 
+/* A zeroed context for checked @opts on @backend, for the backend to set up. */
+static struct agile_dev *dev_alloc(const struct agile_dev_opts *opts,
+				   int backend)
+{
+	struct agile_dev *dev;
+
+	dev = aligned_alloc(_Alignof(struct agile_dev), sizeof(*dev));
+	if (!dev)
+		return NULL;
+	memset(dev, 0, sizeof(*dev));
+	dev->backend = backend;
+	dev->ops = backend == AGILE_BACKEND_KMOD ? &agile_dev_kmod :
+						   &agile_dev_user;
+	dev->fd = -1;
+	dev->nr_slots = opts->nr_slots;
+	dev->task_reg_size = opts->task_reg_size;
+	dev->max_members = 1;
+	atomic_init(&dev->spin_ns, opts->spin_ns);
+	if (pthread_mutex_init(&dev->seg_lock, NULL)) {
+		free(dev);
+		return NULL;
+	}
+	return dev;
+}
+
+static void dev_free(struct agile_dev *dev)
+{
+	pthread_mutex_destroy(&dev->seg_lock);
+	free(dev);
+}
+
 int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out)
 {
 	struct agile_dev_opts defaults;
@@ -148,20 +190,62 @@ int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out)
 	if (backend < 0)
 		return backend;
 
-	dev = aligned_alloc(_Alignof(struct agile_dev), sizeof(*dev));
+	dev = dev_alloc(opts, backend);
 	if (!dev)
 		return -ENOMEM;
-	memset(dev, 0, sizeof(*dev));
-	dev->backend = backend;
-	dev->ops = backend == AGILE_BACKEND_KMOD ? &agile_dev_kmod :
-						   &agile_dev_user;
-	dev->fd = -1;
-	dev->nr_slots = opts->nr_slots;
-	dev->task_reg_size = opts->task_reg_size;
-	atomic_init(&dev->spin_ns, opts->spin_ns);
 	err = dev->ops->open(dev, opts);
 	if (err) {
-		free(dev);
+		dev_free(dev);
+		return err;
+	}
+	*out = dev;
+	return 0;
+}
+
+int agile_dev_group_opts_init(struct agile_dev_group_opts *opts)
+{
+	if (!opts)
+		return -EINVAL;
+	memset(opts, 0, sizeof(*opts));
+	agile_dev_opts_init(&opts->dev);
+	opts->max_members = 1;
+	opts->mode = 0600;
+	opts->flags = AGILE_DEV_GROUP_CREATE;
+	return 0;
+}
+
+int agile_dev_group_join(const struct agile_dev_group_opts *opts,
+			 struct agile_dev **out)
+{
+	struct agile_dev *dev;
+	int backend, err;
+
+	if (!opts || !out)
+		return -EINVAL;
+	err = check_opts(&opts->dev);
+	if (err)
+		return err;
+	for (size_t i = 0;
+	     i < sizeof(opts->reserved) / sizeof(opts->reserved[0]); i++)
+		if (opts->reserved[i])
+			return -EINVAL;
+	/* EXCL alone is refused, as the module refuses it. */
+	if (opts->flags & ~(AGILE_DEV_GROUP_CREATE | AGILE_DEV_GROUP_EXCL) ||
+	    opts->flags == AGILE_DEV_GROUP_EXCL || !opts->max_members ||
+	    opts->max_members > AGILE_GROUP_MAX_MEMBERS ||
+	    opts->mode & ~AGILE_GROUP_MODE_MASK)
+		return -EINVAL;
+	backend = pick_backend(&opts->dev);
+	if (backend < 0)
+		return backend;
+
+	dev = dev_alloc(&opts->dev, backend);
+	if (!dev)
+		return -ENOMEM;
+	dev->group = true;
+	err = dev->ops->group_join(dev, opts);
+	if (err) {
+		dev_free(dev);
 		return err;
 	}
 	*out = dev;
@@ -172,9 +256,86 @@ int agile_dev_close(struct agile_dev *dev)
 {
 	if (!dev)
 		return -EINVAL;
+	/* First the segments: a kmod file is released with its last mapping. */
+	for (uint32_t id = 0; id < AGILE_MAX_SEGMENTS; id++)
+		if (dev->segs[id].addr)
+			munmap(dev->segs[id].addr, dev->segs[id].map_bytes);
 	dev->ops->close(dev);
-	free(dev);
+	dev_free(dev);
 	return 0;
+}
+
+int agile_dev_member(const struct agile_dev *dev)
+{
+	return dev ? (int)dev->member : -EINVAL;
+}
+
+int agile_dev_max_members(const struct agile_dev *dev)
+{
+	return dev ? (int)dev->max_members : -EINVAL;
+}
+
+/* Map @map_bytes of dev->fd at @offset as segment @id; under seg_lock. */
+static int seg_map_locked(struct agile_dev *dev, uint32_t id, uint64_t offset,
+			  size_t map_bytes)
+{
+	unsigned char *p = NULL;
+	int err;
+
+	err = agile_dev_map_area(dev, map_bytes, offset, &p);
+	if (err)
+		return err;
+	dev->segs[id].addr = p;
+	dev->segs[id].map_bytes = map_bytes;
+	return 0;
+}
+
+int agile_dev_seg_create(struct agile_dev *dev, size_t bytes, uint32_t *id,
+			 void **addr)
+{
+	uint64_t offset;
+	size_t map_bytes;
+	uint32_t new_id;
+	int err;
+
+	if (!dev || !bytes || !id || !addr)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->seg_lock);
+	err = dev->ops->seg_create(dev, bytes, &new_id, &offset, &map_bytes);
+	/*
+	 * A segment that cannot be mapped here stays in the context (the
+	 * module cannot take one back), unmapped: seg_map may try again.
+	 */
+	if (!err)
+		err = seg_map_locked(dev, new_id, offset, map_bytes);
+	if (!err) {
+		*id = new_id;
+		*addr = dev->segs[new_id].addr;
+	}
+	pthread_mutex_unlock(&dev->seg_lock);
+	return err;
+}
+
+int agile_dev_seg_map(struct agile_dev *dev, uint32_t id, size_t bytes,
+		      void **addr)
+{
+	uint64_t offset;
+	size_t map_bytes;
+	int err;
+
+	if (!dev || !bytes || !addr || id >= AGILE_MAX_SEGMENTS)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->seg_lock);
+	/* The backend checks @bytes even when the segment is mapped here. */
+	err = dev->ops->seg_find(dev, id, bytes, &offset, &map_bytes);
+	if (!err && dev->segs[id].addr && dev->segs[id].map_bytes != map_bytes)
+		err = -EINVAL;
+	else if (!err && !dev->segs[id].addr)
+		err = seg_map_locked(dev, id, offset, map_bytes);
+	if (!err)
+		*addr = dev->segs[id].addr;
+	pthread_mutex_unlock(&dev->seg_lock);
+	return err;
 }
 
 int agile_dev_backend(const struct agile_dev *dev)
@@ -407,6 +568,11 @@ int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 		seen = doorbell_load_acquire(db);
 		if (dev_cmp_holds(cmp, seen, value))
 			goto out;
+		/*
+		 * -EPIPE (the group ended) and other errors end the wait;
+		 * only an interrupted or timed-out sleep is resumed, and
+		 * the loop's clock check decides about the timeout.
+		 */
 		if (err && err != -EINTR && err != -ETIMEDOUT)
 			break;
 	}

@@ -1,19 +1,62 @@
 // SPDX-License-Identifier: MIT
 /*
  * dev_user.c - the user backend of the doorbell layer, for machines
- * without /dev/agile: the module's page layout in a memfd, waits on a
- * futex on the doorbell word, and agile_doorbell.sleepers kept here with
- * atomics, so that signallers skip FUTEX_WAKE exactly as they skip the
- * SIGNAL ioctl on the kmod backend.
+ * without /dev/agile: the module's page layout in a shared-memory file,
+ * waits on a futex on the doorbell word, and agile_doorbell.sleepers kept
+ * here with atomics, so that signallers skip FUTEX_WAKE exactly as they
+ * skip the SIGNAL ioctl on the kmod backend.
  *
- * The futexes are private: a context belongs to one process (its memfd is
- * not shared).  Sharing it between processes would need shared futexes.
+ * A context of one process is a memfd with private futexes.  Its segments
+ * lie in the same memfd, after the two areas, each at a page-aligned
+ * offset the context's segment table records.
+ *
+ * A group is a file SHM_DIR/agile-<creator's euid>-<key in 16 hex digits>,
+ * laid out as:
+ *
+ *	page 0         struct user_group_hdr: sizes, member count, "ended",
+ *	               the segment table
+ *	doorbell area  from the first page after the header
+ *	task registers page aligned, after the doorbells
+ *	segments       page aligned, after the task registers, as created
+ *
+ * and its futexes are shared ones.  The file's mode is the creator's
+ * @mode, so open(O_RDWR) decides who may join (root, bypassing DAC, may
+ * always join: unlike the module, which checks the mode itself).  Keys
+ * are global as on the module: a joiner that finds no group of its own
+ * euid looks for another user's.
+ *
+ * Locks, all OFD locks (fcntl F_OFD_*) on the group file, so each open of
+ * the file, even two in one process, is a separate owner:
+ *  - byte LOCK_MEMBERS + i is held by member i for as long as it is a
+ *    member: a member that dies loses it, and the others see that with
+ *    F_OFD_GETLK;
+ *  - byte LOCK_GATE serialises joins, segment creation and unlinking
+ *    the name.  The name is unlinked only by a holder of the gate of the
+ *    inode it names, who checked that it still names that inode: so a
+ *    group that ended never takes a new group's name with it.
+ *
+ * A group ends when a member closes it (agile_dev_close) or dies: "ended"
+ * is set, every sleeper woken and the name unlinked, so the key is free
+ * at once; for a death, by the first member to notice it, or by the next
+ * joiner.  A sleeping waiter sleeps in slices of USER_GROUP_SLICE_NS and
+ * looks at "ended" before each, and at the members' locks once a slice
+ * per context; either ends the wait with -EPIPE.  A group whose members
+ * all died (SIGKILL) leaves its file behind until the next join with its
+ * key removes it.  A file is a group only if the uid in its name owns it:
+ * anyone may create any name under SHM_DIR.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,11 +64,124 @@
 #include "dev_impl.h"
 #include "sys.h"
 
-static size_t page_round(size_t bytes)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+#define SHM_DIR "/dev/shm"
+#define USER_GROUP_MAGIC 0x707267656c696761ULL /* "agilegrp" in memory */
+#define USER_GROUP_LAYOUT 1
+/* How long a group's sleeping waiter sleeps before it looks at its peers. */
+#define USER_GROUP_SLICE_NS 5000000ULL
+/* Lock bytes (see the top of the file). */
+#define LOCK_GATE 0
+#define LOCK_MEMBERS 1
+/* Attempts to join when keys keep turning out stale under our feet. */
+#define JOIN_TRIES 64
 
-	return (bytes + page - 1) / page * page;
+/*
+ * A context's segments.  In a group it lives in the header page: entries
+ * are written under the gate, and nr_segs is stored last with release,
+ * so a member that loads it with acquire reads complete entries below it.
+ */
+struct user_seg_table {
+	uint32_t nr_segs;
+	uint32_t pad;
+	uint64_t end; /* bytes of the segment region in use (whole pages) */
+	uint64_t offset[AGILE_MAX_SEGMENTS]; /* in the file */
+	uint64_t bytes[AGILE_MAX_SEGMENTS];  /* as created */
+};
+
+/* Page 0 of a group file. */
+struct user_group_hdr {
+	uint64_t magic;
+	uint32_t layout;
+	uint32_t page_size;
+	uint32_t nr_slots;
+	uint32_t task_reg_size;
+	uint32_t max_members;
+	/* Members counted here hold their lock byte (taken first). */
+	uint32_t nr_members;
+	uint32_t ended;
+	uint32_t pad;
+	uint64_t key;
+	uint64_t doorbell_offset, task_reg_offset, seg_base;
+	struct user_seg_table segs;
+};
+
+_Static_assert(sizeof(struct user_group_hdr) <= 4096,
+	       "the group header fits the smallest page");
+
+struct dev_user {
+	/* Group: its header page, NULL outside a group. */
+	struct user_group_hdr *hdr;
+	size_t hdr_bytes;
+	/*
+	 * OFD locks of one open file do not nest: one gate holder per
+	 * context at a time, or one thread's unlock would drop another's.
+	 */
+	pthread_mutex_t gate_lock;
+	/*
+	 * When a sleeper of this context last looked at the members' locks:
+	 * one look per slice serves every sleeping thread of the context.
+	 */
+	_Atomic uint64_t last_scan_ns;
+	/* The group's name and the inode it named when we joined. */
+	char name[64];
+	dev_t st_dev;
+	ino_t st_ino;
+	/* Outside a group: the segment table; seg_base for both. */
+	struct user_seg_table local;
+	uint64_t seg_base;
+};
+
+static struct user_seg_table *user_segs(struct dev_user *u)
+{
+	return u->hdr ? &u->hdr->segs : &u->local;
+}
+
+/* A group's pages are shared with other processes: shared futexes. */
+static long user_futex(const struct agile_dev *dev, void *word, int op,
+		       uint32_t val, const struct timespec *timeout,
+		       uint32_t val3)
+{
+	if (dev->group)
+		return syscall(SYS_futex, (uint32_t *)word, op, val, timeout,
+			       NULL, val3);
+	return agile_futex(word, op, val, timeout, val3);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The sizes of both areas, as the module would give them. */
+static void user_area_sizes(struct agile_dev *dev)
+{
+	dev->doorbell_bytes = agile_dev_page_round((size_t)dev->nr_slots *
+						   AGILE_DOORBELL_STRIDE);
+	dev->task_reg_bytes = agile_dev_page_round((size_t)dev->nr_slots *
+						   dev->task_reg_size);
+}
+
+static struct dev_user *user_alloc(void)
+{
+	struct dev_user *u = calloc(1, sizeof(*u));
+
+	if (u && pthread_mutex_init(&u->gate_lock, NULL)) {
+		free(u);
+		return NULL;
+	}
+	return u;
+}
+
+static void user_free(struct agile_dev *dev)
+{
+	if (!dev->user)
+		return;
+	pthread_mutex_destroy(&dev->user->gate_lock);
+	free(dev->user);
+	dev->user = NULL;
 }
 
 static int user_open(struct agile_dev *dev, const struct agile_dev_opts *opts)
@@ -36,20 +192,23 @@ static int user_open(struct agile_dev *dev, const struct agile_dev_opts *opts)
 	if (dev->nr_slots > AGILE_DEV_USER_MAX_SLOTS)
 		return -ENOSPC;
 	dev->sleeper_count = true;
-	/* The module's layout: doorbell area, then task-register area. */
-	dev->doorbell_bytes =
-		page_round((size_t)dev->nr_slots * AGILE_DOORBELL_STRIDE);
-	dev->task_reg_bytes =
-		page_round((size_t)dev->nr_slots * dev->task_reg_size);
+	user_area_sizes(dev);
+	dev->user = user_alloc();
+	if (!dev->user)
+		return -ENOMEM;
+	dev->user->seg_base = dev->doorbell_bytes + dev->task_reg_bytes;
 	dev->fd = memfd_create("agile-user", MFD_CLOEXEC);
-	if (dev->fd < 0)
-		return -errno;
+	if (dev->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
 	/* A memfd reads as zeroes: every doorbell starts IDLE. */
 	if (ftruncate(dev->fd,
 		      (off_t)(dev->doorbell_bytes + dev->task_reg_bytes))) {
 		err = -errno;
 		goto fail;
 	}
+	/* The module's layout: doorbell area, then task-register area. */
 	err = agile_dev_map_area(dev, dev->doorbell_bytes, 0, &dev->doorbells);
 	if (!err)
 		err = agile_dev_map_area(dev, dev->task_reg_bytes,
@@ -58,58 +217,622 @@ static int user_open(struct agile_dev *dev, const struct agile_dev_opts *opts)
 		return 0;
 fail:
 	agile_dev_unmap_close(dev);
+	user_free(dev);
 	return err;
 }
+
+/* ---- group locks ---- */
+
+static int ofd_lock(int fd, int cmd, short type, off_t byte)
+{
+	struct flock fl = {
+		.l_type = type,
+		.l_whence = SEEK_SET,
+		.l_start = byte,
+		.l_len = 1,
+	};
+	int ret;
+
+	do
+		ret = fcntl(fd, cmd, &fl);
+	while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+static void gate_acquire(struct agile_dev *dev)
+{
+	pthread_mutex_lock(&dev->user->gate_lock);
+	/* Held briefly by whoever holds it: waiting cannot hang. */
+	ofd_lock(dev->fd, F_OFD_SETLKW, F_WRLCK, LOCK_GATE);
+}
+
+static void gate_release(struct agile_dev *dev)
+{
+	ofd_lock(dev->fd, F_OFD_SETLK, F_UNLCK, LOCK_GATE);
+	pthread_mutex_unlock(&dev->user->gate_lock);
+}
+
+/* Does member @i hold its lock byte?  An error counts as alive. */
+static bool member_alive(int fd, uint32_t i)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK,
+		.l_whence = SEEK_SET,
+		.l_start = LOCK_MEMBERS + (off_t)i,
+		.l_len = 1,
+	};
+
+	if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+		return true;
+	return fl.l_type != F_UNLCK;
+}
+
+/*
+ * Has a member other than @self (UINT32_MAX: none) lost its lock?  Our
+ * own lock does not conflict with our own GETLK, hence the exception.
+ */
+static bool member_dead(int fd, const struct user_group_hdr *hdr, uint32_t self)
+{
+	/* Acquire: pairs with the joiner's release; its lock came first. */
+	uint32_t n = __atomic_load_n(&hdr->nr_members, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (i != self && !member_alive(fd, i))
+			return true;
+	return false;
+}
+
+/* With the gate held: unlink the name if it still names our inode. */
+static void unlink_if_ours(struct dev_user *u)
+{
+	struct stat st;
+
+	if (!stat(u->name, &st) && st.st_dev == u->st_dev &&
+	    st.st_ino == u->st_ino)
+		unlink(u->name);
+}
+
+/*
+ * End the group: every wait of every member fails with -EPIPE from now
+ * on, and the key is free.  Idempotent.
+ */
+static void group_end(struct agile_dev *dev)
+{
+	struct user_group_hdr *hdr = dev->user->hdr;
+
+	/*
+	 * Full fence between the store and the sleeper counts; pairs with
+	 * the one in user_sleep between raising the count and loading
+	 * "ended": either we see its count and wake it, or it sees "ended".
+	 */
+	__atomic_store_n(&hdr->ended, 1, __ATOMIC_SEQ_CST);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (uint32_t slot = 0; slot < dev->nr_slots; slot++) {
+		struct agile_doorbell *db = dev_doorbell(dev, slot);
+
+		if (__atomic_load_n(&db->sleepers, __ATOMIC_RELAXED))
+			user_futex(dev, &db->value, FUTEX_WAKE, INT_MAX, NULL,
+				   0);
+	}
+	gate_acquire(dev);
+	unlink_if_ours(dev->user);
+	gate_release(dev);
+}
+
+/* -EPIPE if the group ended or a member died (which ends it), else 0. */
+static int group_check(struct agile_dev *dev, bool scan_members)
+{
+	struct user_group_hdr *hdr = dev->user->hdr;
+
+	if (__atomic_load_n(&hdr->ended, __ATOMIC_ACQUIRE))
+		return -EPIPE;
+	if (scan_members && member_dead(dev->fd, hdr, dev->member)) {
+		group_end(dev);
+		return -EPIPE;
+	}
+	return 0;
+}
+
+/* ---- joining and creating a group ---- */
+
+/* The expected layout of a group file for @dev's sizes. */
+static void group_layout(struct agile_dev *dev, struct user_group_hdr *want)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	memset(want, 0, sizeof(*want));
+	user_area_sizes(dev);
+	dev->user->hdr_bytes = agile_dev_page_round(sizeof(*want));
+	want->magic = USER_GROUP_MAGIC;
+	want->layout = USER_GROUP_LAYOUT;
+	want->page_size = (uint32_t)page;
+	want->nr_slots = dev->nr_slots;
+	want->task_reg_size = dev->task_reg_size;
+	want->doorbell_offset = dev->user->hdr_bytes;
+	want->task_reg_offset = want->doorbell_offset + dev->doorbell_bytes;
+	want->seg_base = want->task_reg_offset + dev->task_reg_bytes;
+}
+
+/* Map the header and both areas of dev->fd; on failure unmap them. */
+static int group_map(struct agile_dev *dev, const struct user_group_hdr *want)
+{
+	struct dev_user *u = dev->user;
+	unsigned char *hdr;
+	int err;
+
+	err = agile_dev_map_area(dev, u->hdr_bytes, 0, &hdr);
+	if (err)
+		return err;
+	u->hdr = (struct user_group_hdr *)hdr;
+	err = agile_dev_map_area(dev, dev->doorbell_bytes,
+				 want->doorbell_offset, &dev->doorbells);
+	if (!err)
+		err = agile_dev_map_area(dev, dev->task_reg_bytes,
+					 want->task_reg_offset,
+					 &dev->task_regs);
+	if (err) {
+		if (dev->doorbells)
+			munmap(dev->doorbells, dev->doorbell_bytes);
+		munmap(u->hdr, u->hdr_bytes);
+		dev->doorbells = NULL;
+		u->hdr = NULL;
+	}
+	return err;
+}
+
+static void group_unmap_close(struct agile_dev *dev)
+{
+	if (dev->user->hdr)
+		munmap(dev->user->hdr, dev->user->hdr_bytes);
+	dev->user->hdr = NULL;
+	agile_dev_unmap_close(dev);
+}
+
+static void group_name(char *buf, size_t len, unsigned int uid, uint64_t key)
+{
+	snprintf(buf, len, SHM_DIR "/agile-%u-%016llx", uid,
+		 (unsigned long long)key);
+}
+
+/*
+ * Join the group file @name, which @uid must own.  Returns 0 (a member,
+ * gate released), -ESTALE (the group there ended; we removed its name if
+ * we may), or an errno, leaving nothing open.
+ */
+static int group_try_join(struct agile_dev *dev,
+			  const struct agile_dev_group_opts *opts,
+			  const char *name, unsigned int uid)
+{
+	struct dev_user *u = dev->user;
+	struct user_group_hdr want, *hdr;
+	struct stat st;
+	uint32_t index;
+	int err;
+
+	dev->fd = open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (dev->fd < 0)
+		return -errno;
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	group_layout(dev, &want);
+	gate_acquire(dev);
+	if (fstat(dev->fd, &st)) {
+		err = -errno;
+		goto fail_gate;
+	}
+	u->st_dev = st.st_dev;
+	u->st_ino = st.st_ino;
+	/* Anyone may create any name in SHM_DIR: not the creator's file. */
+	err = -EACCES;
+	if (st.st_uid != uid)
+		goto fail_gate;
+	/* Too short for a header (a mapping past the end would SIGBUS). */
+	err = -EINVAL;
+	if ((uint64_t)st.st_size < u->hdr_bytes)
+		goto fail_gate;
+	err = agile_dev_map_area(dev, u->hdr_bytes, 0,
+				 (unsigned char **)&u->hdr);
+	if (err)
+		goto fail_gate;
+	hdr = u->hdr;
+	err = -EINVAL;
+	if (hdr->magic != USER_GROUP_MAGIC ||
+	    hdr->layout != USER_GROUP_LAYOUT ||
+	    hdr->page_size != want.page_size)
+		goto fail_unmap;
+	if (__atomic_load_n(&hdr->ended, __ATOMIC_ACQUIRE) ||
+	    member_dead(dev->fd, hdr, UINT32_MAX)) {
+		/* A member left or died: the group is over, its key free. */
+		__atomic_store_n(&hdr->ended, 1, __ATOMIC_SEQ_CST);
+		unlink_if_ours(u);
+		err = -ESTALE;
+		goto fail_unmap;
+	}
+	err = -EEXIST;
+	if ((opts->flags & AGILE_DEV_GROUP_CREATE) &&
+	    (opts->flags & AGILE_DEV_GROUP_EXCL))
+		goto fail_unmap;
+	err = -EINVAL;
+	if (hdr->nr_slots != want.nr_slots ||
+	    hdr->task_reg_size != want.task_reg_size ||
+	    hdr->max_members != opts->max_members ||
+	    hdr->doorbell_offset != want.doorbell_offset ||
+	    hdr->task_reg_offset != want.task_reg_offset ||
+	    hdr->seg_base != want.seg_base ||
+	    (uint64_t)st.st_size < want.seg_base)
+		goto fail_unmap;
+	err = -ENOSPC;
+	/* Only gate holders change it. */
+	index = __atomic_load_n(&hdr->nr_members, __ATOMIC_RELAXED);
+	if (index >= hdr->max_members)
+		goto fail_unmap;
+	munmap(hdr, u->hdr_bytes);
+	u->hdr = NULL;
+	err = group_map(dev, &want);
+	if (err)
+		goto fail_gate;
+	hdr = u->hdr;
+	/* Lock first, count second: a counted member always holds its byte. */
+	err = ofd_lock(dev->fd, F_OFD_SETLK, F_WRLCK, LOCK_MEMBERS + index);
+	if (err)
+		goto fail_unmap;
+	/* Release: pairs with the acquire in member_dead. */
+	__atomic_store_n(&hdr->nr_members, index + 1, __ATOMIC_RELEASE);
+	gate_release(dev);
+	dev->member = index;
+	dev->max_members = hdr->max_members;
+	u->seg_base = hdr->seg_base;
+	atomic_init(&u->last_scan_ns, mono_ns());
+	return 0;
+
+fail_unmap:
+	if (u->hdr)
+		munmap(u->hdr, u->hdr_bytes);
+	u->hdr = NULL;
+fail_gate:
+	gate_release(dev);
+	agile_dev_unmap_close(dev);
+	return err;
+}
+
+/* fallocate where the file system can (pages now, or ENOSPC now). */
+static int file_reserve(int fd, uint64_t offset, uint64_t bytes)
+{
+	int ret;
+
+	do
+		ret = fallocate(fd, 0, (off_t)offset, (off_t)bytes);
+	while (ret < 0 && errno == EINTR);
+	if (!ret)
+		return 0;
+	if (errno != EOPNOTSUPP)
+		return errno == EFBIG ? -ENOSPC : -errno;
+	if (ftruncate(fd, (off_t)(offset + bytes)))
+		return errno == EFBIG ? -ENOSPC : -errno;
+	return 0;
+}
+
+/*
+ * Create the group at @name: build it under a temporary name, member 0
+ * locked, then link it to @name, which publishes it whole.  -EEXIST when
+ * someone else's group got the name first.
+ */
+static int group_create(struct agile_dev *dev,
+			const struct agile_dev_group_opts *opts,
+			const char *name)
+{
+	struct dev_user *u = dev->user;
+	struct user_group_hdr want;
+	char tmp[96];
+	struct stat st;
+	int err;
+
+	group_layout(dev, &want);
+	want.max_members = opts->max_members;
+	want.nr_members = 1;
+	want.key = opts->key;
+	/* Unique per process and context: no two creators share it. */
+	snprintf(tmp, sizeof(tmp), "%s.%d.%lx.tmp", name, (int)getpid(),
+		 (unsigned long)(uintptr_t)dev);
+	/* So one left by a dead process that had our pid is no obstacle. */
+	unlink(tmp);
+	dev->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		       0600);
+	if (dev->fd < 0)
+		return -errno;
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	/* fchmod, not open's mode: the umask must not narrow it. */
+	if (fchmod(dev->fd, opts->mode)) {
+		err = -errno;
+		goto fail;
+	}
+	err = file_reserve(dev->fd, 0, want.seg_base);
+	if (err)
+		goto fail;
+	err = group_map(dev, &want);
+	if (err)
+		goto fail;
+	memcpy(u->hdr, &want, sizeof(want));
+	err = ofd_lock(dev->fd, F_OFD_SETLK, F_WRLCK, LOCK_MEMBERS + 0);
+	if (err)
+		goto fail;
+	if (fstat(dev->fd, &st)) {
+		err = -errno;
+		goto fail;
+	}
+	u->st_dev = st.st_dev;
+	u->st_ino = st.st_ino;
+	if (link(tmp, name)) {
+		err = -errno;
+		goto fail;
+	}
+	unlink(tmp);
+	dev->member = 0;
+	dev->max_members = opts->max_members;
+	u->seg_base = want.seg_base;
+	atomic_init(&u->last_scan_ns, mono_ns());
+	return 0;
+fail:
+	unlink(tmp);
+	group_unmap_close(dev);
+	return err;
+}
+
+/* "agile-<uid>-<key>" of another uid than @own: its uid, else -1. */
+static long other_uid(const char *entry, unsigned int own, uint64_t key)
+{
+	char want[32], *end;
+	unsigned long uid;
+
+	if (strncmp(entry, "agile-", 6))
+		return -1;
+	errno = 0;
+	uid = strtoul(entry + 6, &end, 10);
+	if (errno || end == entry + 6 || uid > UINT_MAX || uid == own)
+		return -1;
+	snprintf(want, sizeof(want), "-%016llx", (unsigned long long)key);
+	return strcmp(end, want) ? -1 : (long)uid;
+}
+
+/*
+ * Join another user's group with the key: keys are global, as on the
+ * module.  -ENOENT if there is none we could join, -EACCES if one refused
+ * us; a stale one we cannot remove (not ours) counts as none.
+ */
+static int group_join_other(struct agile_dev *dev,
+			    const struct agile_dev_group_opts *opts,
+			    unsigned int own)
+{
+	char name[64];
+	struct dirent *e;
+	int err = -ENOENT;
+	DIR *d;
+	long uid;
+
+	d = opendir(SHM_DIR);
+	if (!d)
+		return -ENOENT;
+	while ((e = readdir(d))) {
+		int ret;
+
+		uid = other_uid(e->d_name, own, opts->key);
+		if (uid < 0)
+			continue;
+		group_name(name, sizeof(name), (unsigned int)uid, opts->key);
+		ret = group_try_join(dev, opts, name, (unsigned int)uid);
+		if (ret == -ENOENT || ret == -ESTALE)
+			continue;
+		err = ret;
+		if (ret != -EACCES)
+			break;
+	}
+	closedir(d);
+	return err;
+}
+
+static int user_group_join(struct agile_dev *dev,
+			   const struct agile_dev_group_opts *opts)
+{
+	unsigned int uid = (unsigned int)geteuid();
+	char name[64];
+	int err = -EAGAIN;
+
+	if (dev->nr_slots > AGILE_DEV_USER_MAX_SLOTS)
+		return -ENOSPC;
+	dev->sleeper_count = true;
+	dev->user = user_alloc();
+	if (!dev->user)
+		return -ENOMEM;
+	group_name(name, sizeof(name), uid, opts->key);
+	for (int tries = 0; tries < JOIN_TRIES; tries++) {
+		err = group_try_join(dev, opts, name, uid);
+		if (err == -ESTALE)
+			continue; /* removed a group that had ended: again */
+		if (err == -ENOENT)
+			err = group_join_other(dev, opts, uid);
+		if (err != -ENOENT || !(opts->flags & AGILE_DEV_GROUP_CREATE))
+			break;
+		err = group_create(dev, opts, name);
+		if (err != -EEXIST)
+			break; /* else another creator won: join theirs */
+	}
+	/* Out of tries: groups kept ending, or appearing, under us. */
+	if (err == -ESTALE ||
+	    (err == -EEXIST && !(opts->flags & AGILE_DEV_GROUP_EXCL)))
+		err = -EAGAIN;
+	if (err)
+		user_free(dev);
+	return err;
+}
+
+static void user_close(struct agile_dev *dev)
+{
+	if (dev->group) {
+		group_end(dev);
+		group_unmap_close(dev);
+	} else {
+		agile_dev_unmap_close(dev);
+	}
+	user_free(dev);
+}
+
+/* ---- sleeping and waking ---- */
 
 static int user_wake(struct agile_dev *dev, uint32_t slot)
 {
 	struct agile_doorbell *db = dev_doorbell(dev, slot);
 
 	/* Every sleeper re-checks its own condition (cmp may differ). */
-	if (agile_futex(&db->value, FUTEX_WAKE, INT_MAX, NULL, 0) < 0)
+	if (user_futex(dev, &db->value, FUTEX_WAKE, INT_MAX, NULL, 0) < 0)
 		return -errno;
 	return 0;
 }
 
-static int user_sleep(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
-		      uint32_t value, uint64_t deadline_ns)
+/*
+ * One FUTEX_WAIT until woken, the word is not @seen, or @deadline_ns
+ * (absolute CLOCK_MONOTONIC; 0: none): 0, -ETIMEDOUT, -EINTR or an errno.
+ */
+static int futex_sleep(struct agile_dev *dev, struct agile_doorbell *db,
+		       uint32_t seen, uint64_t deadline_ns)
 {
-	struct agile_doorbell *db = dev_doorbell(dev, slot);
 	struct timespec deadline = {
 		.tv_sec = (time_t)(deadline_ns / 1000000000ULL),
 		.tv_nsec = (long)(deadline_ns % 1000000000ULL),
 	};
-	uint32_t seen;
-	int err = 0;
 
-	__atomic_fetch_add(&db->sleepers, 1, __ATOMIC_RELAXED);
-	/*
-	 * The waiter's full fence: pairs with the signaller's fence in
-	 * wake_sleepers (dev.c).  Either it reads our count and wakes us, or
-	 * our re-read below sees its store.
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
-	seen = doorbell_load_acquire(db);
 	/*
 	 * FUTEX_WAIT sleeps only while the word still holds @seen, checked
 	 * under the futex bucket lock FUTEX_WAKE takes: a store after our
 	 * re-read makes it return at once (EAGAIN).  BITSET for an absolute
 	 * CLOCK_MONOTONIC deadline.
 	 */
-	if (!dev_cmp_holds(cmp, seen, value) &&
-	    agile_futex(&db->value, FUTEX_WAIT_BITSET, seen,
-			deadline_ns ? &deadline : NULL,
-			FUTEX_BITSET_MATCH_ANY) < 0 &&
+	if (user_futex(dev, &db->value, FUTEX_WAIT_BITSET, seen,
+		       deadline_ns ? &deadline : NULL,
+		       FUTEX_BITSET_MATCH_ANY) < 0 &&
 	    errno != EAGAIN)
-		err = -errno;
+		return -errno;
+	return 0;
+}
+
+/*
+ * Is a look at the members' locks due (the last one, by any thread of the
+ * context, a slice ago)?  Racy on purpose: two threads looking at once
+ * cost a few system calls, never a missed death.
+ */
+static bool scan_due(struct dev_user *u, uint64_t now)
+{
+	uint64_t last =
+		atomic_load_explicit(&u->last_scan_ns, memory_order_relaxed);
+
+	if (now - last < USER_GROUP_SLICE_NS)
+		return false;
+	atomic_store_explicit(&u->last_scan_ns, now, memory_order_relaxed);
+	return true;
+}
+
+/*
+ * A group's sleep: slices of USER_GROUP_SLICE_NS, looking at "ended"
+ * before each, and at the members' locks when due: a sleep woken soon
+ * costs no lock look-ups, and a member dead is seen within a slice or
+ * two, however often the sleepers are woken.
+ */
+static int group_sleep(struct agile_dev *dev, struct agile_doorbell *db,
+		       uint32_t seen, uint64_t deadline_ns)
+{
+	for (;;) {
+		uint64_t now = mono_ns(), end = now + USER_GROUP_SLICE_NS;
+		bool last = deadline_ns && deadline_ns <= end;
+		int err = group_check(dev, scan_due(dev->user, now));
+
+		if (err)
+			return err;
+		err = futex_sleep(dev, db, seen, last ? deadline_ns : end);
+		if (err != -ETIMEDOUT || last)
+			return err;
+	}
+}
+
+static int user_sleep(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
+		      uint32_t value, uint64_t deadline_ns)
+{
+	struct agile_doorbell *db = dev_doorbell(dev, slot);
+	uint32_t seen;
+	int err = 0;
+
+	__atomic_fetch_add(&db->sleepers, 1, __ATOMIC_RELAXED);
+	/*
+	 * The waiter's full fence: pairs with the signaller's fence in
+	 * wake_sleepers (dev.c), and in a group with group_end's.  Either
+	 * it reads our count and wakes us, or our re-read below sees its
+	 * store (the doorbell, or "ended" in group_check).
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	seen = doorbell_load_acquire(db);
+	if (!dev_cmp_holds(cmp, seen, value))
+		err = dev->group ? group_sleep(dev, db, seen, deadline_ns) :
+				   futex_sleep(dev, db, seen, deadline_ns);
 	__atomic_fetch_sub(&db->sleepers, 1, __ATOMIC_RELAXED);
 	return err;
+}
+
+/* ---- segments ---- */
+
+static int user_seg_create(struct agile_dev *dev, size_t bytes, uint32_t *id,
+			   uint64_t *offset, size_t *map_bytes)
+{
+	struct dev_user *u = dev->user;
+	struct user_seg_table *t = user_segs(u);
+	size_t pages = agile_dev_page_round(bytes);
+	uint32_t n;
+	int err;
+
+	if (!pages || bytes > AGILE_DEV_USER_MAX_SEGMENT_BYTES)
+		return -ENOSPC;
+	/* Another member may create one at the same time. */
+	if (dev->group)
+		gate_acquire(dev);
+	n = t->nr_segs;
+	err = -ENOSPC;
+	if (n >= AGILE_MAX_SEGMENTS)
+		goto out;
+	/* Zeroed pages: the file grows into a hole. */
+	err = file_reserve(dev->fd, u->seg_base + t->end, pages);
+	if (err)
+		goto out;
+	t->offset[n] = u->seg_base + t->end;
+	t->bytes[n] = bytes;
+	t->end += pages;
+	/* Release: pairs with the acquire in user_seg_find. */
+	__atomic_store_n(&t->nr_segs, n + 1, __ATOMIC_RELEASE);
+	*id = n;
+	*offset = t->offset[n];
+	*map_bytes = pages;
+out:
+	if (dev->group)
+		gate_release(dev);
+	return err;
+}
+
+static int user_seg_find(struct agile_dev *dev, uint32_t id, size_t bytes,
+			 uint64_t *offset, size_t *map_bytes)
+{
+	struct user_seg_table *t = user_segs(dev->user);
+
+	/* Acquire: pairs with the release in user_seg_create. */
+	if (id >= __atomic_load_n(&t->nr_segs, __ATOMIC_ACQUIRE) ||
+	    t->bytes[id] != bytes)
+		return -EINVAL;
+	*offset = t->offset[id];
+	*map_bytes = agile_dev_page_round(bytes);
+	return 0;
 }
 
 const struct dev_backend agile_dev_user = {
 	.name = "user",
 	.open = user_open,
-	.close = agile_dev_unmap_close,
+	.group_join = user_group_join,
+	.close = user_close,
 	.wake = user_wake,
 	.sleep = user_sleep,
+	.seg_create = user_seg_create,
+	.seg_find = user_seg_find,
 };

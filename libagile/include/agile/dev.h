@@ -12,9 +12,10 @@
  *    sleeping waiters sleep in AGILE_FENCE_WAIT and are woken by
  *    AGILE_FENCE_SIGNAL (or by the module's poller, for writers that never
  *    enter the kernel, such as a GPU);
- *  - user: the same layout in a memfd, for machines without the module;
- *    sleeping waiters sleep on a futex on the doorbell word, and the
- *    library keeps agile_doorbell.sleepers itself.
+ *  - user: the same layout in a memfd (a file under /dev/shm for a
+ *    group), for machines without the module; sleeping waiters sleep on a
+ *    futex on the doorbell word, and the library keeps
+ *    agile_doorbell.sleepers itself.
  *
  * A signaller stores the doorbell, issues a full fence and reads the
  * line's sleeper count; only when it is not zero does it enter the kernel
@@ -24,15 +25,16 @@
  *
  * Errors: every call returns 0 or a negative errno (agile/error.h).
  *
- * Thread safety: agile_dev_open and agile_dev_close are not thread safe
- * against other calls on the same context.  Everything else may be called
- * from any number of threads at once; the slot protocol decides who writes
- * a task register when (seed 002: the worker until it posts, the execution
- * unit until it stores IDLE).
+ * Thread safety: agile_dev_open, agile_dev_group_join and agile_dev_close
+ * are not thread safe against other calls on the same context.
+ * Everything else may be called from any number of threads at once; the
+ * slot protocol decides who writes a task register when (seed 002: the
+ * worker until it posts, the execution unit until it stores IDLE).
  */
 #ifndef AGILE_DEV_H
 #define AGILE_DEV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <linux/agile.h>
@@ -51,6 +53,8 @@ enum agile_backend {
 #define AGILE_DEV_SPIN_NS_DEFAULT 20000ULL
 /* Most slots of a user-backend context (the module's default max_slots). */
 #define AGILE_DEV_USER_MAX_SLOTS 4096
+/* Largest user-backend segment (the module's largest max_segment_bytes). */
+#define AGILE_DEV_USER_MAX_SEGMENT_BYTES (1ULL << 30)
 
 /**
  * struct agile_dev_opts - how to open a context (agile_dev_opts_init)
@@ -185,8 +189,8 @@ int agile_dev_post(struct agile_dev *dev, uint32_t slot);
  * @timeout_ns; interrupted sleeps are resumed.  On success the load that
  * saw the condition is an acquire: it pairs with the release store of
  * whoever stored the value (agile_dev_signal/post), so what they wrote
- * before is visible.  Returns 0, -ETIMEDOUT, -EINVAL, or an errno of the
- * sleeping call.
+ * before is visible.  Returns 0, -ETIMEDOUT, -EINVAL, -EPIPE (a group
+ * that has ended: see Groups below), or an errno of the sleeping call.
  */
 int agile_dev_wait(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 		   uint32_t value, uint64_t timeout_ns, uint32_t *observed);
@@ -208,5 +212,126 @@ int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
  * AGILE_IOC_STATS.
  */
 int agile_dev_stats(struct agile_dev *dev, struct agile_dev_stats *stats);
+
+/*
+ * Groups: one context shared by several processes (SPEC §2 GROUPS).
+ *
+ * kmod: AGILE_IOC_GROUP_JOIN (a module without AGILE_FEAT_GROUPS:
+ * -EOPNOTSUPP).  user: a shared-memory file /dev/shm/agile-<creator's
+ * euid>-<key, 16 hex digits> with process-shared futexes, published
+ * whole (built under a temporary name, then linked); the file's mode is
+ * the creator's @mode, so file permissions decide who joins, and a
+ * joiner that finds no group of its own euid with the key joins another
+ * user's (keys are machine-wide, as on the module).  Unlike the module,
+ * which applies the mode even to root, root bypasses the file's mode.
+ * Each member holds an OFD lock on its own byte of the file, so a member
+ * that dies is seen by the others: their sleeping waits sleep in slices
+ * of a few milliseconds and look at the members' locks after each.
+ *
+ * Either way, once any member leaves (closes or dies), the group has
+ * ended: every wait of every member that sleeps, or would sleep, fails
+ * with -EPIPE (a wait whose condition already holds still returns 0), so
+ * no member hangs on a dead peer, and the key is free at once for a new
+ * group.  The pages stay valid until each member's agile_dev_close.  On
+ * the user backend a group whose members all died leaves its file
+ * behind until the next join with its key removes it.
+ */
+
+/*
+ * agile_dev_group_opts.flags: CREATE makes the group when no live group has
+ * the key; EXCL, with CREATE, fails with -EEXIST when one has (EXCL alone:
+ * -EINVAL).
+ */
+#define AGILE_DEV_GROUP_CREATE AGILE_GROUP_CREATE
+#define AGILE_DEV_GROUP_EXCL AGILE_GROUP_EXCL
+
+/**
+ * struct agile_dev_group_opts - how to join a group (agile_dev_group_opts_init)
+ * @dev:         nr_slots, task_reg_size, backend, spin_ns and path, as for
+ *               agile_dev_open; nr_slots and task_reg_size must equal the
+ *               creator's (-EINVAL otherwise)
+ * @key:         the group's key
+ * @max_members: 1 .. AGILE_GROUP_MAX_MEMBERS; must equal the creator's
+ * @mode:        the creator's permission bits (within AGILE_GROUP_MODE_MASK)
+ * @flags:       AGILE_DEV_GROUP_CREATE, AGILE_DEV_GROUP_EXCL
+ * @reserved:    must be zero
+ */
+struct agile_dev_group_opts {
+	struct agile_dev_opts dev;
+	uint64_t key;
+	uint32_t max_members;
+	uint32_t mode;
+	uint32_t flags;
+	uint32_t reserved[3];
+};
+
+/**
+ * agile_dev_group_opts_init - the defaults: agile_dev_opts_init's, key 0,
+ * one member, mode 0600, AGILE_DEV_GROUP_CREATE.  Returns 0 or -EINVAL.
+ */
+int agile_dev_group_opts_init(struct agile_dev_group_opts *opts);
+
+/**
+ * agile_dev_group_join - join (or create) the group with @opts->key
+ * @out: receives the context, shared with every other member
+ *
+ * Returns 0, -ENOENT (no such group and no AGILE_DEV_GROUP_CREATE),
+ * -EEXIST, -EACCES (the creator's mode refuses the caller), -EINVAL (bad
+ * field, or sizes unlike the creator's), -ENOSPC (the group is full, or
+ * too many slots), -ENODEV, -EOPNOTSUPP (a module without groups),
+ * -AGILE_E_ABI, -ENOMEM, -EAGAIN (user: groups with the key kept ending
+ * or appearing while we tried), or another errno from open, ioctl or
+ * mmap.  agile_dev_close leaves the group, which ends it for the others.
+ */
+int agile_dev_group_join(const struct agile_dev_group_opts *opts,
+			 struct agile_dev **out);
+
+/* agile_dev_member - this member's index in join order (creator 0); 0 for
+ * a context that is not a group; -EINVAL. */
+int agile_dev_member(const struct agile_dev *dev);
+
+/* agile_dev_max_members - the group's max_members; 1 for a context that is
+ * not a group; -EINVAL. */
+int agile_dev_max_members(const struct agile_dev *dev);
+
+/*
+ * Segments: zeroed data buffers of the context (SPEC §2 SEGMENTS), for task
+ * data and the collectives' exchange buffers.  kmod: AGILE_IOC_SEG_CREATE,
+ * mapped at the offset the module gives.  user: pages of the context's
+ * own file (the memfd, or the group's file), after the two areas, each
+ * segment at a page-aligned offset the context's segment table records
+ * (in a group, in the file's header, so every member finds it).  Ids
+ * count from 0 in creation order and are the same for every member of a
+ * group; at most AGILE_MAX_SEGMENTS per context.  A segment stays mapped
+ * until agile_dev_close.
+ */
+
+/**
+ * agile_dev_seg_create - create a segment of @bytes and map it
+ * @id:   receives its id
+ * @addr: receives where it is mapped (page aligned)
+ *
+ * The pages are allocated now (a full /dev/shm fails here, not later).
+ * Returns 0, -EINVAL (@bytes 0, NULL pointers), -ENOSPC (over the
+ * module's max_segment_bytes or AGILE_DEV_USER_MAX_SEGMENT_BYTES, over
+ * AGILE_MAX_SEGMENTS segments, or no memory left in the file system),
+ * -EOPNOTSUPP (a module without segments), -ENOMEM, or an errno of
+ * ioctl/mmap.  Thread safe.
+ */
+int agile_dev_seg_create(struct agile_dev *dev, size_t bytes, uint32_t *id,
+			 void **addr);
+
+/**
+ * agile_dev_seg_map - map segment @id, made by another member, of @bytes
+ *
+ * @bytes must be the size it was created with: the user backend knows
+ * it to the byte, the module only in pages (kmod checks that @bytes
+ * rounds up to the segment's pages).  Mapping a segment twice returns the
+ * same address; a segment this context created is mapped already.
+ * Returns 0, -EINVAL (no such segment, or another size), -ENOMEM, or an
+ * errno of mmap.  Thread safe.
+ */
+int agile_dev_seg_map(struct agile_dev *dev, uint32_t id, size_t bytes,
+		      void **addr);
 
 #endif /* AGILE_DEV_H */
