@@ -18,8 +18,8 @@
  * Outside hipcc/nvcc only struct agile_gpu_params and the launcher's
  * declaration are visible, so C host code can include it too.
  */
-#ifndef AGILE_GPU_H
-#define AGILE_GPU_H
+#ifndef AGILE_GPU_AGILE_GPU_H
+#define AGILE_GPU_AGILE_GPU_H
 
 #include <stdint.h>
 
@@ -173,4 +173,4 @@ static __device__ inline uint32_t agile_gpu_group(void)
 
 #endif /* __HIPCC__ || __CUDACC__ */
 
-#endif /* AGILE_GPU_H */
+#endif /* AGILE_GPU_AGILE_GPU_H */

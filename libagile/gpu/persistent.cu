@@ -35,26 +35,118 @@ static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
 /* s_kernel: nothing to run. */
 #define NO_KERNEL UINT32_MAX
 
-__global__ void __launch_bounds__(AGILE_MAX_LANES)
+/*
+ * What lane 0 decides for one task and the lanes share: work-group shared
+ * memory, one per kernel instance.
+ */
+struct task_shared {
+	uint32_t quit, kernel, parts, error_lane;
+	int error;
+	unsigned long long status;
+};
+
+/* Steps 614-618 on lane 0: read the task, choose the kernel and the lanes. */
+static __device__ void task_decide(const struct agile_gpu_params &p,
+				   const struct agile_task_reg *reg,
+				   struct task_shared *s)
+{
+	uint32_t op = reg->opcode, parts = reg->nr_parts;
+	uint32_t kernel = NO_KERNEL;
+
+	s->error = 0;
+	s->error_lane = 0;
+	s->status = 0;
+	s->quit = op == AGILE_OP_DISCONNECT;
+	if (!s->quit) {
+		/* The opcode registry, as far as this GPU code has it. */
+		for (uint32_t i = 0; i < AGILE_COMMON_NR; i++)
+			if (p.opcodes[i] && p.opcodes[i] == op)
+				kernel = i;
+		if (kernel == NO_KERNEL) {
+			s->error = -AGILE_E_OPCODE;
+		} else if (!parts || parts > agile_gpu_nr_lanes() ||
+			   parts > agile_common_max_lanes(kernel)) {
+			s->error = -EINVAL;
+			kernel = NO_KERNEL;
+		}
+		if (s->error)
+			s->error_lane = NO_LANE;
+	}
+	s->kernel = kernel;
+	s->parts = kernel == NO_KERNEL ? 0 : parts;
+}
+
+/*
+ * Steps 622-624 and 646 on every lane, after task_decide and a barrier:
+ * each lane its part, phase by phase, then lane 0 copies the outcome into
+ * the task register and fences it out to the system.  The caller's
+ * release (or the kernel's end) publishes it.
+ */
+static __device__ void task_run(struct agile_task_reg *reg,
+				struct task_shared *s, uint32_t lane)
+{
+	union agile_common_state state;
+	const uint32_t kernel = s->kernel, parts = s->parts;
+	const uint32_t nr_phases =
+		kernel == NO_KERNEL ? 0 : agile_common_nr_phases(kernel);
+	bool live = lane < parts;
+
+	for (uint32_t phase = 0; phase < nr_phases; phase++) {
+		if (live) {
+			int err = agile_common_phase(kernel, phase, lane, parts,
+						     reg->args, &state, NULL);
+
+			if (err) {
+				/* A positive code breaks the contract. */
+				if (err > 0)
+					err = -EPROTO;
+				live = false;
+				/* The first failure wins. */
+				if (atomicCAS(&s->error, 0, err) == 0)
+					s->error_lane = lane;
+			}
+		}
+		/* The barrier between phases (and after the last). */
+		agile_gpu_barrier();
+	}
+
+	/* Step 646: one completion bit per lane that succeeded. */
+	if (live)
+		atomicOr(&s->status, 1ULL << lane);
+	agile_gpu_barrier();
+
+	if (lane == 0) {
+		reg->status = s->status;
+		reg->error = s->error;
+		reg->error_lane = s->error ? s->error_lane : 0;
+		/* The status and error reach the system before what follows. */
+		agile_gpu_fence_sys();
+	}
+}
+
+static __device__ struct agile_task_reg *
+task_reg_of(const struct agile_gpu_params &p, uint32_t slot)
+{
+	return (struct agile_task_reg *)(p.task_regs +
+					 (size_t)slot * p.task_reg_size);
+}
+
+/*
+ * The persistent loop.  extern "C": the host finds it by this name in the
+ * code object (hipModuleGetFunction / cuModuleGetFunction).
+ */
+extern "C" __global__ void __launch_bounds__(AGILE_MAX_LANES)
 agile_gpu_persistent(struct agile_gpu_params p)
 {
-	__shared__ uint32_t s_quit, s_kernel, s_parts, s_error_lane;
-	__shared__ int s_error;
-	__shared__ unsigned long long s_status;
+	__shared__ struct task_shared s;
 	const uint32_t lane = agile_gpu_lane();
 	const uint32_t eu = agile_gpu_group();
 	struct agile_doorbell *db = &p.doorbells[eu];
-	struct agile_task_reg *reg =
-		(struct agile_task_reg *)(p.task_regs +
-					  (size_t)eu * p.task_reg_size);
+	struct agile_task_reg *reg = task_reg_of(p, eu);
 
 	for (;;) {
-		union agile_common_state state;
-		uint32_t kernel, parts, nr_phases;
-		bool live;
-
 		if (lane == 0) {
-			uint32_t op, round = 0;
+			uint32_t round = 0;
 
 			/*
 			 * Step 612.  Acquire, system scope: pairs with the
@@ -64,36 +156,12 @@ agile_gpu_persistent(struct agile_gpu_params p)
 			while (agile_gpu_load_acquire_sys(&db->value) !=
 			       AGILE_DOORBELL_POSTED)
 				agile_gpu_backoff(round < 64 ? round++ : round);
-
-			/* Steps 614-618: read the task, choose the lanes. */
-			op = reg->opcode;
-			parts = reg->nr_parts;
-			kernel = NO_KERNEL;
-			s_error = 0;
-			s_error_lane = 0;
-			s_status = 0;
-			s_quit = op == AGILE_OP_DISCONNECT;
-			if (!s_quit) {
-				for (uint32_t i = 0; i < AGILE_COMMON_NR; i++)
-					if (p.opcodes[i] && p.opcodes[i] == op)
-						kernel = i;
-				if (kernel == NO_KERNEL) {
-					s_error = -AGILE_E_OPCODE;
-				} else if (!parts || parts > agile_gpu_nr_lanes() ||
-					   parts > agile_common_max_lanes(kernel)) {
-					s_error = -EINVAL;
-					kernel = NO_KERNEL;
-				}
-				if (s_error)
-					s_error_lane = NO_LANE;
-			}
-			s_kernel = kernel;
-			s_parts = kernel == NO_KERNEL ? 0 : parts;
+			task_decide(p, reg, &s);
 		}
 		/* Step 620: release the secondaries. */
 		agile_gpu_barrier();
 
-		if (s_quit) {
+		if (s.quit) {
 			if (lane == 0) {
 				reg->status = 0;
 				reg->error = 0;
@@ -105,50 +173,48 @@ agile_gpu_persistent(struct agile_gpu_params p)
 			return;
 		}
 
-		/* Steps 622-624: every lane its part, phase by phase. */
-		kernel = s_kernel;
-		parts = s_parts;
-		nr_phases = kernel == NO_KERNEL ? 0 :
-						  agile_common_nr_phases(kernel);
-		live = lane < parts;
-		for (uint32_t phase = 0; phase < nr_phases; phase++) {
-			if (live) {
-				int err = agile_common_phase(kernel, phase, lane,
-							     parts, reg->args,
-							     &state, NULL);
+		task_run(reg, &s, lane);
 
-				if (err) {
-					/* A positive code breaks the contract. */
-					if (err > 0)
-						err = -EPROTO;
-					live = false;
-					/* The first failure wins. */
-					if (atomicCAS(&s_error, 0, err) == 0)
-						s_error_lane = lane;
-				}
-			}
-			/* The barrier between phases (and after the last). */
-			agile_gpu_barrier();
-		}
-
-		/* Step 646: one completion bit per lane that succeeded. */
-		if (live)
-			atomicOr(&s_status, 1ULL << lane);
-		agile_gpu_barrier();
-
-		if (lane == 0) {
-			reg->status = s_status;
-			reg->error = s_error;
-			reg->error_lane = s_error ? s_error_lane : 0;
+		if (lane == 0)
 			/*
-			 * Steps 626-628: the status and error reach the
-			 * system before the doorbell says IDLE.
+			 * Steps 626-628: release, system scope: pairs with
+			 * the poster's acquire load of IDLE (agile_eu_wait).
 			 */
-			agile_gpu_fence_sys();
 			agile_gpu_store_release_sys(&db->value,
 						    AGILE_DOORBELL_IDLE);
-		}
+		/*
+		 * The secondaries read nothing of s after task_run's last
+		 * barrier: lane 0 may rewrite it while they wait at step 620.
+		 */
 	}
+}
+
+/*
+ * One task, one launch: what a plain kernel launch of the same work does
+ * (agile_eu_run_launch, the baseline agile-bench gpu measures the doorbell
+ * against).  Runs slot @slot's task register; no doorbell is touched, and
+ * DISCONNECT does nothing.  The kernel's end, seen by the host's stream
+ * synchronise, publishes the results.
+ */
+extern "C" __global__ void __launch_bounds__(AGILE_MAX_LANES)
+agile_gpu_run_once(struct agile_gpu_params p, uint32_t slot)
+{
+	__shared__ struct task_shared s;
+	const uint32_t lane = agile_gpu_lane();
+	struct agile_task_reg *reg = task_reg_of(p, slot);
+
+	if (lane == 0)
+		task_decide(p, reg, &s);
+	agile_gpu_barrier();
+	if (s.quit) {
+		if (lane == 0) {
+			reg->status = 0;
+			reg->error = 0;
+			reg->error_lane = 0;
+		}
+		return;
+	}
+	task_run(reg, &s, lane);
 }
 
 extern "C" int agile_gpu_launch(const struct agile_gpu_params *params,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * eu.c - CPU execution units: the persistent loop of seed 002 (processes
- * 600b and 600c) on a thread per EU, and the posting side (600a).
+ * eu.c - execution units: the persistent loop of seed 002 (processes 600b
+ * and 600c) on a CPU thread per EU, or GPU EUs (the persistent kernel of
+ * libagile/gpu, launched by gpu_launch.c), and the posting side (600a),
+ * the same for both.
  *
  * The only memory shared between a poster and its EU is the slot: the
  * task register, written by the poster until its release store of POSTED
@@ -21,8 +23,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define SCRATCH_ALIGN 64
+/*
+ * A wait on a GPU EU sleeps at most this long at a time: a GPU's store of
+ * IDLE wakes nobody (no futex wake, no SIGNAL), and the user backend has
+ * no poller to notice it (the kmod one does, at its poll interval).
+ */
+#define GPU_WAIT_SLICE_NS 200000ULL
 
 /* An EU's kernel memory: lane states and shared memory, grown on demand. */
 struct scratch {
@@ -56,6 +66,8 @@ struct agile_eu_pool {
 	uint64_t idle_spin_ns, wait_spin_ns;
 	struct agile_eu_pool_info info;
 	struct eu *eus;
+	/* Set when GPU EUs serve the slots; then no EU has a thread. */
+	struct agile__gpu_eus *gpu;
 };
 
 /*
@@ -138,6 +150,24 @@ static uint32_t run_task(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 	return nr_parts;
 }
 
+/*
+ * A GPU EU keeps no counters: its poster (one thread per EU) counts the
+ * task it saw finish, as eu_main does for a CPU EU.  A second wait on the
+ * same finished task counts it again; a bound on the cost of a counter in
+ * the GPU's shared pages.
+ */
+static void gpu_count(struct eu *eu, const struct agile_task_reg *reg)
+{
+	bool refused = reg->error && reg->error_lane == AGILE_EU_NO_LANE;
+
+	if (reg->opcode == AGILE_OP_DISCONNECT)
+		return;
+	eu_count(&eu->tasks, 1);
+	eu_count(&eu->lanes, refused ? 0 : reg->nr_parts);
+	if (reg->error)
+		eu_count(&eu->failed, 1);
+}
+
 /* Step 610: the outcome of a finished task, as a return value. */
 static int task_outcome(const struct agile_task_reg *reg, uint32_t *error_lane)
 {
@@ -214,9 +244,10 @@ static int check_opts(const struct agile_eu_pool_opts *o)
 	     i++)
 		if (o->reserved[i])
 			return -EINVAL;
-	if (o->flags & ~(AGILE_EU_POOL_GPU | AGILE_EU_POOL_AUTO))
+	if (o->flags & ~AGILE_EU_POOL_KINDS)
 		return -EINVAL;
-	if ((o->flags & AGILE_EU_POOL_GPU) && (o->flags & AGILE_EU_POOL_AUTO))
+	/* At most one bit. */
+	if (o->flags & (o->flags - 1))
 		return -EINVAL;
 	return 0;
 }
@@ -228,22 +259,26 @@ static bool quiet(void)
 	return q && *q && strcmp(q, "0") != 0;
 }
 
-/*
- * GPU EUs were asked for: look for a usable GPU, record why the pool
- * runs CPU EUs all the same, and say so once.
- */
-static void gpu_fallback(struct agile_eu_pool_info *info)
-{
-	char why[AGILE_EU_REASON_LEN - 32];
-	bool usable = agile__gpu_status(why, sizeof(why)) > 0;
+/* What AGILE_EU_POOL in the environment makes of a pool's GPU flags. */
+enum pool_env { ENV_DEFAULT, ENV_CPU, ENV_GPU_ONLY, ENV_BAD };
 
-	info->kind = AGILE_EU_KIND_CPU;
-	info->fallback = 1;
-	if (usable)
-		snprintf(info->reason, sizeof(info->reason),
-			 "GPU EU launch not wired yet");
-	else
-		snprintf(info->reason, sizeof(info->reason), "%s", why);
+static enum pool_env pool_env(void)
+{
+	const char *v = getenv("AGILE_EU_POOL");
+
+	if (!v || !*v || !strcmp(v, "auto"))
+		return ENV_DEFAULT;
+	if (!strcmp(v, "cpu"))
+		return ENV_CPU;
+	if (!strcmp(v, "gpu"))
+		return ENV_GPU_ONLY;
+	return ENV_BAD;
+}
+
+/* Says once per process why GPU EUs were asked for and CPU EUs serve. */
+static void fallback_announce(const struct agile_eu_pool_info *info,
+			      bool usable)
+{
 	if (quiet() || atomic_exchange(&fallback_announced, true))
 		return;
 	if (usable)
@@ -252,6 +287,72 @@ static void gpu_fallback(struct agile_eu_pool_info *info)
 	else
 		fprintf(stderr, "agile: no usable GPU (%s); using CPU "
 				"execution units\n", info->reason);
+}
+
+/* The doorbell and task-register areas, every slot, whole pages. */
+static void gpu_areas(struct agile_eu_pool *pool, struct agile__gpu_areas *a)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint32_t nr_slots = (uint32_t)agile_dev_nr_slots(pool->dev);
+	uint32_t reg_size = (uint32_t)agile_dev_task_reg_size(pool->dev);
+	struct agile_doorbell *db;
+	struct agile_task_reg *reg;
+
+	agile_dev_slot(pool->dev, 0, &db, &reg);
+	memset(a, 0, sizeof(*a));
+	a->doorbells = db;
+	a->doorbell_bytes = ((size_t)nr_slots * AGILE_DOORBELL_STRIDE + page -
+			     1) / page * page;
+	a->task_regs = reg;
+	a->task_reg_bytes = ((size_t)nr_slots * reg_size + page - 1) / page *
+			    page;
+	a->task_reg_size = reg_size;
+	a->nr_eus = pool->nr_eus;
+	agile__kernels_builtin_opcodes(pool->kernels, a->opcodes);
+}
+
+/*
+ * GPU EUs were asked for: start them when a usable GPU takes the
+ * persistent kernel.  Returns 0 with pool->gpu set (GPU EUs) or unset
+ * (CPU EUs: the reason recorded and said once), or, when GPU EUs are
+ * required, the error that kept them from starting.
+ */
+static int gpu_select(struct agile_eu_pool *pool, bool required,
+		      bool env_cpu)
+{
+	struct agile_eu_pool_info *info = &pool->info;
+	struct agile__gpu_areas areas;
+	char why[AGILE_EU_REASON_LEN - 32];
+	bool usable = false;
+	int err = -ENODEV;
+
+	if (env_cpu) {
+		snprintf(why, sizeof(why), "AGILE_EU_POOL=cpu");
+	} else {
+		usable = agile__gpu_status(why, sizeof(why)) > 0;
+		if (usable) {
+			gpu_areas(pool, &areas);
+			err = agile__gpu_eus_start(&areas, &pool->gpu, why,
+						   sizeof(why));
+		}
+	}
+	if (!err) {
+		info->kind = AGILE_EU_KIND_GPU;
+		return 0;
+	}
+	pool->gpu = NULL;
+	if (required) {
+		if (!quiet())
+			fprintf(stderr, "agile: GPU execution units required, "
+					"but %s%s\n",
+				usable ? "" : "no usable GPU: ", why);
+		return err;
+	}
+	info->kind = AGILE_EU_KIND_CPU;
+	info->fallback = 1;
+	snprintf(info->reason, sizeof(info->reason), "%s", why);
+	fallback_announce(info, usable);
+	return 0;
 }
 
 static int eu_start(struct eu *eu, size_t stack_size)
@@ -290,6 +391,7 @@ static void eu_join(struct eu *eu)
 
 static void pool_free(struct agile_eu_pool *pool)
 {
+	agile__gpu_eus_stop(pool->gpu);
 	for (uint32_t i = 0; i < pool->nr_eus; i++)
 		free(pool->eus[i].scratch.mem);
 	free(pool->eus);
@@ -303,6 +405,8 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 	struct agile_eu_pool_opts defaults;
 	struct agile_eu_pool *pool;
 	int nr_slots, reg_size, err;
+	enum pool_env env = pool_env();
+	bool want_gpu, required;
 
 	if (!dev || !kernels || !out)
 		return -EINVAL;
@@ -313,6 +417,11 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 	err = check_opts(opts);
 	if (err)
 		return err;
+	if (env == ENV_BAD)
+		return -EINVAL;
+	want_gpu = opts->flags != 0;
+	required = (opts->flags & AGILE_EU_POOL_GPU_ONLY) ||
+		   (want_gpu && env == ENV_GPU_ONLY);
 	nr_slots = agile_dev_nr_slots(dev);
 	reg_size = agile_dev_task_reg_size(dev);
 	if (opts->nr_eus > (uint32_t)nr_slots)
@@ -329,8 +438,6 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 	pool->idle_spin_ns = opts->idle_spin_ns;
 	pool->wait_spin_ns = opts->wait_spin_ns;
 	pool->info.kind = AGILE_EU_KIND_CPU;
-	if (opts->flags & (AGILE_EU_POOL_GPU | AGILE_EU_POOL_AUTO))
-		gpu_fallback(&pool->info);
 	pool->eus = aligned_alloc(_Alignof(struct eu),
 				  pool->nr_eus * sizeof(struct eu));
 	if (!pool->eus) {
@@ -351,7 +458,18 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 			return -EBUSY;
 		}
 	}
-	for (uint32_t i = 0; i < pool->nr_eus; i++) {
+	if (want_gpu) {
+		err = gpu_select(pool, required, env == ENV_CPU && !required);
+		if (err) {
+			agile_eu_pool_destroy(pool);
+			return err;
+		}
+	}
+	for (uint32_t i = 0; pool->gpu && i < pool->nr_eus; i++)
+		/* The work-group's loop runs: cleared when it takes DISCONNECT. */
+		atomic_store_explicit(&pool->eus[i].connected, true,
+				      memory_order_relaxed);
+	for (uint32_t i = 0; !pool->gpu && i < pool->nr_eus; i++) {
 		err = eu_start(&pool->eus[i], opts->stack_size);
 		if (err) {
 			agile_eu_pool_destroy(pool);
@@ -360,6 +478,53 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 	}
 	*out = pool;
 	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The poster's wait for EU @eu's doorbell to come back IDLE: its acquire
+ * load pairs with the EU's release store of IDLE (eu_main for a CPU EU,
+ * the persistent kernel's system-scope release for a GPU EU).  Waits on
+ * GPU EUs sleep in slices (GPU_WAIT_SLICE_NS).
+ */
+static int slot_wait(struct agile_eu_pool *pool, uint32_t eu,
+		     uint64_t timeout_ns)
+{
+	uint64_t deadline = 0, now;
+	int err;
+
+	if (!pool->gpu)
+		return agile_dev_wait_spin(pool->dev, eu, AGILE_CMP_EQ,
+					   AGILE_DOORBELL_IDLE,
+					   pool->wait_spin_ns, timeout_ns,
+					   NULL);
+	if (timeout_ns != AGILE_TIMEOUT_INFINITE)
+		deadline = mono_ns() + timeout_ns;
+	for (;;) {
+		uint64_t slice = GPU_WAIT_SLICE_NS;
+
+		if (timeout_ns != AGILE_TIMEOUT_INFINITE) {
+			now = mono_ns();
+			if (now >= deadline)
+				slice = 0;
+			else if (deadline - now < slice)
+				slice = deadline - now;
+		}
+		err = agile_dev_wait_spin(pool->dev, eu, AGILE_CMP_EQ,
+					  AGILE_DOORBELL_IDLE,
+					  pool->wait_spin_ns, slice, NULL);
+		if (err != -ETIMEDOUT || !slice ||
+		    (timeout_ns != AGILE_TIMEOUT_INFINITE &&
+		     mono_ns() >= deadline))
+			return err;
+	}
 }
 
 static bool eu_busy(struct agile_eu_pool *pool, struct eu *eu)
@@ -394,12 +559,13 @@ static int eu_disconnect(struct agile_eu_pool *pool, struct eu *eu,
 			return err;
 		eu->disconnect_posted = true;
 	}
-	/* Acquire of IDLE: pairs with the EU's release in eu_main. */
-	err = agile_dev_wait_spin(pool->dev, eu->index, AGILE_CMP_EQ,
-				  AGILE_DOORBELL_IDLE, pool->wait_spin_ns,
-				  timeout_ns, NULL);
+	err = slot_wait(pool, eu->index, timeout_ns);
 	if (err)
 		return err;
+	if (pool->gpu)
+		/* Its work-group has returned: nobody else clears this. */
+		atomic_store_explicit(&eu->connected, false,
+				      memory_order_relaxed);
 	eu_join(eu);
 	eu->disconnect_posted = false;
 	return 0;
@@ -415,7 +581,10 @@ int agile_eu_pool_destroy(struct agile_eu_pool *pool)
 	for (uint32_t i = 0; i < pool->nr_eus; i++) {
 		struct eu *eu = &pool->eus[i];
 
-		if (eu->started)
+		if (eu->started ||
+		    (pool->gpu && (eu->disconnect_posted ||
+				   atomic_load_explicit(&eu->connected,
+							memory_order_relaxed))))
 			eu_disconnect(pool, eu, AGILE_TIMEOUT_INFINITE);
 		eu_join(eu);
 	}
@@ -479,6 +648,7 @@ int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu)
 int agile_eu_wait(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
 		  uint32_t *error_lane)
 {
+	struct agile_task_reg *reg;
 	int err;
 
 	if (!pool || eu >= pool->nr_eus)
@@ -487,12 +657,13 @@ int agile_eu_wait(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
 	 * Step 608.  The acquire load of IDLE pairs with the EU's release
 	 * store (steps 626-628): its status word and error are visible.
 	 */
-	err = agile_dev_wait_spin(pool->dev, eu, AGILE_CMP_EQ,
-				  AGILE_DOORBELL_IDLE, pool->wait_spin_ns,
-				  timeout_ns, NULL);
+	err = slot_wait(pool, eu, timeout_ns);
 	if (err)
 		return err;
-	return task_outcome(eu_reg(pool, eu), error_lane);
+	reg = eu_reg(pool, eu);
+	if (pool->gpu)
+		gpu_count(&pool->eus[eu], reg);
+	return task_outcome(reg, error_lane);
 }
 
 int agile_eu_call(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
@@ -543,4 +714,48 @@ int agile_eu_stats(struct agile_eu_pool *pool, uint32_t eu,
 	st->connected =
 		atomic_load_explicit(&e->connected, memory_order_relaxed);
 	return 0;
+}
+
+int agile_eu_pool_map(struct agile_eu_pool *pool, void *addr, size_t bytes,
+		      uint64_t *eu_addr)
+{
+	if (!pool || !addr || !bytes || !eu_addr)
+		return -EINVAL;
+	if (!pool->gpu) {
+		*eu_addr = (uint64_t)(uintptr_t)addr;
+		return 0;
+	}
+	return agile__gpu_map(pool->gpu, addr, bytes, eu_addr);
+}
+
+int agile_eu_pool_unmap(struct agile_eu_pool *pool, void *addr)
+{
+	if (!pool || !addr)
+		return -EINVAL;
+	return pool->gpu ? agile__gpu_unmap(pool->gpu, addr) : 0;
+}
+
+int agile_eu_run_launch(struct agile_eu_pool *pool, uint32_t eu,
+			uint32_t *error_lane)
+{
+	struct agile_task_reg *reg;
+	struct agile_doorbell *db;
+	int err;
+
+	if (!pool || eu >= pool->nr_eus)
+		return -EINVAL;
+	if (!pool->gpu)
+		return -EOPNOTSUPP;
+	agile_dev_slot(pool->dev, eu, &db, &reg);
+	/* The persistent kernel leaves an IDLE slot's register alone. */
+	if (__atomic_load_n(&db->value, __ATOMIC_ACQUIRE) !=
+	    AGILE_DOORBELL_IDLE)
+		return -EBUSY;
+	reg->status = 0;
+	reg->error = 0;
+	reg->error_lane = 0;
+	reg->reserved = 0;
+	/* The stream synchronise orders the kernel's stores before ours. */
+	err = agile__gpu_run_once(pool->gpu, eu);
+	return err ? err : task_outcome(reg, error_lane);
 }

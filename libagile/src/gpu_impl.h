@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gpu_impl.h - what the EU pool asks gpu.c (not exported).
+ * gpu_impl.h - what the EU pool asks gpu.c and gpu_launch.c (not exported).
  */
 #ifndef AGILE_GPU_IMPL_H
 #define AGILE_GPU_IMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "../gpu/agile_gpu.h"
 
 /*
  * agile__gpu_status - 1 if a usable GPU is found, else 0; either way a
@@ -13,5 +16,99 @@
  * terminated).  Thread safe.
  */
 int agile__gpu_status(char *reason, size_t len);
+
+/*
+ * The code objects `make -C libagile gpu` builds (libagile/Makefile), one
+ * per runtime, each holding both kernels of libagile/gpu/persistent.cu for
+ * every target it was built for.
+ */
+#define AGILE_GPU_CODE_HIP "agile-gpu-hip.co"
+#define AGILE_GPU_CODE_CUDA "agile-gpu-cuda.fatbin"
+/* The kernels in them (extern "C", so found by these names). */
+#define AGILE_GPU_FN_PERSISTENT "agile_gpu_persistent"
+#define AGILE_GPU_FN_RUN_ONCE "agile_gpu_run_once"
+
+/*
+ * agile__gpu_code_find - where code object @file is
+ *
+ * Looked for, in this order: $AGILE_GPU_CODE_DIR when it is set and not
+ * empty (and nowhere else then), the build directory compiled in
+ * (AGILE_GPU_BUILD_DIR, build/libagile/gpu), and "agile/" beside the
+ * library (or program) this code is linked into, e.g.
+ * /usr/local/lib/agile/.  Returns 0 with the path in @path, or -ENOENT
+ * with where it looked in @reason (@rlen bytes; either buffer always
+ * terminated).  Thread safe.
+ */
+int agile__gpu_code_find(const char *file, char *path, size_t len,
+			 char *reason, size_t rlen);
+
+/**
+ * struct agile__gpu_areas - what a GPU pool hands the launcher
+ * @doorbells, @doorbell_bytes: the doorbell area (page aligned, whole pages)
+ * @task_regs, @task_reg_bytes: the task-register area (likewise)
+ * @task_reg_size: bytes per task register
+ * @nr_eus:        work-groups to launch, serving slots 0 .. nr_eus - 1
+ * @opcodes:       the registry opcode of each common kernel, 0 if absent
+ */
+struct agile__gpu_areas {
+	void *doorbells;
+	size_t doorbell_bytes;
+	void *task_regs;
+	size_t task_reg_bytes;
+	uint32_t task_reg_size;
+	uint32_t nr_eus;
+	uint32_t opcodes[AGILE_GPU_NR_COMMON];
+};
+
+struct agile__gpu_eus;
+
+/*
+ * agile__gpu_eus_start - launch the persistent kernel on the first usable
+ * GPU (HIP first, then CUDA), one work-group of AGILE_MAX_LANES lanes per
+ * EU, after registering both areas with the runtime.  Returns 0, or a
+ * negative errno with the precise reason in @reason (-ENODEV no runtime
+ * or device, -ENOENT no code object, -ENOSPC the EUs do not all fit at
+ * once, -EIO the runtime refused a step, -ENOTSUP a static build); a
+ * failure leaves nothing registered or loaded.
+ */
+int agile__gpu_eus_start(const struct agile__gpu_areas *areas,
+			 struct agile__gpu_eus **out, char *reason,
+			 size_t rlen);
+
+/*
+ * agile__gpu_eus_stop - after every EU took DISCONNECT: wait for the
+ * kernel to end, unregister everything, unload the code object.
+ */
+void agile__gpu_eus_stop(struct agile__gpu_eus *g);
+
+/* The runtime and device serving, e.g. "HIP device 0". */
+const char *agile__gpu_eus_name(const struct agile__gpu_eus *g);
+
+/*
+ * agile__gpu_map / agile__gpu_unmap - register host memory the tasks'
+ * arguments point into, and the address the GPU uses for it.  0, -EINVAL,
+ * -EEXIST (already mapped), -ENOENT (unmap: not mapped), -ENOMEM, -EIO.
+ * Thread safe.
+ */
+int agile__gpu_map(struct agile__gpu_eus *g, void *host, size_t bytes,
+		   uint64_t *device);
+int agile__gpu_unmap(struct agile__gpu_eus *g, void *host);
+
+/*
+ * agile__gpu_run_once - run slot @slot's task register with one plain
+ * kernel launch of the same code on a second stream, and synchronise.
+ * The slot must be IDLE.  0 (the task ran: its outcome is in the
+ * register), or -EIO.  One caller per slot at a time.
+ */
+int agile__gpu_run_once(struct agile__gpu_eus *g, uint32_t slot);
+
+/*
+ * agile__kernels_builtin_opcodes - the opcode each built-in kernel
+ * (AGILE_COMMON_*) has in @reg, 0 where it is not registered (or a
+ * kernel of the same name is not the library's).  In kernels.c.
+ */
+struct agile_kernels;
+void agile__kernels_builtin_opcodes(const struct agile_kernels *reg,
+				    uint32_t opcodes[AGILE_GPU_NR_COMMON]);
 
 #endif /* AGILE_GPU_IMPL_H */

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@
  * matrix-list multiply): compiled here too, so the C build checks them.
  */
 #include "../gpu/kernels_common.h"
+#include "gpu_impl.h"
 
 /* Alignment of each lane's state (max_align_t) and of the shared memory. */
 #define STATE_ALIGN 16
@@ -198,6 +200,70 @@ int agile_kernels_find(const struct agile_kernels *reg, const char *name,
 		return i;
 	*out = &entry_at(reg, i)->kernel;
 	return 0;
+}
+
+/*
+ * The built-in kernels, indexed by AGILE_COMMON_*: the phase functions of
+ * kernels_common.h, so the GPU code has them too.  A registry entry is
+ * one of these when its name and first phase function match: the address
+ * of this file's copy of the phase is what a user's kernel cannot have.
+ */
+static const agile_phase_fn axpy_phases[] = { agile_axpy_phase };
+static const agile_phase_fn matlist_phases[] = { agile_matlist_multiply,
+						 agile_matlist_store };
+static const struct agile_kernel builtins[AGILE_COMMON_NR] = {
+	[AGILE_COMMON_AXPY] = { .name = AGILE_KERNEL_AXPY,
+				.nr_phases = AGILE_AXPY_NR_PHASES,
+				.phases = axpy_phases },
+	[AGILE_COMMON_MATLIST_MUL] = {
+		.name = AGILE_KERNEL_MATLIST_MUL,
+		.nr_phases = AGILE_MATLIST_NR_PHASES,
+		.phases = matlist_phases,
+		.state_size = sizeof(struct agile_matlist_state) },
+};
+
+_Static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
+	       "agile_gpu_params.opcodes must cover every built-in kernel");
+
+/* Whether @k is built-in @id as the library registered it. */
+static bool is_builtin(const struct agile_kernel *k, int id)
+{
+	return !strcmp(k->name, builtins[id].name) &&
+	       k->nr_phases == builtins[id].nr_phases &&
+	       k->phases[0] == builtins[id].phases[0];
+}
+
+int agile_kernels_register_builtins(struct agile_kernels *reg)
+{
+	if (!reg)
+		return -EINVAL;
+	for (int id = 0; id < AGILE_COMMON_NR; id++) {
+		const struct agile_kernel *k;
+		int err;
+
+		if (!agile_kernels_find(reg, builtins[id].name, &k)) {
+			if (is_builtin(k, id))
+				continue; /* registered before: fine */
+			return -EEXIST;
+		}
+		err = agile_kernels_register(reg, &builtins[id], NULL);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void agile__kernels_builtin_opcodes(const struct agile_kernels *reg,
+				    uint32_t opcodes[AGILE_GPU_NR_COMMON])
+{
+	for (int id = 0; id < AGILE_COMMON_NR; id++) {
+		const struct agile_kernel *k;
+
+		opcodes[id] = 0;
+		if (!agile_kernels_find(reg, builtins[id].name, &k) &&
+		    is_builtin(k, id))
+			opcodes[id] = k->opcode;
+	}
 }
 
 static size_t round_up(size_t n, size_t align)

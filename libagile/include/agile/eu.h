@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * agile/eu.h - CPU execution units (SPEC §3, layer 2)
+ * agile/eu.h - execution units, CPU and GPU (SPEC §3, layer 2)
  *
  * An execution unit (EU) is the far end of one slot of a device context:
  * worker k posts a task into task register k and rings doorbell k, EU k
@@ -26,13 +26,29 @@
  * word into 0 or the failed lane's error; agile_eu_call does both.
  *
  * GPU EUs: a pool asked for them (AGILE_EU_POOL_GPU, or AGILE_EU_POOL_AUTO)
- * looks for a usable GPU (agile/gpu.h).  None found: it starts CPU EUs
- * and says so once per process on stderr, "agile: no usable GPU (<why>);
- * using CPU execution units" (AGILE_QUIET=1 in the environment silences
- * it).  A usable GPU found: for now the pool STILL starts CPU EUs, with
- * the reason "GPU EU launch not wired yet", because launching the
- * persistent kernel (libagile/gpu) from the pool is not done yet.  Either
- * way agile_eu_pool_info reports the kind started and the reason.
+ * looks for a usable GPU (agile/gpu.h) and launches the persistent kernel
+ * (libagile/gpu/persistent.cu) there, one work-group per EU, polling the
+ * same doorbells through host-registered pages: the posting side below is
+ * unchanged.  The kernel comes from a code object `make -C libagile gpu`
+ * builds, looked for in $AGILE_GPU_CODE_DIR if set (only there), else in
+ * the build directory, else in "agile/" beside the installed library.  A
+ * GPU EU runs the built-in kernels only (agile_kernels_register_builtins,
+ * registered before the pool is created); any other opcode fails there
+ * with -AGILE_E_OPCODE.  Pointers in a task's args must be ones the GPU
+ * can use: agile_eu_pool_map gives them.
+ *
+ * Any step failing (no usable GPU, no code object, the runtime refusing to
+ * register the pages or to launch, too many EUs to be resident at once)
+ * makes the pool start CPU EUs instead and say so once per process on
+ * stderr, "agile: no usable GPU (<why>); using CPU execution units" or
+ * "agile: usable GPU found, but <why>; using CPU execution units"
+ * (AGILE_QUIET=1 in the environment silences it).  agile_eu_pool_info
+ * reports the kind started and the reason.  AGILE_EU_POOL_GPU_ONLY, or
+ * AGILE_EU_POOL=gpu in the environment (for every pool that asks for GPU
+ * EUs), turns the fallback into a failure of agile_eu_pool_create;
+ * AGILE_EU_POOL=cpu makes such pools (AGILE_EU_POOL_GPU_ONLY ones
+ * excepted) take CPU EUs without looking.
+ * Pools asked for CPU EUs (flags 0) are not affected by either.
  *
  * Thread safety: create and destroy are not thread safe against other
  * calls on the pool.  Each EU takes one poster at a time (the worker that
@@ -78,6 +94,9 @@ struct agile_eu_pool_opts {
 /* struct agile_eu_pool_opts.flags: at most one of these. */
 #define AGILE_EU_POOL_GPU (1u << 0)  /* GPU EUs wanted; CPU if none usable */
 #define AGILE_EU_POOL_AUTO (1u << 1) /* GPU EUs if a GPU is usable, else CPU */
+#define AGILE_EU_POOL_GPU_ONLY (1u << 2) /* GPU EUs, or create fails */
+#define AGILE_EU_POOL_KINDS                                             \
+	(AGILE_EU_POOL_GPU | AGILE_EU_POOL_AUTO | AGILE_EU_POOL_GPU_ONLY)
 
 /* struct agile_eu_pool_info.kind */
 #define AGILE_EU_KIND_CPU 0
@@ -123,8 +142,13 @@ int agile_eu_pool_opts_init(struct agile_eu_pool_opts *opts);
  *
  * @dev and @kernels must outlive the pool.  GPU EUs asked for in
  * @opts->flags fall back to CPU EUs as described at the top.  Returns 0,
- * -EINVAL (bad arguments, unknown or both GPU flags, more EUs than slots), -EBUSY (a doorbell is not IDLE),
- * -ENOMEM or -EAGAIN (no thread).
+ * -EINVAL (bad arguments, unknown or several kind flags, more EUs than
+ * slots, AGILE_EU_POOL set to something other than cpu, gpu or auto),
+ * -EBUSY (a doorbell is not IDLE), -ENOMEM or -EAGAIN (no thread).  GPU
+ * EUs required and not started: -ENODEV (no usable GPU or runtime),
+ * -ENOENT (no code object), -ENOSPC (the EUs do not fit on the GPU at
+ * once), -EIO (the runtime refused a step) or -ENOTSUP (a static build);
+ * the reason goes to stderr unless AGILE_QUIET is set.
  */
 int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 			 const struct agile_eu_pool_opts *opts,
@@ -190,8 +214,9 @@ int agile_eu_call(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
  * @reg: a task register of the device's task_reg_size bytes (it need not
  *       be one of the device's)
  *
- * What an EU does for one task, for callers that have no EU to give it to
- * (a worker that owns none).  Returns as agile_eu_wait; -ENOMEM when the
+ * What a CPU EU does for one task, for callers that have no EU to give it
+ * to (a worker that owns none); on the calling CPU even for a GPU pool, so
+ * the args must be addresses the CPU can use.  Returns as agile_eu_wait; -ENOMEM when the
  * kernel's scratch memory could not be allocated.  Thread safe.
  */
 int agile_eu_run_inline(struct agile_eu_pool *pool, struct agile_task_reg *reg,
@@ -207,8 +232,42 @@ int agile_eu_run_inline(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 int agile_eu_disconnect(struct agile_eu_pool *pool, uint32_t eu,
 			uint64_t timeout_ns);
 
-/* agile_eu_stats - EU @eu's counters into @stats.  0 or -EINVAL. */
+/*
+ * agile_eu_stats - EU @eu's counters into @stats.  0 or -EINVAL.  A GPU
+ * EU's are counted by agile_eu_wait when it sees a task finished.
+ */
 int agile_eu_stats(struct agile_eu_pool *pool, uint32_t eu,
 		   struct agile_eu_stats *stats);
+
+/**
+ * agile_eu_pool_map - make @bytes at @addr usable by the pool's EUs
+ * @eu_addr: receives the address to put in a task's args for @addr
+ *
+ * GPU EUs: registers the memory with the runtime, mapped (docs/gpu.md
+ * says with which flags), and gives the device's address for it, which
+ * need not equal @addr.  Map each buffer (segments included) the tasks
+ * point into before posting them; it stays mapped until
+ * agile_eu_pool_unmap or the pool's destroy.  CPU EUs: *@eu_addr = @addr.
+ * Returns 0, -EINVAL, -EEXIST (@addr is mapped already), -ENOMEM or -EIO
+ * (the runtime refused).  Thread safe.
+ */
+int agile_eu_pool_map(struct agile_eu_pool *pool, void *addr, size_t bytes,
+		      uint64_t *eu_addr);
+
+/* agile_eu_pool_unmap - undo agile_eu_pool_map: 0, -EINVAL or -ENOENT. */
+int agile_eu_pool_unmap(struct agile_eu_pool *pool, void *addr);
+
+/**
+ * agile_eu_run_launch - run EU @eu's task with a plain kernel launch
+ *
+ * GPU EUs only: the task in EU @eu's register (filled in as for
+ * agile_eu_submit, not submitted) runs with one kernel launch of the same
+ * GPU code on a stream of its own, then a stream synchronise - what the
+ * doorbell path saves (agile-bench gpu measures the two).  The slot must
+ * be IDLE.  Returns as agile_eu_wait, or -EOPNOTSUPP (CPU EUs), -EBUSY (a
+ * task is posted on the slot), -EIO (the launch failed).
+ */
+int agile_eu_run_launch(struct agile_eu_pool *pool, uint32_t eu,
+			uint32_t *error_lane);
 
 #endif /* AGILE_EU_H */

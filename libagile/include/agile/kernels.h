@@ -186,4 +186,33 @@ int agile_kernel_run(const struct agile_kernel *kernel, uint32_t nr_lanes,
 		     const __u64 *args, void *scratch,
 		     struct agile_lane_result *res);
 
+/*
+ * The built-in kernels: phase functions of libagile/gpu/kernels_common.h,
+ * which GPU execution units run too (a GPU EU runs no other kernel: any
+ * other opcode fails there with -AGILE_E_OPCODE).  Registered under these
+ * names by agile_kernels_register_builtins:
+ *
+ *  AGILE_KERNEL_AXPY: y = a x + y over doubles.  args: a (the double's
+ *	bits), x, y, n.  Any number of lanes; lane l does its block of
+ *	[0, n).
+ *  AGILE_KERNEL_MATLIST_MUL: A[i] = A[i] B, dim x dim row-major doubles,
+ *	A holding matrices one after another.  args: A, B, i, dim.
+ *	nr_parts must be dim * dim (one lane per element).
+ *
+ * Pointers in args are addresses the EU can use: for GPU EUs the ones
+ * agile_eu_pool_map returns (agile/eu.h).
+ */
+#define AGILE_KERNEL_AXPY "agile.axpy"
+#define AGILE_KERNEL_MATLIST_MUL "agile.matlist-mul"
+
+/**
+ * agile_kernels_register_builtins - register the built-in kernels
+ *
+ * Each at the first free opcode (agile_kernels_find gives it).  Calling it
+ * again is harmless.  Returns 0, -EINVAL, -EEXIST (a kernel of the same
+ * name that is not the built-in one), -ENOSPC or -ENOMEM (then the ones
+ * before may be registered).  Thread safe.
+ */
+int agile_kernels_register_builtins(struct agile_kernels *reg);
+
 #endif /* AGILE_KERNELS_H */

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpu-mock - a stand-in GPU runtime for machines without a GPU: the HIP
+ * calls (installed as libamdhip64.so.5) and the CUDA driver API calls (as
+ * libcuda.so.1, and as libcudart.so.13 for gpu.c's probe) that libagile's
+ * GPU EUs make (src/gpu_launch.c), with a "device" of CPU threads, one per
+ * work-group, running the persistent loop of libagile/gpu/persistent.cu
+ * over the same phase functions (kernels_common.h) through seed-004 lane
+ * loops.  The HIP device cannot launch cooperatively (as ROCm 5), the CUDA
+ * one can (cuLaunchCooperativeKernel).
+ *
+ * It checks what a real runtime would refuse or a real GPU would suffer
+ * from: registration without hipHostRegisterMapped or with
+ * hipExtHostRegisterCoarseGrained, device pointers of unregistered
+ * memory, unregistering what is not registered, a code object that is not
+ * an offload bundle, kernels looked up by mangled names, launching more
+ * work-groups than are co-resident.  mock_registered() says how many
+ * registrations are left (0 after a pool's destroy).
+ *
+ * It tests libagile's host side, not the GPU code: persistent.cu itself
+ * is compile-checked only where there is no GPU.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../libagile/gpu/agile_gpu.h"
+#include "../../libagile/gpu/kernels_common.h"
+
+#include <agile/error.h>
+
+#define HIP_OK 0
+#define HIP_ERR_INVALID 1
+#define HIP_ERR_NOT_FOUND 500
+#define MOCK_CUS 4
+#define MOCK_PER_CU 2
+#define MAX_REGS 64
+#define MAX_BLOCKS (MOCK_CUS * MOCK_PER_CU)
+#define NO_LANE UINT32_MAX
+#define NO_KERNEL UINT32_MAX
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char *host;
+	size_t bytes;
+} regs[MAX_REGS];
+static int nr_regs;
+
+struct stream {
+	pthread_t threads[MAX_BLOCKS];
+	int nr_threads;
+};
+
+struct block {
+	struct agile_gpu_params p;
+	uint32_t index;
+};
+
+static int function_persistent, function_run_once, module_token, ctx_token;
+static _Thread_local void *current_ctx;
+
+int mock_registered(void)
+{
+	int n;
+
+	pthread_mutex_lock(&lock);
+	n = nr_regs;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+int hipGetDeviceCount(int *count)
+{
+	*count = 1;
+	return HIP_OK;
+}
+
+int hipSetDevice(int device)
+{
+	return device == 0 ? HIP_OK : HIP_ERR_INVALID;
+}
+
+int hipDeviceGetAttribute(int *value, int attr, int device)
+{
+	if (device != 0)
+		return HIP_ERR_INVALID;
+	*value = attr == 63 ? MOCK_CUS : 0; /* no cooperative launch */
+	return HIP_OK;
+}
+
+static int find_reg(const void *p)
+{
+	for (int i = 0; i < nr_regs; i++)
+		if ((const char *)p >= regs[i].host &&
+		    (const char *)p < regs[i].host + regs[i].bytes)
+			return i;
+	return -1;
+}
+
+int hipHostRegister(void *host, size_t bytes, unsigned int flags)
+{
+	int rc = HIP_OK;
+
+	/* Mapped wanted; coarse-grained (0x8) would break the polling. */
+	if (!(flags & 0x2) || (flags & 0x8) || !bytes)
+		return HIP_ERR_INVALID;
+	pthread_mutex_lock(&lock);
+	if (find_reg(host) >= 0 ||
+	    find_reg((char *)host + bytes - 1) >= 0 || nr_regs == MAX_REGS)
+		rc = HIP_ERR_INVALID;
+	else
+		regs[nr_regs].host = host, regs[nr_regs++].bytes = bytes;
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int hipHostUnregister(void *host)
+{
+	int i, rc = HIP_ERR_INVALID;
+
+	pthread_mutex_lock(&lock);
+	i = find_reg(host);
+	if (i >= 0 && regs[i].host == host) {
+		regs[i] = regs[--nr_regs];
+		rc = HIP_OK;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int hipHostGetDevicePointer(void **device, void *host, unsigned int flags)
+{
+	int i;
+
+	pthread_mutex_lock(&lock);
+	i = find_reg(host);
+	pthread_mutex_unlock(&lock);
+	if (i < 0 || flags)
+		return HIP_ERR_INVALID;
+	*device = host; /* one address space, as with HMM */
+	return HIP_OK;
+}
+
+/* A code object of the right kind: the file starts with @magic. */
+static int module_load(void **module, const char *path, const void *magic,
+		       size_t len)
+{
+	char head[32];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return HIP_ERR_NOT_FOUND;
+	n = fread(head, 1, len, f);
+	fclose(f);
+	if (n != len || memcmp(head, magic, len))
+		return HIP_ERR_INVALID;
+	*module = &module_token;
+	return HIP_OK;
+}
+
+int hipModuleLoad(void **module, const char *path)
+{
+	static const char bundle[] = "__CLANG_OFFLOAD_BUNDLE__";
+
+	return module_load(module, path, bundle, sizeof(bundle) - 1);
+}
+
+int hipModuleUnload(void *module)
+{
+	return module == &module_token ? HIP_OK : HIP_ERR_INVALID;
+}
+
+int hipModuleGetFunction(void **function, void *module, const char *name)
+{
+	if (module != &module_token)
+		return HIP_ERR_INVALID;
+	if (!strcmp(name, "agile_gpu_persistent"))
+		*function = &function_persistent;
+	else if (!strcmp(name, "agile_gpu_run_once"))
+		*function = &function_run_once;
+	else
+		return HIP_ERR_NOT_FOUND;
+	return HIP_OK;
+}
+
+int hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks,
+						       void *function,
+						       int block_size,
+						       size_t dyn_shared)
+{
+	if (function != &function_persistent || block_size != AGILE_MAX_LANES ||
+	    dyn_shared)
+		return HIP_ERR_INVALID;
+	*blocks = MOCK_PER_CU;
+	return HIP_OK;
+}
+
+int hipStreamCreateWithFlags(void **stream, unsigned int flags)
+{
+	if (flags != 1) /* hipStreamNonBlocking: nothing may wait on us */
+		return HIP_ERR_INVALID;
+	*stream = calloc(1, sizeof(struct stream));
+	return *stream ? HIP_OK : 2;
+}
+
+int hipStreamSynchronize(void *stream)
+{
+	struct stream *s = stream;
+
+	for (int i = 0; i < s->nr_threads; i++)
+		pthread_join(s->threads[i], NULL);
+	s->nr_threads = 0;
+	return HIP_OK;
+}
+
+int hipStreamDestroy(void *stream)
+{
+	struct stream *s = stream;
+
+	if (s->nr_threads)
+		return HIP_ERR_INVALID; /* a kernel still runs on it */
+	free(s);
+	return HIP_OK;
+}
+
+/* ---- the device: persistent.cu's task_decide and task_run, on a CPU ---- */
+
+struct task_shared {
+	uint32_t quit, kernel, parts, error_lane;
+	int error;
+	uint64_t status;
+};
+
+static void task_decide(const struct agile_gpu_params *p,
+			const struct agile_task_reg *reg, struct task_shared *s)
+{
+	uint32_t op = reg->opcode, parts = reg->nr_parts;
+	uint32_t kernel = NO_KERNEL;
+
+	memset(s, 0, sizeof(*s));
+	s->quit = op == AGILE_OP_DISCONNECT;
+	if (!s->quit) {
+		for (uint32_t i = 0; i < AGILE_COMMON_NR; i++)
+			if (p->opcodes[i] && p->opcodes[i] == op)
+				kernel = i;
+		if (kernel == NO_KERNEL) {
+			s->error = -AGILE_E_OPCODE;
+		} else if (!parts || parts > AGILE_MAX_LANES) {
+			s->error = -EINVAL;
+			kernel = NO_KERNEL;
+		}
+		if (s->error)
+			s->error_lane = NO_LANE;
+	}
+	s->kernel = kernel;
+	s->parts = kernel == NO_KERNEL ? 0 : parts;
+}
+
+static void task_run(struct agile_task_reg *reg, struct task_shared *s)
+{
+	union agile_common_state state[AGILE_MAX_LANES];
+	uint64_t live = s->parts == 64 ? ~0ULL : (1ULL << s->parts) - 1;
+	uint32_t nr_phases =
+		s->kernel == NO_KERNEL ? 0 : agile_common_nr_phases(s->kernel);
+
+	for (uint32_t phase = 0; phase < nr_phases; phase++)
+		for (uint32_t lane = 0; lane < s->parts; lane++) {
+			int err;
+
+			if (!(live & (1ULL << lane)))
+				continue;
+			err = agile_common_phase(s->kernel, phase, lane,
+						 s->parts, reg->args,
+						 &state[lane], NULL);
+			if (err) {
+				live &= ~(1ULL << lane);
+				if (!s->error) {
+					s->error = err < 0 ? err : -EPROTO;
+					s->error_lane = lane;
+				}
+			}
+		}
+	s->status = s->kernel == NO_KERNEL ? 0 : live;
+	reg->status = s->status;
+	reg->error = s->error;
+	reg->error_lane = s->error ? s->error_lane : 0;
+}
+
+static struct agile_task_reg *reg_of(const struct agile_gpu_params *p,
+				     uint32_t slot)
+{
+	return (struct agile_task_reg *)(p->task_regs +
+					 (size_t)slot * p->task_reg_size);
+}
+
+static void *persistent_block(void *arg)
+{
+	struct block *b = arg;
+	struct agile_doorbell *db = &b->p.doorbells[b->index];
+	struct agile_task_reg *reg = reg_of(&b->p, b->index);
+	struct task_shared s;
+
+	for (;;) {
+		unsigned int round = 0;
+
+		while (__atomic_load_n(&db->value, __ATOMIC_ACQUIRE) !=
+		       AGILE_DOORBELL_POSTED) {
+			if (++round > 64)
+				usleep(20);
+		}
+		task_decide(&b->p, reg, &s);
+		if (s.quit) {
+			reg->status = 0;
+			reg->error = 0;
+			reg->error_lane = 0;
+			__atomic_store_n(&db->value, AGILE_DOORBELL_IDLE,
+					 __ATOMIC_RELEASE);
+			break;
+		}
+		task_run(reg, &s);
+		__atomic_store_n(&db->value, AGILE_DOORBELL_IDLE,
+				 __ATOMIC_RELEASE);
+	}
+	free(b);
+	return NULL;
+}
+
+static int launch(void *function, unsigned int gx, unsigned int gy,
+		  unsigned int gz, unsigned int bx, unsigned int by,
+		  unsigned int bz, unsigned int shared, void *stream,
+		  void **params, void **extra)
+{
+	struct stream *s = stream;
+	const struct agile_gpu_params *p = params[0];
+
+	if (!s || extra || gy != 1 || gz != 1 || bx != AGILE_MAX_LANES ||
+	    by != 1 || bz != 1 || shared)
+		return HIP_ERR_INVALID;
+	/* What the host hands the GPU must be device-visible. */
+	pthread_mutex_lock(&lock);
+	if (find_reg(p->doorbells) < 0 || find_reg(p->task_regs) < 0) {
+		pthread_mutex_unlock(&lock);
+		return HIP_ERR_INVALID;
+	}
+	pthread_mutex_unlock(&lock);
+	if (function == &function_run_once) {
+		uint32_t slot = *(uint32_t *)params[1];
+		struct task_shared ts;
+
+		if (gx != 1 || slot >= p->nr_eus)
+			return HIP_ERR_INVALID;
+		task_decide(p, reg_of(p, slot), &ts);
+		if (!ts.quit)
+			task_run(reg_of(p, slot), &ts);
+		return HIP_OK;
+	}
+	if (function != &function_persistent || gx != p->nr_eus ||
+	    gx > MAX_BLOCKS || s->nr_threads)
+		return HIP_ERR_INVALID;
+	for (unsigned int i = 0; i < gx; i++) {
+		struct block *b = malloc(sizeof(*b));
+
+		if (!b)
+			return 2;
+		b->p = *p;
+		b->index = i;
+		if (pthread_create(&s->threads[s->nr_threads], NULL,
+				   persistent_block, b)) {
+			free(b);
+			return 2;
+		}
+		s->nr_threads++;
+	}
+	return HIP_OK;
+}
+
+int hipModuleLaunchKernel(void *function, unsigned int gx, unsigned int gy,
+			  unsigned int gz, unsigned int bx, unsigned int by,
+			  unsigned int bz, unsigned int shared, void *stream,
+			  void **params, void **extra)
+{
+	return launch(function, gx, gy, gz, bx, by, bz, shared, stream, params,
+		      extra);
+}
+
+/* ---- the CUDA driver API over the same device ---- */
+
+#define CU_OK 0
+#define CU_ERR_INVALID_VALUE 1
+#define CU_ERR_INVALID_CONTEXT 201
+
+/* gpu.c's probe asks the runtime API first (libcudart.so.13). */
+int cudaGetDeviceCount(int *count)
+{
+	*count = 1;
+	return 0;
+}
+
+int cuInit(unsigned int flags)
+{
+	return flags ? CU_ERR_INVALID_VALUE : CU_OK;
+}
+
+int cuDeviceGetCount(int *count)
+{
+	*count = 1;
+	return CU_OK;
+}
+
+int cuDeviceGet(int *device, int ordinal)
+{
+	if (ordinal != 0)
+		return CU_ERR_INVALID_VALUE;
+	*device = 0;
+	return CU_OK;
+}
+
+int cuDeviceGetAttribute(int *value, int attr, int device)
+{
+	if (device != 0)
+		return CU_ERR_INVALID_VALUE;
+	*value = attr == 16 ? MOCK_CUS : attr == 95 ? 1 : 0;
+	return CU_OK;
+}
+
+int cuDevicePrimaryCtxRetain(void **ctx, int device)
+{
+	if (device != 0)
+		return CU_ERR_INVALID_VALUE;
+	*ctx = &ctx_token;
+	return CU_OK;
+}
+
+int cuDevicePrimaryCtxRelease_v2(int device)
+{
+	return device == 0 ? CU_OK : CU_ERR_INVALID_VALUE;
+}
+
+int cuCtxSetCurrent(void *ctx)
+{
+	current_ctx = ctx;
+	return CU_OK;
+}
+
+/* Every call below needs the context current on the calling thread. */
+#define NEED_CTX()                                      \
+	do {                                            \
+		if (current_ctx != &ctx_token)          \
+			return CU_ERR_INVALID_CONTEXT;  \
+	} while (0)
+
+int cuMemHostRegister_v2(void *host, size_t bytes, unsigned int flags)
+{
+	NEED_CTX();
+	/* DEVICEMAP wanted: without it there is no device pointer. */
+	if (!(flags & 0x02))
+		return CU_ERR_INVALID_VALUE;
+	return hipHostRegister(host, bytes, 0x2);
+}
+
+int cuMemHostUnregister(void *host)
+{
+	NEED_CTX();
+	return hipHostUnregister(host);
+}
+
+int cuMemHostGetDevicePointer_v2(uint64_t *device, void *host,
+				 unsigned int flags)
+{
+	void *d;
+	int rc;
+
+	NEED_CTX();
+	rc = hipHostGetDevicePointer(&d, host, flags);
+	if (!rc)
+		*device = (uint64_t)(uintptr_t)d;
+	return rc;
+}
+
+int cuModuleLoad(void **module, const char *path)
+{
+	static const unsigned char fatbin[] = { 0x50, 0xed, 0x55, 0xba };
+
+	NEED_CTX();
+	return module_load(module, path, fatbin, sizeof(fatbin));
+}
+
+int cuModuleUnload(void *module)
+{
+	NEED_CTX();
+	return hipModuleUnload(module);
+}
+
+int cuModuleGetFunction(void **function, void *module, const char *name)
+{
+	NEED_CTX();
+	return hipModuleGetFunction(function, module, name);
+}
+
+int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *function,
+						int block_size,
+						size_t dyn_shared)
+{
+	NEED_CTX();
+	return hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
+		blocks, function, block_size, dyn_shared);
+}
+
+int cuStreamCreate(void **stream, unsigned int flags)
+{
+	NEED_CTX();
+	return hipStreamCreateWithFlags(stream, flags);
+}
+
+int cuStreamSynchronize(void *stream)
+{
+	NEED_CTX();
+	return hipStreamSynchronize(stream);
+}
+
+int cuStreamDestroy_v2(void *stream)
+{
+	NEED_CTX();
+	return hipStreamDestroy(stream);
+}
+
+int cuLaunchKernel(void *function, unsigned int gx, unsigned int gy,
+		   unsigned int gz, unsigned int bx, unsigned int by,
+		   unsigned int bz, unsigned int shared, void *stream,
+		   void **params, void **extra)
+{
+	NEED_CTX();
+	/* The persistent kernel goes through the cooperative launch here. */
+	if (function == &function_persistent)
+		return CU_ERR_INVALID_VALUE;
+	return launch(function, gx, gy, gz, bx, by, bz, shared, stream, params,
+		      extra);
+}
+
+int cuLaunchCooperativeKernel(void *function, unsigned int gx,
+			      unsigned int gy, unsigned int gz,
+			      unsigned int bx, unsigned int by,
+			      unsigned int bz, unsigned int shared,
+			      void *stream, void **params)
+{
+	NEED_CTX();
+	if (gx > MAX_BLOCKS)
+		return 720; /* CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE */
+	return launch(function, gx, gy, gz, bx, by, bz, shared, stream, params,
+		      NULL);
+}
