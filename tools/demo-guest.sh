@@ -3,6 +3,7 @@
 # Runs inside the guest for `make run` (tools/vm/run-guest.sh 6.1 ...):
 # load the module; the raw doorbell protocol (agile-demo); work stealing
 # with leaves offloaded to CPU EUs through the module (offload-vector);
+# an allreduce among processes in a module group (allreduce);
 # one short benchmark pass; unload.  The guest is software-emulated: its
 # times say nothing about real hardware, only the ratios within a row do.
 set -e
@@ -12,6 +13,9 @@ agile-demo 2000
 echo
 echo "== offload-vector: work stealing, leaves offloaded to CPU EUs"
 offload-vector 262144 8192
+echo
+echo "== allreduce: 3 processes in a /dev/agile group sum a vector"
+AGILE_BACKEND=kmod allreduce 3 262144
 echo
 echo "== agile-bench: one short pass (ratios to the baselines)"
 agile-bench-static -T 1000 -r 1 doorbell sleep

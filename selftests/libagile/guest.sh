@@ -18,9 +18,12 @@
 #
 # Environment: AGILE_LIBAGILE_TESTS (directory of the test programs,
 # default /selftests/libagile), AGILE_TEST_TIMEOUT (seconds per program,
-# default 600).
+# default 600).  AGILE_TEST_QUICK is set (unless already set): the guests
+# are emulated, about 50x slower, and the tests that honour it run
+# smaller matrices.
 
 DIR=${AGILE_LIBAGILE_TESTS:-/selftests/libagile}
+export AGILE_TEST_QUICK=${AGILE_TEST_QUICK:-1}
 SYSFS=/sys/class/misc/agile
 
 # ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.

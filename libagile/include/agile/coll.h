@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agile/coll.h - collective reduce (SPEC §3, layer 6; seed 001)
+ *
+ * reduce, allreduce, reduce-scatter and allgather among the members of a
+ * communicator, built on recursive-halving reduce-scatter with segmented,
+ * overlapped exchanges and a deferred tail reduce, then a binomial gather
+ * to the root (reduce) or a recursive-doubling allgather (allreduce).  Any
+ * member count: the members above the largest power of two fold their
+ * data into a partner first and get the result back last.
+ *
+ * Scopes, one algorithm core:
+ *  - threads of one process (agile_coll_threads_create): members read
+ *    each other's buffers directly;
+ *  - processes on one node (agile_coll_procs_join): a device group
+ *    (agile_dev_group_join: /dev/agile's GROUP_JOIN, or the user backend's
+ *    shared memory); the exchange buffers are group segments that peers
+ *    read directly, doorbells carry sequence numbers, waits spin then
+ *    sleep, and a member that dies ends the collective with -EPIPE;
+ *  - machines (agile/coll_mpi.h, libagile-mpi): MPI point-to-point with
+ *    the same segmented schedule, hierarchical (inside each node first).
+ *
+ * Every member of a communicator calls the same collectives in the same
+ * order with the same count, type, op and root.  Buffers may be anywhere;
+ * in the process scope, buffers from agile_coll_alloc save a copy in and
+ * out.  @send may equal @recv (in place) except where a call says not.
+ *
+ * Errors: 0 or a negative errno (agile/error.h).  Every collective
+ * returns -EINVAL for a NULL handle, an unknown type or op, AGILE_COLL_USER
+ * without a callback, a bad root, NULL buffers where count > 0, or buffers
+ * that overlap other than as allowed; -EOVERFLOW when the vector's bytes
+ * do not fit in a size_t; -E2BIG in the process scope for a vector over
+ * max_bytes; -EPIPE when a member died (the communicator is then
+ * unusable: every later call returns the same error).  A count of 0
+ * returns 0 at once, on every member.  Thread safety: one communicator
+ * handle is used by one thread at a time.
+ */
+#ifndef AGILE_COLL_H
+#define AGILE_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct agile_coll;	/* one member's communicator handle */
+struct agile_coll_team; /* the threads scope's shared state */
+
+/* Element types. */
+enum agile_coll_type {
+	AGILE_COLL_INT32 = 0,
+	AGILE_COLL_INT64 = 1,
+	AGILE_COLL_FLOAT = 2,
+	AGILE_COLL_DOUBLE = 3,
+	AGILE_COLL_NR_TYPES
+};
+
+/* Reduction operators; AGILE_COLL_USER takes the callback of the opts. */
+enum agile_coll_op {
+	AGILE_COLL_SUM = 0,
+	AGILE_COLL_MIN = 1,
+	AGILE_COLL_MAX = 2,
+	AGILE_COLL_PROD = 3,
+	AGILE_COLL_USER = 4,
+	AGILE_COLL_NR_OPS
+};
+
+/*
+ * A user reduction: inout[i] = inout[i] (op) in[i] for i < count.  Must be
+ * associative; the collectives keep the members' order (rank 0's data on
+ * the left) only when the op is registered as not commutative.
+ */
+typedef void (*agile_coll_user_fn)(void *inout, const void *in, size_t count,
+				   enum agile_coll_type type, void *arg);
+
+/* Most members of a threads team (a process group: AGILE_GROUP_MAX_MEMBERS). */
+#define AGILE_COLL_MAX_MEMBERS 1024
+
+/* Default segments per exchange (seed 001's M). */
+#define AGILE_COLL_SEGMENTS_DEFAULT 2
+#define AGILE_COLL_SEGMENTS_MAX 64
+
+/**
+ * struct agile_coll_opts - tunables of a communicator (agile_coll_opts_init)
+ * @segments:    M, segments per exchange, 1 .. AGILE_COLL_SEGMENTS_MAX
+ * @interleaved: 1: the interleaved halving of seed 001's Fig. 8
+ * @backend:     process scope: enum agile_backend of the device group
+ * @spin_ns:     how long a wait spins before it sleeps
+ * @max_bytes:   process scope: the largest vector a collective takes
+ *               (sizes the exchange segments); 0: 64 MiB
+ * @mode:        process scope: the group's mode (0600 by default)
+ * @user_fn:     AGILE_COLL_USER's callback
+ * @user_arg:    its last argument
+ * @user_commutative: 1 if @user_fn is commutative (default 0: the
+ *               members' order is kept, at the price of a bounce copy
+ *               where the left operand is not in the destination)
+ * @reserved:    must be zero
+ *
+ * Built-in ops: integer sum and prod wrap around (two's complement);
+ * float min and max return a NaN if either operand is one; every member
+ * gets bit-identical results.
+ */
+struct agile_coll_opts {
+	uint32_t segments;
+	uint32_t interleaved;
+	uint32_t backend;
+	uint32_t mode;
+	uint64_t spin_ns;
+	uint64_t max_bytes;
+	agile_coll_user_fn user_fn;
+	void *user_arg;
+	uint32_t user_commutative;
+	uint32_t reserved[5];
+};
+
+/* agile_coll_opts_init - the defaults into @opts: 2 segments, plain
+ * layout, AGILE_BACKEND_AUTO, mode 0600, the dev layer's spin_ns, 64 MiB
+ * max_bytes, no user op; 0 or -EINVAL. */
+int agile_coll_opts_init(struct agile_coll_opts *opts);
+
+/**
+ * agile_coll_threads_create - a team of @nr_members threads of this process
+ * @nr_members: 1 .. AGILE_COLL_MAX_MEMBERS
+ * @opts: NULL for the defaults (@max_bytes and @mode are not used)
+ * @out:  receives the team; each thread then takes its handle with
+ *        agile_coll_threads_member
+ *
+ * Returns 0, -EINVAL, -ENOMEM, or an error of agile_dev_open.
+ */
+int agile_coll_threads_create(uint32_t nr_members,
+			      const struct agile_coll_opts *opts,
+			      struct agile_coll_team **out);
+
+/* agile_coll_threads_member - rank @rank's handle (owned by the team). */
+int agile_coll_threads_member(struct agile_coll_team *team, uint32_t rank,
+			      struct agile_coll **out);
+
+/* agile_coll_threads_destroy - once no member uses its handle. */
+int agile_coll_threads_destroy(struct agile_coll_team *team);
+
+/**
+ * agile_coll_procs_join - join the communicator of @nr_members processes
+ * named by @key; ranks are given in join order.  Returns once all
+ * @nr_members have joined (or -ETIMEDOUT after @timeout_ns), with the
+ * errors of agile_dev_group_join; -EINVAL also when the members' opts
+ * disagree on @max_bytes.  Each member holds one segment of 3 x
+ * @max_bytes (rounded to pages): an exchange area, and twice that for
+ * agile_coll_alloc; -ENOSPC where that passes the device's
+ * max_segment_bytes (kmod: 256 MiB by default).
+ */
+int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
+			  const struct agile_coll_opts *opts,
+			  uint64_t timeout_ns, struct agile_coll **out);
+
+/* agile_coll_destroy - leave: a process-scope or MPI handle (after the
+ * others' last collective ends: a barrier first); -EINVAL for a team's.
+ * The handle is freed even when the barrier fails (its error, -EPIPE for
+ * a dead peer, is returned). */
+int agile_coll_destroy(struct agile_coll *coll);
+
+int agile_coll_rank(const struct agile_coll *coll);
+int agile_coll_size(const struct agile_coll *coll);
+
+/*
+ * Process scope: memory inside the exchange segments; a collective whose
+ * @send or @recv lies there skips the copy in or out.  Elsewhere: plain
+ * memory (aligned_alloc).  NULL when out of space.
+ */
+void *agile_coll_alloc(struct agile_coll *coll, size_t bytes);
+void agile_coll_free(struct agile_coll *coll, void *ptr);
+
+/* Every member ends up with the reduction of all members' @send. */
+int agile_coll_allreduce(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type,
+			 enum agile_coll_op op);
+
+/* Only @root's @recv receives the reduction; others' @recv may be NULL. */
+int agile_coll_reduce(struct agile_coll *coll, const void *send, void *recv,
+		      size_t count, enum agile_coll_type type,
+		      enum agile_coll_op op, uint32_t root);
+
+/*
+ * @send holds size x @recv_count elements; rank r's @recv receives block
+ * r of the reduction (MPI_Reduce_scatter_block).  Not in place.
+ */
+int agile_coll_reduce_scatter(struct agile_coll *coll, const void *send,
+			      void *recv, size_t recv_count,
+			      enum agile_coll_type type, enum agile_coll_op op);
+
+/* @recv receives size x @count elements, rank r's @send at block r; in
+ * place when @send is the caller's own block of @recv. */
+int agile_coll_allgather(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type);
+
+/* agile_coll_barrier - every member has called it before any returns. */
+int agile_coll_barrier(struct agile_coll *coll);
+
+/* agile_coll_type_size - bytes per element; 0 for an unknown type. */
+size_t agile_coll_type_size(enum agile_coll_type type);
+
+#endif /* AGILE_COLL_H */

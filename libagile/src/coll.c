@@ -1,0 +1,820 @@
+// SPDX-License-Identifier: MIT
+/*
+ * coll.c - collective reduce (SPEC §3, layer 6; agile/coll.h): the public
+ * calls, their argument checks, and the two shared-memory scopes' set-up
+ * and buffers.  The schedule is coll_plan.c's, the transport
+ * coll_shm.c's, the kernels coll_ops.c's; the machines scope is
+ * libagile-mpi's (coll_mpi.c), reached through the same calls.
+ *
+ * Threads scope (agile_coll_threads_create): one dev context of 2 x N
+ * slots (two banks of sequence words, coll_shm.c); each member's SEND is
+ * the caller's send buffer and its WORK the caller's recv where it holds
+ * the whole vector (allreduce, allgather, the reduce root), else a
+ * scratch buffer the member keeps.  Peers read those buffers directly.
+ *
+ * Processes scope (agile_coll_procs_join): a dev group of the same shape,
+ * and per member one segment: max_bytes of EXCHANGE area, then
+ * 2 x max_bytes of HEAP for agile_coll_alloc.  Each member creates its
+ * own, puts its id and size in the user words of its doorbell line and
+ * publishes 1; once every member has (the rendezvous), each maps the
+ * others'.  In a collective, WORK is the caller's recv when it lies in
+ * the segment, else the exchange area; a send buffer outside the segment
+ * is read by its owner where it is, and only what peers read of it (the
+ * plan's outgoing SEND runs: half the vector in halving round 0, a folded
+ * member's whole vector) is copied into the exchange area.  The plans use
+ * flat_gather: every member takes each block of the result straight from
+ * its holder into its recv, so nothing is copied out afterwards (but for
+ * allgather, which collects in WORK).  Buffers from agile_coll_alloc save
+ * the copy in.
+ *
+ * Limits (documented in agile/coll.h): at most AGILE_COLL_MAX_MEMBERS
+ * threads, AGILE_GROUP_MAX_MEMBERS processes; a process-scope vector of
+ * more than max_bytes (allgather and reduce_scatter: the whole N x count
+ * vector) is -E2BIG; a count whose bytes overflow a size_t is -EOVERFLOW.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll_shm.h"
+
+#define MAX_BYTES_DEFAULT (64ULL << 20)
+#define ALLOC_ALIGN 64
+
+/**
+ * struct agile_coll_team - the threads scope's shared state
+ * @dev:     the doorbells of all members (2 x @nr_members slots)
+ * @addrs:   each member's SEND and WORK for the running collective
+ * @members: the members' handles
+ */
+struct agile_coll_team {
+	struct agile_dev *dev;
+	uint32_t nr_members;
+	struct coll_shm_addrs *addrs;
+	struct coll_shm *members;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- options ---- */
+
+int agile_coll_opts_init(struct agile_coll_opts *opts)
+{
+	struct agile_dev_opts dev;
+
+	if (!opts)
+		return -EINVAL;
+	agile_dev_opts_init(&dev);
+	memset(opts, 0, sizeof(*opts));
+	opts->segments = AGILE_COLL_SEGMENTS_DEFAULT;
+	opts->backend = AGILE_BACKEND_AUTO;
+	opts->mode = 0600;
+	opts->spin_ns = dev.spin_ns;
+	opts->max_bytes = MAX_BYTES_DEFAULT;
+	return 0;
+}
+
+static int check_opts(const struct agile_coll_opts *o)
+{
+	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]);
+	     i++)
+		if (o->reserved[i])
+			return -EINVAL;
+	if (!o->segments || o->segments > AGILE_COLL_SEGMENTS_MAX ||
+	    o->interleaved > 1 || o->backend > AGILE_BACKEND_USER ||
+	    (o->mode & ~(uint32_t)AGILE_GROUP_MODE_MASK) ||
+	    o->user_commutative > 1)
+		return -EINVAL;
+	return 0;
+}
+
+static int take_opts(const struct agile_coll_opts *opts,
+		     struct agile_coll_opts *out)
+{
+	if (opts)
+		*out = *opts;
+	else
+		agile_coll_opts_init(out);
+	if (!out->max_bytes)
+		out->max_bytes = MAX_BYTES_DEFAULT;
+	return check_opts(out);
+}
+
+/* ---- the collectives of both shared-memory scopes ---- */
+
+static struct coll_shm *to_shm(struct agile_coll *coll)
+{
+	return (struct coll_shm *)coll;
+}
+
+/* Threads: a WORK of @bytes that is not the caller's. */
+static void *scratch(struct coll_shm *c, size_t bytes)
+{
+	if (bytes > c->scratch_bytes) {
+		size_t size = (bytes + ALLOC_ALIGN - 1) &
+			      ~(size_t)(ALLOC_ALIGN - 1);
+		void *p = aligned_alloc(ALLOC_ALIGN, size);
+
+		if (!p)
+			return NULL;
+		free(c->scratch);
+		c->scratch = p;
+		c->scratch_bytes = size;
+	}
+	return c->scratch;
+}
+
+/* Processes: is [@p, @p + @bytes) in this member's segment? */
+static bool in_my_segment(const struct coll_shm *c, const void *p, size_t bytes)
+{
+	const char *seg = c->seg[c->base.rank];
+
+	return (const char *)p >= seg && bytes <= c->seg_bytes &&
+	       (size_t)((const char *)p - seg) <= c->seg_bytes - bytes;
+}
+
+/* Elements of the whole vector of a collective. */
+static size_t total_count(const struct coll_shm *c, uint32_t kind, size_t count)
+{
+	if (kind == AGILE_COLL_KIND_REDUCE_SCATTER ||
+	    kind == AGILE_COLL_KIND_ALLGATHER)
+		return count * (size_t)c->base.size; /* checked by the caller */
+	return count;
+}
+
+/*
+ * Processes: copy into the exchange area, at the same offsets, the parts
+ * of @send that peers read (the plan's outgoing SEND runs: the half sent
+ * in halving round 0, an extra's whole vector); the member reads the rest
+ * from @send itself.  No peer reads the area before value 1.
+ */
+static void copy_in(const struct coll_shm *c, const void *send, char *area,
+		    size_t es)
+{
+	const struct agile_coll_plan *plan = &c->plan;
+
+	for (uint32_t k = 0; k < plan->nr_steps; k++) {
+		const struct agile_coll_step *s = &plan->steps[k];
+
+		if (s->send_buf != AGILE_COLL_BUF_SEND || s->send_peer < 0)
+			continue;
+		for (uint32_t i = 0; i < s->nr_send_runs; i++) {
+			const struct agile_coll_run *r =
+				&plan->runs[s->send_run + i];
+
+			memcpy(area + r->src * es,
+			       (const char *)send + r->src * es, r->len * es);
+		}
+	}
+}
+
+static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
+			  void *recv, size_t count, enum agile_coll_type type,
+			  enum agile_coll_op op, uint32_t root)
+{
+	bool procs = c->scope == COLL_SCOPE_PROCS;
+	struct agile_coll_plan_params pa = {
+		.nr_members = (uint32_t)c->base.size,
+		.rank = (uint32_t)c->base.rank,
+		.kind = kind,
+		.root = root,
+		.count = count,
+		.segments = c->opts.segments,
+		.interleaved = c->opts.interleaved,
+		/* processes: straight into a private recv, one pass */
+		.flat_gather = procs,
+	};
+	bool active = agile_coll_plan_newrank(pa.nr_members, pa.rank) >= 0;
+	bool result_in_work =
+		active && (kind == AGILE_COLL_KIND_ALLREDUCE ||
+			   kind == AGILE_COLL_KIND_ALLGATHER ||
+			   (kind == AGILE_COLL_KIND_REDUCE && root == pa.rank));
+	struct coll_reducer rd = { 0 };
+	size_t es = agile_coll_type_size(type);
+	size_t total = total_count(c, kind, count), bytes = total * es;
+	size_t send_bytes = kind == AGILE_COLL_KIND_ALLGATHER ? count * es :
+								bytes;
+	const void *shared = send;
+	char *xchg;
+	void *work = NULL;
+	int err;
+
+	err = coll_reducer_init(
+		&rd, type,
+		kind == AGILE_COLL_KIND_ALLGATHER ? AGILE_COLL_SUM : op,
+		c->opts.user_fn, c->opts.user_arg, c->opts.user_commutative);
+	if (err)
+		return err;
+	if (op == AGILE_COLL_USER && !rd.commutative) {
+		if (!c->bounce)
+			c->bounce = malloc(COLL_BOUNCE_BYTES);
+		if (!c->bounce)
+			return -ENOMEM;
+		rd.bounce = c->bounce;
+	}
+	if (procs && bytes > c->xchg_bytes)
+		return -E2BIG;
+	err = coll_shm_plan(c, &pa);
+	if (err)
+		return err;
+
+	if (!procs) {
+		if (result_in_work)
+			work = recv;
+		else if (active)
+			work = scratch(c, bytes);
+		if (active && !work)
+			return -ENOMEM;
+		return coll_shm_run(c, send, send, work, recv, &rd);
+	}
+
+	xchg = c->seg[c->base.rank];
+	if (active)
+		work = result_in_work && in_my_segment(c, recv, bytes) ? recv :
+									 xchg;
+	if (!in_my_segment(c, send, send_bytes)) {
+		copy_in(c, send, xchg, es);
+		shared = xchg;
+	}
+	err = coll_shm_run(c, send, shared, work, recv, &rd);
+	/* allgather collects in WORK; allreduce and reduce straight in recv */
+	if (!err && kind == AGILE_COLL_KIND_ALLGATHER && work && work != recv)
+		memcpy(recv, work, bytes);
+	return err;
+}
+
+static int shm_allreduce(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type,
+			 enum agile_coll_op op)
+{
+	return shm_collective(to_shm(coll), AGILE_COLL_KIND_ALLREDUCE, send,
+			      recv, count, type, op, 0);
+}
+
+static int shm_reduce(struct agile_coll *coll, const void *send, void *recv,
+		      size_t count, enum agile_coll_type type,
+		      enum agile_coll_op op, uint32_t root)
+{
+	return shm_collective(to_shm(coll), AGILE_COLL_KIND_REDUCE, send, recv,
+			      count, type, op, root);
+}
+
+static int shm_reduce_scatter(struct agile_coll *coll, const void *send,
+			      void *recv, size_t recv_count,
+			      enum agile_coll_type type, enum agile_coll_op op)
+{
+	return shm_collective(to_shm(coll), AGILE_COLL_KIND_REDUCE_SCATTER,
+			      send, recv, recv_count, type, op, 0);
+}
+
+static int shm_allgather(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type)
+{
+	return shm_collective(to_shm(coll), AGILE_COLL_KIND_ALLGATHER, send,
+			      recv, count, type, AGILE_COLL_SUM, 0);
+}
+
+static int shm_barrier(struct agile_coll *coll)
+{
+	return coll_shm_barrier(to_shm(coll));
+}
+
+static agile_coll_user_fn shm_user_fn(const struct agile_coll *coll)
+{
+	return ((const struct coll_shm *)coll)->opts.user_fn;
+}
+
+/* ---- the heap of agile_coll_alloc, in the member's segment ---- */
+
+static void *heap_alloc(struct agile_coll *coll, size_t bytes)
+{
+	struct coll_shm *c = to_shm(coll);
+	size_t need = (bytes + ALLOC_ALIGN - 1) & ~(size_t)(ALLOC_ALIGN - 1);
+
+	if (!bytes || need < bytes)
+		return NULL;
+	for (uint32_t i = 0; i < c->nr_heap; i++) {
+		struct coll_heap_block *b = &c->heap[i];
+
+		if (b->used || b->bytes < need)
+			continue;
+		if (b->bytes > need) {
+			/* split: the rest stays free, right after */
+			if (c->nr_heap == c->cap_heap) {
+				uint32_t cap = c->cap_heap * 2;
+				void *h = realloc(c->heap,
+						  cap * sizeof(*c->heap));
+
+				if (!h)
+					return NULL;
+				c->heap = h;
+				c->cap_heap = cap;
+				b = &c->heap[i];
+			}
+			memmove(b + 2, b + 1,
+				(c->nr_heap - i - 1) * sizeof(*b));
+			b[1] = (struct coll_heap_block){ b->off + need,
+							 b->bytes - need,
+							 false };
+			b->bytes = need;
+			c->nr_heap++;
+		}
+		b->used = true;
+		return c->seg[coll->rank] + b->off;
+	}
+	return NULL;
+}
+
+static bool heap_free(struct agile_coll *coll, void *ptr)
+{
+	struct coll_shm *c = to_shm(coll);
+	char *seg = c->seg[coll->rank];
+	size_t off;
+
+	if ((char *)ptr < seg + c->xchg_bytes ||
+	    (char *)ptr >= seg + c->seg_bytes)
+		return false;
+	off = (size_t)((char *)ptr - seg);
+	for (uint32_t i = 0; i < c->nr_heap; i++) {
+		struct coll_heap_block *b = &c->heap[i];
+
+		if (b->off != off || !b->used)
+			continue;
+		b->used = false;
+		/* merge with the free neighbours */
+		if (i + 1 < c->nr_heap && !b[1].used) {
+			b->bytes += b[1].bytes;
+			memmove(b + 1, b + 2,
+				(c->nr_heap - i - 2) * sizeof(*b));
+			c->nr_heap--;
+		}
+		if (i > 0 && !b[-1].used) {
+			b[-1].bytes += b->bytes;
+			memmove(b, b + 1, (c->nr_heap - i - 1) * sizeof(*b));
+			c->nr_heap--;
+		}
+		return true;
+	}
+	return true; /* in the heap but not a block: ignore it */
+}
+
+/* ---- threads scope ---- */
+
+const struct coll_ops coll_threads_ops = {
+	.allreduce = shm_allreduce,
+	.reduce = shm_reduce,
+	.reduce_scatter = shm_reduce_scatter,
+	.allgather = shm_allgather,
+	.barrier = shm_barrier,
+	.user_fn = shm_user_fn,
+};
+
+int agile_coll_threads_create(uint32_t nr_members,
+			      const struct agile_coll_opts *opts,
+			      struct agile_coll_team **out)
+{
+	struct agile_coll_team *team;
+	struct agile_dev_opts dopts;
+	struct agile_coll_opts o;
+	int err;
+
+	if (!out || !nr_members || nr_members > AGILE_COLL_MAX_MEMBERS)
+		return -EINVAL;
+	err = take_opts(opts, &o);
+	if (err)
+		return err;
+	team = calloc(1, sizeof(*team));
+	if (!team)
+		return -ENOMEM;
+	team->nr_members = nr_members;
+	team->addrs = aligned_alloc(_Alignof(struct coll_shm_addrs),
+				    nr_members * sizeof(*team->addrs));
+	team->members = calloc(nr_members, sizeof(*team->members));
+	if (!team->addrs || !team->members) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	memset(team->addrs, 0, nr_members * sizeof(*team->addrs));
+	agile_dev_opts_init(&dopts);
+	dopts.nr_slots = 2 * nr_members;
+	dopts.backend = o.backend;
+	dopts.spin_ns = o.spin_ns;
+	err = agile_dev_open(&dopts, &team->dev);
+	if (err)
+		goto fail;
+	for (uint32_t r = 0; r < nr_members; r++) {
+		struct coll_shm *c = &team->members[r];
+
+		coll_init_base(&c->base, &coll_threads_ops, (int)r,
+			       (int)nr_members);
+		c->scope = COLL_SCOPE_THREADS;
+		c->dev = team->dev;
+		c->spin_ns = o.spin_ns;
+		c->opts = o;
+		c->team = team;
+		c->addrs = team->addrs;
+		err = coll_shm_init(c);
+		if (err)
+			goto fail;
+	}
+	*out = team;
+	return 0;
+fail:
+	agile_coll_threads_destroy(team);
+	return err;
+}
+
+int agile_coll_threads_member(struct agile_coll_team *team, uint32_t rank,
+			      struct agile_coll **out)
+{
+	if (!team || !out || rank >= team->nr_members)
+		return -EINVAL;
+	*out = &team->members[rank].base;
+	return 0;
+}
+
+int agile_coll_threads_destroy(struct agile_coll_team *team)
+{
+	if (!team)
+		return -EINVAL;
+	for (uint32_t r = 0; team->members && r < team->nr_members; r++) {
+		coll_shm_release(&team->members[r]);
+		free(team->members[r].scratch);
+	}
+	if (team->dev)
+		agile_dev_close(team->dev);
+	free(team->members);
+	free(team->addrs);
+	free(team);
+	return 0;
+}
+
+/* ---- processes scope ---- */
+
+static int procs_destroy(struct agile_coll *coll);
+
+const struct coll_ops coll_procs_ops = {
+	.allreduce = shm_allreduce,
+	.reduce = shm_reduce,
+	.reduce_scatter = shm_reduce_scatter,
+	.allgather = shm_allgather,
+	.barrier = shm_barrier,
+	.destroy = procs_destroy,
+	.alloc = heap_alloc,
+	.free = heap_free,
+	.user_fn = shm_user_fn,
+};
+
+static void procs_free(struct coll_shm *c)
+{
+	coll_shm_release(c);
+	if (c->dev)
+		agile_dev_close(c->dev); /* unmaps the segments */
+	free(c->seg);
+	free(c->heap);
+	free(c);
+}
+
+static int procs_destroy(struct agile_coll *coll)
+{
+	struct coll_shm *c = to_shm(coll);
+	int err = c->broken ? 0 : coll_shm_barrier(c);
+
+	procs_free(c);
+	return err;
+}
+
+/* Round up to whole pages; false on overflow. */
+static bool page_round(uint64_t bytes, uint64_t *out)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (bytes > UINT64_MAX - page)
+		return false;
+	*out = (bytes + page - 1) / page * page;
+	return true;
+}
+
+/* Map every other member's segment, from the ids in their doorbell lines. */
+static int map_peers(struct coll_shm *c)
+{
+	for (int q = 0; q < c->base.size; q++) {
+		struct agile_doorbell *db;
+		uint64_t bytes;
+		uint32_t id;
+		void *addr;
+		int err;
+
+		if (q == c->base.rank)
+			continue;
+		agile_dev_slot(c->dev, (uint32_t)q, &db, NULL);
+		id = __atomic_load_n(&db->user[COLL_WORD_SEG_ID],
+				     __ATOMIC_RELAXED);
+		bytes = (uint64_t)__atomic_load_n(
+				&db->user[COLL_WORD_SEG_BYTES],
+				__ATOMIC_RELAXED) |
+			(uint64_t)__atomic_load_n(
+				&db->user[COLL_WORD_SEG_BYTES + 1],
+				__ATOMIC_RELAXED)
+				<< 32;
+		/* Every member must size its segment alike (max_bytes). */
+		if (bytes != c->seg_bytes)
+			return -EINVAL;
+		err = agile_dev_seg_map(c->dev, id, (size_t)bytes, &addr);
+		if (err)
+			return err;
+		c->seg[q] = addr;
+	}
+	return 0;
+}
+
+int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
+			  const struct agile_coll_opts *opts,
+			  uint64_t timeout_ns, struct agile_coll **out)
+{
+	struct agile_dev_group_opts gopts;
+	struct agile_doorbell *db;
+	struct agile_coll_opts o;
+	uint64_t xchg, seg_bytes, deadline;
+	struct coll_shm *c;
+	void *addr;
+	uint32_t id;
+	int rank, err;
+
+	if (!out || !nr_members || nr_members > AGILE_GROUP_MAX_MEMBERS)
+		return -EINVAL;
+	err = take_opts(opts, &o);
+	if (err)
+		return err;
+	if (!page_round(o.max_bytes, &xchg) || xchg > SIZE_MAX / 4)
+		return -EINVAL;
+	seg_bytes = 3 * xchg; /* exchange area, then a heap of twice it */
+	deadline = timeout_ns == AGILE_TIMEOUT_INFINITE ?
+			   0 :
+			   mono_ns() + timeout_ns;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	agile_dev_group_opts_init(&gopts);
+	gopts.dev.nr_slots = 2 * nr_members;
+	gopts.dev.backend = o.backend;
+	gopts.dev.spin_ns = o.spin_ns;
+	gopts.key = key;
+	gopts.max_members = nr_members;
+	gopts.mode = o.mode;
+	gopts.flags = AGILE_DEV_GROUP_CREATE;
+	err = agile_dev_group_join(&gopts, &c->dev);
+	if (err) {
+		free(c);
+		return err;
+	}
+	rank = agile_dev_member(c->dev);
+	if (rank < 0 || (uint32_t)rank >= nr_members) {
+		err = rank < 0 ? rank : -EPROTO;
+		goto fail;
+	}
+	coll_init_base(&c->base, &coll_procs_ops, rank, (int)nr_members);
+	c->scope = COLL_SCOPE_PROCS;
+	c->spin_ns = o.spin_ns;
+	c->opts = o;
+	c->xchg_bytes = (size_t)xchg;
+	c->seg_bytes = (size_t)seg_bytes;
+	err = coll_shm_init(c);
+	if (err)
+		goto fail;
+	c->seg = calloc(nr_members, sizeof(*c->seg));
+	c->heap = malloc(16 * sizeof(*c->heap));
+	if (!c->seg || !c->heap) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	c->cap_heap = 16;
+	c->nr_heap = 1;
+	c->heap[0] = (struct coll_heap_block){ c->xchg_bytes,
+					       c->seg_bytes - c->xchg_bytes,
+					       false };
+	err = agile_dev_seg_create(c->dev, c->seg_bytes, &id, &addr);
+	if (err)
+		goto fail;
+	c->seg[rank] = addr;
+
+	/*
+	 * The rendezvous: the segment's id and size, then value 1 (a release
+	 * store: the words are visible to whoever acquires it).
+	 */
+	agile_dev_slot(c->dev, (uint32_t)rank, &db, NULL);
+	__atomic_store_n(&db->user[COLL_WORD_SEG_ID], id, __ATOMIC_RELAXED);
+	__atomic_store_n(&db->user[COLL_WORD_SEG_BYTES], (uint32_t)seg_bytes,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&db->user[COLL_WORD_SEG_BYTES + 1],
+			 (uint32_t)(seg_bytes >> 32), __ATOMIC_RELAXED);
+	err = agile_dev_signal(c->dev, (uint32_t)rank, 1);
+	for (int q = 0; !err && q < (int)nr_members; q++) {
+		uint64_t left = AGILE_TIMEOUT_INFINITE, now;
+
+		if (q == rank)
+			continue;
+		if (deadline) {
+			now = mono_ns();
+			left = now < deadline ? deadline - now : 0;
+		}
+		err = agile_dev_wait_spin(c->dev, (uint32_t)q, AGILE_CMP_GE, 1,
+					  c->spin_ns, left, NULL);
+	}
+	if (!err)
+		err = map_peers(c);
+	if (err)
+		goto fail;
+	c->seq_base = 1;
+	*out = &c->base;
+	return 0;
+fail:
+	procs_free(c);
+	return err;
+}
+
+/* ---- the public calls ---- */
+
+int agile_coll_destroy(struct agile_coll *coll)
+{
+	if (!coll || !coll->ops || !coll->ops->destroy)
+		return -EINVAL;
+	return coll->ops->destroy(coll);
+}
+
+int agile_coll_rank(const struct agile_coll *coll)
+{
+	return coll ? coll->rank : -EINVAL;
+}
+
+int agile_coll_size(const struct agile_coll *coll)
+{
+	return coll ? coll->size : -EINVAL;
+}
+
+void *agile_coll_alloc(struct agile_coll *coll, size_t bytes)
+{
+	size_t size = (bytes + ALLOC_ALIGN - 1) & ~(size_t)(ALLOC_ALIGN - 1);
+
+	if (!coll || !bytes || size < bytes)
+		return NULL;
+	if (coll->ops && coll->ops->alloc)
+		return coll->ops->alloc(coll, bytes);
+	return aligned_alloc(ALLOC_ALIGN, size);
+}
+
+void agile_coll_free(struct agile_coll *coll, void *ptr)
+{
+	if (!ptr)
+		return;
+	if (coll && coll->ops && coll->ops->free && coll->ops->free(coll, ptr))
+		return;
+	free(ptr);
+}
+
+/* Type, op and the user op's callback. */
+static int check_type_op(const struct agile_coll *coll,
+			 enum agile_coll_type type, enum agile_coll_op op)
+{
+	if (!agile_coll_type_size(type) ||
+	    (unsigned int)op >= AGILE_COLL_NR_OPS)
+		return -EINVAL;
+	if (op == AGILE_COLL_USER && coll->ops->user_fn &&
+	    !coll->ops->user_fn(coll))
+		return -EINVAL;
+	return 0;
+}
+
+/* Bytes of @count x @members elements of @type; -EOVERFLOW. */
+static int vector_bytes(enum agile_coll_type type, size_t count, size_t members,
+			size_t *bytes)
+{
+	size_t n;
+
+	if (__builtin_mul_overflow(count, members, &n) ||
+	    __builtin_mul_overflow(n, agile_coll_type_size(type), bytes))
+		return -EOVERFLOW;
+	return 0;
+}
+
+static bool overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+	const char *x = a, *y = b;
+
+	return x < y + nb && y < x + na;
+}
+
+static bool valid(const struct agile_coll *coll)
+{
+	return coll && coll->ops;
+}
+
+int agile_coll_allreduce(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type,
+			 enum agile_coll_op op)
+{
+	size_t bytes;
+	int err;
+
+	if (!valid(coll))
+		return -EINVAL;
+	err = check_type_op(coll, type, op);
+	if (!err)
+		err = vector_bytes(type, count, 1, &bytes);
+	if (err)
+		return err;
+	if (!count)
+		return 0;
+	if (!send || !recv ||
+	    (send != recv && overlap(send, bytes, recv, bytes)))
+		return -EINVAL;
+	return coll->ops->allreduce(coll, send, recv, count, type, op);
+}
+
+int agile_coll_reduce(struct agile_coll *coll, const void *send, void *recv,
+		      size_t count, enum agile_coll_type type,
+		      enum agile_coll_op op, uint32_t root)
+{
+	size_t bytes;
+	int err;
+
+	if (!valid(coll) || root >= (uint32_t)coll->size)
+		return -EINVAL;
+	err = check_type_op(coll, type, op);
+	if (!err)
+		err = vector_bytes(type, count, 1, &bytes);
+	if (err)
+		return err;
+	if (!count)
+		return 0;
+	if (!send || (root == (uint32_t)coll->rank && !recv))
+		return -EINVAL;
+	if (recv && send != recv && overlap(send, bytes, recv, bytes))
+		return -EINVAL;
+	return coll->ops->reduce(coll, send, recv, count, type, op, root);
+}
+
+int agile_coll_reduce_scatter(struct agile_coll *coll, const void *send,
+			      void *recv, size_t recv_count,
+			      enum agile_coll_type type, enum agile_coll_op op)
+{
+	size_t bytes;
+	int err;
+
+	if (!valid(coll))
+		return -EINVAL;
+	err = check_type_op(coll, type, op);
+	if (!err)
+		err = vector_bytes(type, recv_count, (size_t)coll->size,
+				   &bytes);
+	if (err)
+		return err;
+	if (!recv_count)
+		return 0;
+	if (!send || !recv ||
+	    overlap(send, bytes, recv, recv_count * agile_coll_type_size(type)))
+		return -EINVAL;
+	return coll->ops->reduce_scatter(coll, send, recv, recv_count, type,
+					 op);
+}
+
+int agile_coll_allgather(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type)
+{
+	size_t bytes, one;
+	int err;
+
+	if (!valid(coll))
+		return -EINVAL;
+	err = check_type_op(coll, type, AGILE_COLL_SUM);
+	if (!err)
+		err = vector_bytes(type, count, (size_t)coll->size, &bytes);
+	if (err)
+		return err;
+	if (!count)
+		return 0;
+	one = count * agile_coll_type_size(type);
+	/* In place: @send is the member's own block of @recv. */
+	if (!send || !recv ||
+	    (send != (char *)recv + (size_t)coll->rank * one &&
+	     overlap(send, one, recv, bytes)))
+		return -EINVAL;
+	return coll->ops->allgather(coll, send, recv, count, type);
+}
+
+int agile_coll_barrier(struct agile_coll *coll)
+{
+	if (!valid(coll))
+		return -EINVAL;
+	return coll->ops->barrier(coll);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll_impl.h - what every scope of the collectives shares: the handle's
+ * head and its operations.  Private.
+ *
+ * agile/coll.h's calls check their arguments (coll.c) and then dispatch
+ * on coll->ops, so a scope implements only the collectives proper: the
+ * threads and processes scopes (coll_shm.c) live in libagile, the machines
+ * scope (coll_mpi.c) in libagile-mpi, which is why the helpers below are
+ * inline.
+ */
+#ifndef AGILE_COLL_IMPL_H
+#define AGILE_COLL_IMPL_H
+
+#include <agile/coll.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A scope's collectives.  Called with checked arguments: a known type and
+ * op (AGILE_COLL_USER only with a callback), root < size, non-NULL
+ * buffers wherever count > 0 (recv only where the caller gets a result),
+ * count > 0, and count x size x (members, for reduce_scatter and
+ * allgather) bytes fitting in a size_t.  @destroy NULL: the handle is not
+ * destroyed on its own (a team's member); @alloc/@free NULL: plain memory.
+ */
+struct coll_ops {
+	int (*allreduce)(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type,
+			 enum agile_coll_op op);
+	int (*reduce)(struct agile_coll *coll, const void *send, void *recv,
+		      size_t count, enum agile_coll_type type,
+		      enum agile_coll_op op, uint32_t root);
+	int (*reduce_scatter)(struct agile_coll *coll, const void *send,
+			      void *recv, size_t recv_count,
+			      enum agile_coll_type type, enum agile_coll_op op);
+	int (*allgather)(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type);
+	int (*barrier)(struct agile_coll *coll);
+	int (*destroy)(struct agile_coll *coll);
+	void *(*alloc)(struct agile_coll *coll, size_t bytes);
+	/* true if @ptr was the scope's own (and is freed now) */
+	bool (*free)(struct agile_coll *coll, void *ptr);
+	/* the user op, for AGILE_COLL_USER's check: NULL if none */
+	agile_coll_user_fn (*user_fn)(const struct agile_coll *coll);
+};
+
+/* The head of every scope's handle. */
+struct agile_coll {
+	const struct coll_ops *ops;
+	int rank;
+	int size;
+};
+
+static inline void coll_init_base(struct agile_coll *coll,
+				  const struct coll_ops *ops, int rank,
+				  int size)
+{
+	coll->ops = ops;
+	coll->rank = rank;
+	coll->size = size;
+}
+
+static inline bool coll_is(const struct agile_coll *coll,
+			   const struct coll_ops *ops)
+{
+	return coll && coll->ops == ops;
+}
+
+#endif /* AGILE_COLL_IMPL_H */

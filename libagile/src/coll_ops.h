@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll_ops.h - the collectives' reduce kernels (coll_ops.c).  Private.
+ *
+ * One call reduces a run: dst[i] = left[i] (op) right[i].  The built-in
+ * ops are tight loops over restrict pointers that the compiler vectorises;
+ * a user op is called once per run (never per element).
+ */
+#ifndef AGILE_COLL_OPS_H
+#define AGILE_COLL_OPS_H
+
+#include <agile/coll.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* inout[i] = inout[i] (op) in[i] */
+typedef void (*coll_kernel2)(void *restrict inout, const void *restrict in,
+			     size_t count);
+/* out[i] = a[i] (op) b[i] */
+typedef void (*coll_kernel3)(void *restrict out, const void *restrict a,
+			     const void *restrict b, size_t count);
+
+/* Bytes of the bounce buffer a non-commutative user op needs. */
+#define COLL_BOUNCE_BYTES (64 * 1024)
+
+/**
+ * struct coll_reducer - how one member reduces (coll_reducer_init)
+ * @bounce: COLL_BOUNCE_BYTES of scratch, for a non-commutative user op
+ *          whose left operand is not in the destination; owned by the
+ *          caller (NULL otherwise)
+ */
+struct coll_reducer {
+	coll_kernel2 k2;
+	coll_kernel3 k3;
+	agile_coll_user_fn user_fn;
+	void *user_arg;
+	enum agile_coll_type type;
+	size_t size;
+	bool commutative;
+	void *bounce;
+};
+
+/*
+ * coll_reducer_init - set @rd up for @type and @op (@user_fn/@user_arg/
+ * @commutative for AGILE_COLL_USER).  Returns 0 or -EINVAL (unknown type
+ * or op, AGILE_COLL_USER without a callback).  Leaves @rd->bounce alone.
+ */
+int coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
+		      enum agile_coll_op op, agile_coll_user_fn user_fn,
+		      void *user_arg, bool commutative);
+
+/*
+ * coll_reduce - dst[i] = left[i] (op) right[i] for @count elements.  @dst
+ * may be @left or @right (the same address), or overlap neither.
+ */
+void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
+		 const void *right, size_t count);
+
+#endif /* AGILE_COLL_OPS_H */

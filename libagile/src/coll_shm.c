@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * coll_shm.c - the collectives over shared memory: threads of a process
+ * and processes of a node execute the plans of coll_plan.h here.
+ *
+ * PULL model.  Every member's SEND and WORK are readable by all (threads:
+ * the caller's buffers, whose addresses each member publishes per
+ * collective; processes: places in the member's exchange segment, mapped
+ * by all, published as offsets).  A step that brings data in reads it
+ * straight from the peer's buffer: a halving step reads the peer's copy
+ * of the segment this member keeps and reduces it into its own (round 0:
+ * SEND (op) peer's SEND into WORK, one pass), a gather step copies, and a
+ * flat gather (processes) copies each block of the result from its holder
+ * into the caller's recv.  One copy, no intermediate buffer.  A member
+ * reads its own SEND where the caller has it; peers read a shared copy
+ * (coll.c copies in only what they read).
+ *
+ * Progress is a sequence number per member in its doorbell (agile_dev
+ * slot bank * size + rank): the plan's values 1 .. span, plus a base that
+ * grows by span per collective, so a value never repeats.  A step waits
+ * until each peer it depends on has published the value the plan names
+ * (agile_dev_wait_spin, AGILE_CMP_GE: spin, then sleep), runs, publishes
+ * (agile_dev_signal).  So the reduce of segment j starts as soon as the
+ * partner has published segment j of the previous round (the overlap of
+ * seed 001: a member reduces segment j while its partner still produces
+ * j + 1), and in the interleaved layout a round's last segment is
+ * reduced after the next round's first (the deferred tail: what the next
+ * partner needs first is published first).
+ *
+ * Memory ordering (every acquire names its release):
+ *  - agile_dev_signal's release store of a value, after the step's
+ *    writes (and, for value 1, after the member's buffer addresses and
+ *    copy-in) <-> the acquire load in agile_dev_wait_spin of the peer that
+ *    waits for it: the peer then reads the addresses and the data.
+ *  - write-after-read: a reader publishes after its read; the writer's
+ *    wait for that value is the acquire (the plan's WAR and EXIT waits),
+ *    so the read happens before the overwrite, in this collective or the
+ *    caller's next use of the buffers.
+ *  - bank switch (switch_bank): two rounds of release stores and acquire
+ *    waits on the new bank; the second orders every member's reset of its
+ *    old-bank word before anyone's later wait on it.
+ * A peer that dies (processes scope) ends its group: every wait fails
+ * with -EPIPE, and so does the collective (never a hang).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_shm.h"
+
+/* Values stay below this: the kernel's comparison is unsigned. */
+#define SEQ_LIMIT_DEFAULT (1u << 31)
+
+static uint32_t slot_of(const struct coll_shm *c, uint32_t bank, uint32_t rank)
+{
+	return bank * (uint32_t)c->base.size + rank;
+}
+
+static int publish(struct coll_shm *c, uint32_t value)
+{
+	return agile_dev_signal(
+		c->dev, slot_of(c, c->bank, (uint32_t)c->base.rank), value);
+}
+
+static int wait_ge(struct coll_shm *c, uint32_t rank, uint32_t value,
+		   uint64_t timeout_ns)
+{
+	return agile_dev_wait_spin(c->dev, slot_of(c, c->bank, rank),
+				   AGILE_CMP_GE, value, c->spin_ns, timeout_ns,
+				   NULL);
+}
+
+static int wait_all_bank(struct coll_shm *c, uint32_t value,
+			 uint64_t timeout_ns)
+{
+	for (uint32_t q = 0; q < (uint32_t)c->base.size; q++) {
+		int err;
+
+		if (q == (uint32_t)c->base.rank)
+			continue;
+		err = wait_ge(c, q, value, timeout_ns);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Move to the other bank, whose words are all 0: after the first round
+ * everyone has left the old bank (no wait on it is pending), each member
+ * zeroes its old word, and the second round makes those zeroes visible
+ * before anyone returns to that bank, a 2^31 values later.
+ */
+static int switch_bank(struct coll_shm *c)
+{
+	uint32_t old = c->bank;
+	int err;
+
+	c->bank ^= 1;
+	err = publish(c, 1);
+	if (!err)
+		err = wait_all_bank(c, 1, AGILE_TIMEOUT_INFINITE);
+	if (!err)
+		err = agile_dev_signal(
+			c->dev, slot_of(c, old, (uint32_t)c->base.rank), 0);
+	if (!err)
+		err = publish(c, 2);
+	if (!err)
+		err = wait_all_bank(c, 2, AGILE_TIMEOUT_INFINITE);
+	c->seq_base = 2;
+	return err;
+}
+
+/* Before a collective of @span values. */
+static int begin(struct coll_shm *c, uint32_t span)
+{
+	int err = 0;
+
+	if (c->broken)
+		return c->broken;
+	if ((uint64_t)c->seq_base + span >= c->seq_limit)
+		err = switch_bank(c);
+	if (err)
+		c->broken = err;
+	if (++c->epoch == 0) {
+		memset(c->peer_epoch, 0,
+		       (size_t)c->base.size * sizeof(*c->peer_epoch));
+		c->epoch = 1;
+	}
+	return err;
+}
+
+static uint64_t word_pair(const struct agile_doorbell *db, int word)
+{
+	return (uint64_t)__atomic_load_n(&db->user[word], __ATOMIC_RELAXED) |
+	       (uint64_t)__atomic_load_n(&db->user[word + 1], __ATOMIC_RELAXED)
+		       << 32;
+}
+
+static void set_word_pair(struct agile_doorbell *db, int word, uint64_t v)
+{
+	__atomic_store_n(&db->user[word], (uint32_t)v, __ATOMIC_RELAXED);
+	__atomic_store_n(&db->user[word + 1], (uint32_t)(v >> 32),
+			 __ATOMIC_RELAXED);
+}
+
+/* Make this collective's SEND and WORK known (before value 1). */
+static void publish_addrs(struct coll_shm *c, const void *send, void *work)
+{
+	uint32_t me = (uint32_t)c->base.rank;
+	struct agile_doorbell *db;
+
+	if (c->scope == COLL_SCOPE_THREADS) {
+		c->addrs[me].send = send;
+		c->addrs[me].work = work;
+		return;
+	}
+	agile_dev_slot(c->dev, me, &db, NULL);
+	set_word_pair(db, COLL_WORD_SEND,
+		      send ? (uint64_t)((const char *)send - c->seg[me]) :
+			     UINT64_MAX);
+	set_word_pair(db, COLL_WORD_WORK,
+		      work ? (uint64_t)((char *)work - c->seg[me]) :
+			     UINT64_MAX);
+}
+
+/*
+ * A peer's SEND and WORK for this collective.  Read only after a wait on
+ * that peer in this collective (the plan puts one before every read):
+ * the wait's acquire pairs with the peer's release of value 1, which came
+ * after publish_addrs.  Processes: offsets past the segment (a broken
+ * peer) come back as NULL.
+ */
+static void resolve(struct coll_shm *c, uint32_t q)
+{
+	struct agile_doorbell *db;
+	uint64_t s, w;
+
+	if (c->peer_epoch[q] == c->epoch)
+		return;
+	c->peer_epoch[q] = c->epoch;
+	if (c->scope == COLL_SCOPE_THREADS) {
+		c->peer_send[q] = c->addrs[q].send;
+		c->peer_work[q] = c->addrs[q].work;
+		return;
+	}
+	agile_dev_slot(c->dev, q, &db, NULL);
+	s = word_pair(db, COLL_WORD_SEND);
+	w = word_pair(db, COLL_WORD_WORK);
+	c->peer_send[q] = s < c->seg_bytes ? c->seg[q] + s : NULL;
+	c->peer_work[q] = w < c->seg_bytes ? c->seg[q] + w : NULL;
+}
+
+/* Processes: is [@p, @p + @bytes) inside member @q's segment? */
+static bool in_segment(const struct coll_shm *c, uint32_t q, const char *p,
+		       uint64_t bytes)
+{
+	if (c->scope == COLL_SCOPE_THREADS)
+		return true;
+	return p >= c->seg[q] && bytes <= c->seg_bytes &&
+	       (size_t)(p - c->seg[q]) <= c->seg_bytes - bytes;
+}
+
+struct run_ctx {
+	struct coll_shm *c;
+	const struct coll_reducer *rd;
+	size_t esize;
+	char *mine[4]; /* by enum agile_coll_buf */
+};
+
+static int transfer(struct run_ctx *x, const struct agile_coll_plan *plan,
+		    const struct agile_coll_step *s)
+{
+	struct coll_shm *c = x->c;
+	uint32_t q = (uint32_t)s->peer;
+	const char *src;
+	char *dst = x->mine[s->dst_buf], *left = x->mine[s->left_buf];
+	size_t es = x->esize;
+
+	if (!s->nr_runs)
+		return 0; /* an empty segment: no wait came before it */
+	if (q == (uint32_t)c->base.rank) {
+		src = x->mine[s->src_buf];
+	} else {
+		resolve(c, q);
+		src = s->src_buf == AGILE_COLL_BUF_SEND ? c->peer_send[q] :
+							  c->peer_work[q];
+	}
+	if (!src || !dst)
+		return -EPROTO;
+	for (uint32_t i = 0; i < s->nr_runs; i++) {
+		const struct agile_coll_run *r = &plan->runs[s->run + i];
+		const char *from = src + r->src * es;
+		char *to = dst + r->dst * es;
+
+		if (q != (uint32_t)c->base.rank &&
+		    !in_segment(c, q, from, r->len * es))
+			return -EPROTO;
+		if (s->action == AGILE_COLL_ACT_COPY) {
+			if (from != to)
+				memcpy(to, from, r->len * es);
+		} else {
+			const char *l = left + r->dst * es;
+
+			coll_reduce(x->rd, to, s->peer_left ? from : l,
+				    s->peer_left ? l : from, r->len);
+		}
+	}
+	return 0;
+}
+
+int coll_shm_plan(struct coll_shm *c, const struct agile_coll_plan_params *pa)
+{
+	int err;
+
+	if (c->plan_ok && !memcmp(&c->plan.params, pa, sizeof(*pa)))
+		return 0;
+	c->plan_ok = false;
+	err = agile_coll_plan_build(&c->plan, pa);
+	c->plan_ok = !err;
+	return err;
+}
+
+int coll_shm_run(struct coll_shm *c, const void *send, const void *send_shared,
+		 void *work, void *recv, const struct coll_reducer *rd)
+{
+	const struct agile_coll_plan *plan = &c->plan;
+	uint32_t base;
+	struct run_ctx x = {
+		.c = c,
+		.rd = rd,
+		.esize = rd->size,
+		.mine = { NULL, (char *)send, work, recv },
+	};
+	int err;
+
+	if (!c->plan_ok)
+		return -EINVAL;
+	err = begin(c, plan->seq_span);
+	if (err)
+		return err;
+	publish_addrs(c, send_shared, work);
+	base = c->seq_base;
+	for (uint32_t k = 0; k < plan->nr_steps; k++) {
+		const struct agile_coll_step *s = &plan->steps[k];
+
+		for (uint32_t i = 0; i < s->nr_waits; i++) {
+			const struct agile_coll_wait *w =
+				&plan->waits[s->wait + i];
+
+			err = wait_ge(c, w->rank, base + w->value,
+				      AGILE_TIMEOUT_INFINITE);
+			if (err)
+				goto fail;
+		}
+		if (s->action != AGILE_COLL_ACT_NONE) {
+			err = transfer(&x, plan, s);
+			if (err)
+				goto fail;
+		}
+		if (s->publish) {
+			err = publish(c, base + s->publish);
+			if (err)
+				goto fail;
+		}
+	}
+	c->seq_base += plan->seq_span;
+	return 0;
+fail:
+	c->broken = err;
+	return err;
+}
+
+int coll_shm_barrier(struct coll_shm *c)
+{
+	int err = begin(c, 1);
+
+	if (err)
+		return err;
+	err = publish(c, c->seq_base + 1);
+	if (!err)
+		err = wait_all_bank(c, c->seq_base + 1, AGILE_TIMEOUT_INFINITE);
+	if (err) {
+		c->broken = err;
+		return err;
+	}
+	c->seq_base += 1;
+	return 0;
+}
+
+int coll_shm_init(struct coll_shm *c)
+{
+	size_t n = (size_t)c->base.size;
+	const char *env = getenv("AGILE_COLL_SEQ_LIMIT");
+
+	c->seq_limit = SEQ_LIMIT_DEFAULT;
+	if (env && *env) {
+		char *end;
+		unsigned long v = strtoul(env, &end, 10);
+
+		if (!*end && v >= 1024 && v <= SEQ_LIMIT_DEFAULT)
+			c->seq_limit = (uint32_t)v;
+	}
+	c->peer_send = calloc(n, sizeof(*c->peer_send));
+	c->peer_work = calloc(n, sizeof(*c->peer_work));
+	c->peer_epoch = calloc(n, sizeof(*c->peer_epoch));
+	if (!c->peer_send || !c->peer_work || !c->peer_epoch) {
+		coll_shm_release(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void coll_shm_release(struct coll_shm *c)
+{
+	agile_coll_plan_release(&c->plan);
+	c->plan_ok = false;
+	free(c->peer_send);
+	free(c->peer_work);
+	free(c->peer_epoch);
+	free(c->bounce);
+	c->peer_send = NULL;
+	c->peer_work = NULL;
+	c->peer_epoch = NULL;
+	c->bounce = NULL;
+}

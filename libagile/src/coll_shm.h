@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll_shm.h - the shared-memory transport of the collectives (coll_shm.c)
+ * and the handle of the two scopes that use it: threads of a process and
+ * processes of a node (coll.c).  Private.
+ */
+#ifndef AGILE_COLL_SHM_H
+#define AGILE_COLL_SHM_H
+
+#include <agile/coll.h>
+#include <agile/dev.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_impl.h"
+#include "coll_ops.h"
+#include "coll_plan.h"
+
+enum coll_scope {
+	COLL_SCOPE_THREADS = 0,
+	COLL_SCOPE_PROCS = 1,
+};
+
+/*
+ * Threads scope: where a member's SEND and WORK are for the collective
+ * running now, one line per member in the team.  Written by the member
+ * before it publishes value 1, read by a peer after it has seen that
+ * value (or a later one) of this collective.
+ */
+struct coll_shm_addrs {
+	_Alignas(64) const void *send;
+	void *work;
+};
+
+/*
+ * Processes scope: the same, as offsets into the member's exchange
+ * segment, in the user words of its doorbell line (slot = rank).
+ */
+enum {
+	COLL_WORD_SEG_ID = 0, /* the segment's id (set at join) */
+	COLL_WORD_SEG_BYTES = 1, /* its size, two words (low first) */
+	COLL_WORD_SEND = 3, /* SEND's offset, two words */
+	COLL_WORD_WORK = 5, /* WORK's offset, two words */
+};
+
+/* A block of the agile_coll_alloc heap. */
+struct coll_heap_block {
+	size_t off;
+	size_t bytes;
+	bool used;
+};
+
+/**
+ * struct coll_shm - one member's handle in the threads or processes scope
+ * @base:      agile/coll.h's head (ops, rank, size)
+ * @dev:       the doorbells: slot bank * size + rank is the member's
+ *             sequence word in bank 0 or 1 (threads: the team's context;
+ *             processes: the group's)
+ * @bank:      the bank in use; @seq_base: the base of the next collective
+ * @seq_limit: when base + span would pass it, switch banks (2^31: the
+ *             kernel compares doorbells unsigned; $AGILE_COLL_SEQ_LIMIT
+ *             lowers it for the tests)
+ * @broken:    the first error that left the members out of step (a dead
+ *             peer: -EPIPE); every later call returns it
+ * @peer_*:    peers' SEND/WORK addresses, resolved at most once per
+ *             collective (@peer_epoch[q] == @epoch)
+ * @addrs:     threads: the team's address lines
+ * @scratch:   threads: WORK where the caller's recv cannot be
+ * @seg:       processes: every member's exchange segment, mapped here;
+ *             @seg_bytes each: @xchg_bytes of exchange area, then the heap
+ */
+struct coll_shm {
+	struct agile_coll base;
+	int scope;
+	struct agile_dev *dev;
+	uint32_t bank;
+	uint32_t seq_base;
+	uint32_t seq_limit;
+	uint64_t spin_ns;
+	int broken;
+	struct agile_coll_opts opts;
+	struct agile_coll_plan plan;
+	bool plan_ok;
+	void *bounce;
+	const char **peer_send;
+	char **peer_work;
+	uint32_t *peer_epoch;
+	uint32_t epoch;
+	/* threads */
+	struct agile_coll_team *team;
+	struct coll_shm_addrs *addrs;
+	void *scratch;
+	size_t scratch_bytes;
+	/* processes */
+	char **seg;
+	size_t seg_bytes, xchg_bytes;
+	struct coll_heap_block *heap;
+	uint32_t nr_heap, cap_heap;
+};
+
+/* The ops of each scope (coll.c). */
+extern const struct coll_ops coll_threads_ops;
+extern const struct coll_ops coll_procs_ops;
+
+/*
+ * coll_shm_plan - build (or reuse) the plan for @pa into @c->plan; no
+ * member is waited for.  0, or an error of agile_coll_plan_build.
+ */
+int coll_shm_plan(struct coll_shm *c, const struct agile_coll_plan_params *pa);
+
+/*
+ * coll_shm_run - execute @c->plan (coll_shm_plan)
+ * @send:        this member's SEND as it reads it itself
+ * @send_shared: SEND as peers read it (the same, or a copy holding what
+ *               the plan's outgoing SEND runs name; processes: in the
+ *               member's segment)
+ * @work, @recv: WORK (processes: in the segment) and RECV; NULL where the
+ *               plan does not use them
+ * Returns 0 or a wait's error (-EPIPE: a peer left), -EPROTO for a peer's
+ * address outside its segment; on an error the member is out of step
+ * with the others for good (@c->broken).
+ */
+int coll_shm_run(struct coll_shm *c, const void *send, const void *send_shared,
+		 void *work, void *recv, const struct coll_reducer *rd);
+
+/* coll_shm_barrier - every member arrives before any leaves. */
+int coll_shm_barrier(struct coll_shm *c);
+
+/* coll_shm_release - free what the transport keeps (plan, addresses). */
+void coll_shm_release(struct coll_shm *c);
+
+/* coll_shm_init - the transport's part of a new handle; 0 or -ENOMEM. */
+int coll_shm_init(struct coll_shm *c);
+
+#endif /* AGILE_COLL_SHM_H */
