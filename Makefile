@@ -10,6 +10,7 @@
 #   make check    lint, build, every test in every guest; "N passed, N failed"
 #   make lint     checkpatch --strict, sparse and W=1 on the module
 #   make bench    agile-bench: every benchmark beside its baseline
+#   make check-gpu  the EU tests on GPU EUs; a SKIP line without a GPU
 
 KERNELS ?= 6.1 6.12
 BUILD := $(CURDIR)/build
@@ -17,7 +18,7 @@ CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
 
-.PHONY: all deps kernels kernel-src modules selftests lib gpu tools lint check \
+.PHONY: all deps kernels kernel-src modules selftests lib gpu check-gpu tools lint check \
 	run bench clean
 
 all: modules selftests lib tools
@@ -39,12 +40,18 @@ selftests: kernel-src
 	@$(MAKE) --no-print-directory -C selftests/kmod OUT=$(BUILD)/selftests/kmod
 	@$(MAKE) --no-print-directory -C libagile guest-tests
 
+# libagile, and libagile-mpi (coll among machines; needs mpicc).
 lib:
-	@$(MAKE) --no-print-directory -C libagile lib
+	@$(MAKE) --no-print-directory -C libagile lib mpi
 
-# The persistent GPU kernel for every HIP and CUDA target (compile only).
+# The persistent GPU kernel for every HIP and CUDA target: the code objects.
 gpu: deps
 	@$(MAKE) --no-print-directory -C libagile gpu
+
+# The EU tests on GPU EUs (AGILE_EU_POOL=gpu); one SKIP line, exit 0,
+# where there is no usable GPU.
+check-gpu: deps
+	@$(MAKE) --no-print-directory -C libagile check-gpu
 
 # Tools go into the guests too, so they are linked statically.
 tools: $(BUILD)/tools/agile-demo
@@ -70,6 +77,7 @@ run: deps
 	@$(MAKE) --no-print-directory KERNELS=6.1 modules tools
 	@if [ -c /dev/agile ]; then \
 		$(BUILD)/tools/agile-demo && $(BUILD)/tools/offload-vector && \
+		$(BUILD)/tools/allreduce 3 262144 && \
 		$(BUILD)/tools/agile-bench-static -T 20000 -r 1 doorbell sleep; \
 	else \
 		echo "/dev/agile is not loaded here: booting the Linux 6.1 guest with the module"; \

@@ -3,7 +3,8 @@
 #
 # tools/check.sh - what `make check` runs after tools/deps.sh: build, lint,
 # the GPU code's compile for every target, the library's suites (native,
-# ASan+UBSan, TSan), then the kmod and libagile selftests inside each
+# ASan+UBSan, TSan), the MPI collectives under mpirun (native), then the
+# kmod and libagile selftests inside each
 # guest kernel.  Each step's verdict is a TAP line in
 # build/results/steps.tap; every suite writes its own TAP file beside it,
 # and the last line counts them all: "N passed, N failed".
@@ -46,7 +47,11 @@ step "lint (checkpatch --strict, sparse, W=1)" lint.log \
 # No GPU here: the persistent kernel is compiled for every target only.
 step "GPU persistent kernel compiles (HIP and CUDA targets)" gpu.log \
 	"$make" --no-print-directory -C libagile gpu
-grep -E 'compiled|not found' "$results/gpu.log"
+grep -E 'compiled|code object|not found' "$results/gpu.log"
+# GPU EUs where there is a GPU; a SKIP line (a pass) elsewhere.
+step "libagile check-gpu (GPU EUs; SKIP without a GPU)" check-gpu.log \
+	"$make" --no-print-directory -C libagile check-gpu
+grep -E '^(SKIP|FAIL|check-gpu)|^[0-9]+ passed' "$results/check-gpu.log"
 
 for v in check check-asan check-tsan; do
 	step "libagile $v" "libagile-$v.log" \
@@ -54,6 +59,12 @@ for v in check check-asan check-tsan; do
 		TAP_OUT="$results/libagile-$v.tap"
 	grep -E '^[0-9]+ passed' "$results/libagile-$v.log"
 done
+
+# The machines scope (libagile-mpi) natively, under mpirun over TCP.
+step "libagile check-mpi (coll over MPI, 1 to 9 processes, faked nodes)" \
+	libagile-check-mpi.log "$make" --no-print-directory -C libagile check-mpi \
+	TAP_OUT="$results/libagile-check-mpi.tap"
+grep -E '^[0-9]+ passed' "$results/libagile-check-mpi.log"
 
 if [ $built = 1 ]; then
 	for k in $kernels; do

@@ -35,6 +35,7 @@ PACKAGES="
 	libdrm-dev		# library: dma-buf / DRM interop
 	libopenmpi-dev		# library: allreduce baseline
 	openmpi-bin		# library: mpirun for the allreduce baseline
+	iproute2		# ip netns: coll-mpi's run on two "machines"
 	hipcc			# libagile/gpu: the persistent kernel for AMD (ROCm 5.2)
 	libamdhip64-dev		# libagile/gpu: HIP headers and runtime for hipcc
 "

@@ -46,6 +46,10 @@ void bench_run(const char *bench, const struct contender *c, int nr);
 void bench_row(const char *bench, const char *variant, int threads,
 	       struct timing t);
 
+/* Add a timing row of a run that moves @bytes: the table adds bandwidth. */
+void bench_row_bytes(const char *bench, const char *variant, int threads,
+		     struct timing t, uint64_t bytes);
+
 /* Add a row that could not be measured here, and why ("no /dev/agile"). */
 void bench_row_na(const char *bench, const char *variant, int threads,
 		  const char *why);
@@ -69,6 +73,8 @@ int bench_fib(const struct bench_opts *o);
 int bench_pfor(const struct bench_opts *o);
 int bench_doorbell(const struct bench_opts *o);
 int bench_sleep(const struct bench_opts *o);
+int bench_gpu(const struct bench_opts *o);
+int bench_allreduce(const struct bench_opts *o);
 
 /* Baselines in their own files (C++ for oneTBB, -fopenmp for OpenMP). */
 struct tbb_arena;

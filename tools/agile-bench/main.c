@@ -3,7 +3,7 @@
  * agile-bench - libagile's benchmarks, each printed beside its baseline
  * measured in the same run, as a table and (--csv) a CSV file.
  *
- *	agile-bench [options] fib|pfor|doorbell|sleep|all|list
+ *	agile-bench [options] fib|pfor|doorbell|sleep|allreduce|gpu|all|list
  *
  * Ratios, not absolute times, are the results: they are what SPEC §5's
  * targets are written in, and they survive noisy machines better.
@@ -27,6 +27,7 @@ struct row {
 	char bench[16], variant[32];
 	int threads;
 	struct timing t;
+	uint64_t bytes; /* bytes moved per run: bandwidth = bytes / min time */
 	char na[32]; /* not measured here, and why; "" when measured */
 };
 
@@ -35,11 +36,11 @@ struct comparison {
 	bool speedup;
 };
 
-static struct row rows[64];
+static struct row rows[128];
 static int nr_rows;
-static struct comparison comparisons[32];
+static struct comparison comparisons[64];
 static int nr_comparisons;
-static char notes[16][200];
+static char notes[24][200];
 static int nr_notes;
 
 static double now_ms(void)
@@ -117,6 +118,12 @@ void bench_run(const char *bench, const struct contender *c, int nr)
 void bench_row(const char *bench, const char *variant, int threads,
 	       struct timing t)
 {
+	bench_row_bytes(bench, variant, threads, t, 0);
+}
+
+void bench_row_bytes(const char *bench, const char *variant, int threads,
+		     struct timing t, uint64_t bytes)
+{
 	struct row *r;
 
 	if (nr_rows == (int)(sizeof(rows) / sizeof(rows[0])))
@@ -126,8 +133,15 @@ void bench_row(const char *bench, const char *variant, int threads,
 	snprintf(r->variant, sizeof(r->variant), "%s", variant);
 	r->threads = threads;
 	r->t = t;
+	r->bytes = bytes;
 	fprintf(stderr, "  %-6s %-22s %3d threads  %10.2f ms (min of %d)\n",
 		bench, variant, threads, t.min_ms, t.reps);
+}
+
+/* Bytes per second at the minimum time; 0 when the row moves no bytes. */
+static double row_bandwidth(const struct row *r)
+{
+	return r->bytes && r->t.min_ms > 0 ? r->bytes / (r->t.min_ms / 1e3) : 0;
 }
 
 void bench_row_na(const char *bench, const char *variant, int threads,
@@ -226,20 +240,23 @@ static double judge(const struct comparison *c, const char **verdict)
 
 static void print_table(void)
 {
-	printf("\n%-6s %-22s %7s %5s %11s %11s\n", "bench", "variant", "threads",
-	       "reps", "min ms", "median ms");
+	printf("\n%-9s %-22s %7s %5s %11s %11s %11s\n", "bench", "variant",
+	       "threads", "reps", "min ms", "median ms", "GB/s");
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
 		if (r->na[0]) {
-			printf("%-6s %-22s %7d %5s n/a: %s\n", r->bench, r->variant,
+			printf("%-9s %-22s %7d %5s n/a: %s\n", r->bench, r->variant,
 			       r->threads, "-", r->na);
 			continue;
 		}
-		printf("%-6s %-22s %7d %5d %11.2f %11.2f\n", r->bench, r->variant,
+		printf("%-9s %-22s %7d %5d %11.3f %11.3f", r->bench, r->variant,
 		       r->threads, r->t.reps, r->t.min_ms, r->t.median_ms);
+		if (r->bytes)
+			printf(" %11.3f", row_bandwidth(r) / 1e9);
+		printf("\n");
 	}
-	printf("\n%-6s %-46s %9s  %-7s %s\n", "bench", "ratio", "value", "target",
+	printf("\n%-9s %-46s %9s  %-7s %s\n", "bench", "ratio", "value", "target",
 	       "");
 	for (int i = 0; i < nr_comparisons; i++) {
 		const struct comparison *c = &comparisons[i];
@@ -254,11 +271,11 @@ static void print_table(void)
 			snprintf(what, sizeof(what), "%s / %s time", c->variant,
 				 c->baseline);
 		if (!strcmp(verdict, "n/a")) {
-			printf("%-6s %-46s %9s  %-7s %s\n", c->bench, what, "n/a",
+			printf("%-9s %-46s %9s  %-7s %s\n", c->bench, what, "n/a",
 			       c->target, "");
 			continue;
 		}
-		printf("%-6s %-46s %8.2fx  %-7s %s\n", c->bench, what, ratio,
+		printf("%-9s %-46s %8.2fx  %-7s %s\n", c->bench, what, ratio,
 		       c->target, verdict);
 	}
 	for (int i = 0; i < nr_notes; i++)
@@ -271,24 +288,29 @@ static int write_csv(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict\n");
+	fprintf(f, "kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps\n");
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
 		if (r->na[0]) {
-			fprintf(f, "na,%s,%s,%d,,,,,,,%s\n", r->bench, r->variant,
+			fprintf(f, "na,%s,%s,%d,,,,,,,%s,,\n", r->bench, r->variant,
 				r->threads, r->na);
 			continue;
 		}
-		fprintf(f, "time,%s,%s,%d,%d,%.4f,%.4f,,,,\n", r->bench, r->variant,
+		fprintf(f, "time,%s,%s,%d,%d,%.6f,%.6f,,,,", r->bench, r->variant,
 			r->threads, r->t.reps, r->t.min_ms, r->t.median_ms);
+		if (r->bytes)
+			fprintf(f, ",%llu,%.0f\n", (unsigned long long)r->bytes,
+				row_bandwidth(r));
+		else
+			fprintf(f, ",,\n");
 	}
 	for (int i = 0; i < nr_comparisons; i++) {
 		const struct comparison *c = &comparisons[i];
 		const char *verdict;
 		double ratio = judge(c, &verdict);
 
-		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s\n",
+		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s,,\n",
 			c->speedup ? "speedup" : "slowdown", c->bench, c->variant,
 			c->baseline, ratio, c->target, verdict);
 	}
@@ -310,6 +332,12 @@ static const struct {
 	  "spinning round trip worker <-> CPU EU (dev and eu layers, user and kmod backends) beside C11 ping-pongs on one line and on the same lines" },
 	{ "sleep", bench_sleep,
 	  "round trip with both sides asleep (user: futex, kmod: SIGNAL and poller wake) beside a futex ping-pong" },
+#ifndef AGILE_BENCH_NO_TBB
+	{ "allreduce", bench_allreduce,
+	  "allreduce among -t processes, 4 KiB..64 MiB: agile's process scope beside Open MPI's MPI_Allreduce (agile-bench-mpi) and memcpy" },
+#endif
+	{ "gpu", bench_gpu,
+	  "axpy on 4096 doubles through a doorbell to the persistent GPU kernel beside a kernel launch + stream synchronise (skipped without a GPU)" },
 };
 
 #define NR_BENCHES (int)(sizeof(benches) / sizeof(benches[0]))
@@ -324,7 +352,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"options:\n"
 		"  -c, --csv PATH      also write the rows as CSV\n"
-		"  -t, --threads N     threads for \"all workers\" (default: online CPUs)\n"
+		"  -t, --threads N     threads for \"all workers\", processes for allreduce\n"
+		"                      (default: online CPUs)\n"
 		"  -r, --reps N        timed repetitions per contender (default 5)\n"
 		"  -n, --fib-n N       fib(N) (default 35)\n"
 		"  -N, --pfor-n N      parallel-for iterations (default 100000)\n"

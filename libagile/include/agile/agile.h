@@ -8,6 +8,8 @@
  *	eu       CPU execution units running kernels from their slots
  *	sched    the cooperative work-stealing scheduler
  *	offload  the scheduler's leaves on execution units
+ *	coll     collective reduce among threads and processes (machines:
+ *	         agile/coll_mpi.h, in libagile-mpi)
  */
 #ifndef AGILE_AGILE_H
 #define AGILE_AGILE_H
@@ -19,5 +21,6 @@
 #include <agile/gpu.h>
 #include <agile/sched.h>
 #include <agile/offload.h>
+#include <agile/coll.h>
 
 #endif /* AGILE_AGILE_H */

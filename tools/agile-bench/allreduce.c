@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: MIT
+/*
+ * allreduce - SPEC §5: allreduce (float, sum) among N processes on one
+ * node (N = --threads, default the online CPUs), 4 KiB to 64 MiB in
+ * powers of 4, three contenders measured in this one run:
+ *
+ *   agile-SIZE   N forked processes in one agile_coll_procs_join
+ *                communicator (the kmod backend where /dev/agile exists,
+ *                else the user backend; the note names it), buffers from
+ *                agile_coll_alloc (what a program that wants the
+ *                zero-copy path does)
+ *   ompi-SIZE    Open MPI's MPI_Allreduce, N ranks of agile-bench-mpi
+ *                (mpi.c) started through mpirun with Open MPI's defaults:
+ *                the shared-memory btl (vader) with single-copy (CMA)
+ *                where the kernel allows it
+ *   memcpy-SIZE  one memcpy of SIZE bytes on one core: the bound
+ *
+ * A call's time is the slowest rank's, each call between barriers, after
+ * two untimed warm-up calls; the rows report the minimum (and median)
+ * over the repetitions, and bandwidth = SIZE / time.  Two passes (agile
+ * then Open MPI, then the reverse) split the repetitions, so a drift in
+ * the machine's load weighs on both.  Targets: agile at least Open MPI's
+ * bandwidth from 1 MiB up; agile within 1.5x of memcpy's time from
+ * 16 MiB up.
+ *
+ * agile-bench-mpi is looked for beside agile-bench ($AGILE_BENCH_MPI
+ * overrides); without it or without mpirun the ompi rows print "n/a".
+ */
+#define _GNU_SOURCE
+#include <agile/coll.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define AR_MIN_BYTES (4ULL << 10)
+#define AR_MAX_BYTES (64ULL << 20)
+#define AR_MAX_SIZES 16
+#define AR_MAX_PROCS 64
+#define AR_MAX_REPS 64
+#define AR_WARMUP 2
+#define AR_JOIN_TIMEOUT_NS (30ULL * 1000000000ULL)
+
+struct ar_plan {
+	int nr_procs, nr_sizes;
+	size_t bytes[AR_MAX_SIZES];
+	int reps[AR_MAX_SIZES]; /* per size, both passes together */
+	bool no_pin;
+};
+
+/* Repetitions of one pass: the first pass takes the larger half. */
+static int pass_reps(const struct ar_plan *p, int s, int pass)
+{
+	return pass ? p->reps[s] / 2 : p->reps[s] - p->reps[s] / 2;
+}
+
+/* Every timed call of one contender and size, over both passes. */
+struct ar_times {
+	double ms[AR_MAX_SIZES][AR_MAX_REPS];
+	int done[AR_MAX_SIZES];
+	char err[AR_MAX_SIZES][32]; /* why a size could not be measured */
+};
+
+static void size_name(char *buf, size_t len, size_t bytes)
+{
+	if (bytes >= (1u << 20))
+		snprintf(buf, len, "%zuM", bytes >> 20);
+	else
+		snprintf(buf, len, "%zuK", bytes >> 10);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct timing summarize(double *ms, int reps)
+{
+	struct timing t = { .reps = reps };
+
+	qsort(ms, (size_t)reps, sizeof(ms[0]), cmp_double);
+	t.min_ms = ms[0];
+	t.median_ms = reps % 2 ? ms[reps / 2] :
+				 (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+	return t;
+}
+
+/* ---- agile: N forked processes in one process-scope communicator ---- */
+
+/* Shared (MAP_SHARED) between agile-bench and its children. */
+struct ar_shared {
+	double ms[AR_MAX_PROCS][AR_MAX_SIZES][AR_MAX_REPS];
+	int err[AR_MAX_PROCS]; /* a child's negative errno, -EPROTO: wrong sum */
+	int bad_size[AR_MAX_PROCS];
+	int copy_buffers[AR_MAX_PROCS]; /* agile_coll_alloc had no room */
+};
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
+		       struct ar_shared *sh, int slot)
+{
+	size_t max = p->bytes[p->nr_sizes - 1];
+	struct agile_coll_opts opts;
+	struct agile_coll *coll;
+	float *send, *recv;
+	bool own = false;
+	int rank, err;
+
+	agile_coll_opts_init(&opts);
+	opts.max_bytes = max;
+	err = agile_coll_procs_join(key, (uint32_t)p->nr_procs, &opts,
+				    AR_JOIN_TIMEOUT_NS, &coll);
+	if (err)
+		return err;
+	rank = agile_coll_rank(coll);
+	send = agile_coll_alloc(coll, max);
+	recv = agile_coll_alloc(coll, max);
+	if (!send || !recv) {
+		/* No room in the exchange segments: plain memory, one copy more. */
+		agile_coll_free(coll, send);
+		agile_coll_free(coll, recv);
+		send = aligned_alloc(4096, max);
+		recv = aligned_alloc(4096, max);
+		own = true;
+		sh->copy_buffers[slot] = 1;
+		if (!send || !recv) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	for (int s = 0; s < p->nr_sizes && !err; s++) {
+		size_t count = p->bytes[s] / sizeof(float);
+		int reps = pass_reps(p, s, pass);
+		float expect =
+			(float)p->nr_procs * (float)(p->nr_procs + 1) / 2;
+
+		for (size_t i = 0; i < count; i++)
+			send[i] = (float)(rank + 1);
+		memset(recv, 0, p->bytes[s]);
+		for (int r = 0; r < AR_WARMUP + reps && !err; r++) {
+			double t0;
+
+			err = agile_coll_barrier(coll);
+			if (err)
+				break;
+			t0 = now_ms();
+			err = agile_coll_allreduce(coll, send, recv, count,
+						   AGILE_COLL_FLOAT,
+						   AGILE_COLL_SUM);
+			if (r >= AR_WARMUP)
+				sh->ms[rank][s][r - AR_WARMUP] = now_ms() - t0;
+		}
+		for (size_t i = 0; i < count && !err; i++) {
+			if (recv[i] != expect) {
+				sh->bad_size[slot] = s;
+				err = -EPROTO;
+			}
+		}
+	}
+	if (!err)
+		err = agile_coll_barrier(coll);
+out:
+	if (own) {
+		free(send);
+		free(recv);
+	} else {
+		agile_coll_free(coll, send);
+		agile_coll_free(coll, recv);
+	}
+	agile_coll_destroy(coll);
+	return err;
+}
+
+/* One pass of agile: fork, join, time every size, reap. */
+static int agile_pass(const struct ar_plan *p, int pass, struct ar_times *out)
+{
+	long nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ar_shared *sh;
+	pid_t pids[AR_MAX_PROCS];
+	uint64_t key;
+	int err = 0;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return -errno;
+	if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+		key = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	fflush(NULL);
+	for (int i = 0; i < p->nr_procs; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			/* Open MPI's default binding: one rank per core. */
+			if (!p->no_pin && p->nr_procs <= nr_cpus)
+				pin_to(i);
+			sh->err[i] = agile_child(p, pass, key, sh, i);
+			_exit(0);
+		}
+		if (pids[i] < 0) {
+			err = -errno;
+			for (int k = 0; k < i; k++)
+				kill(pids[k], SIGKILL);
+			for (int k = 0; k < i; k++)
+				waitpid(pids[k], NULL, 0);
+			goto out;
+		}
+	}
+	for (int i = 0; i < p->nr_procs; i++) {
+		int status;
+
+		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			err = err ? err : -ECHILD;
+		if (sh->err[i] && !err) {
+			err = sh->err[i];
+			if (err == -EPROTO)
+				fprintf(stderr,
+					"  allreduce: agile: wrong sum at %zu bytes\n",
+					p->bytes[sh->bad_size[i]]);
+		}
+	}
+	if (err)
+		goto out;
+	for (int i = 0; i < p->nr_procs; i++)
+		if (sh->copy_buffers[i]) {
+			bench_note(
+				"allreduce: agile_coll_alloc had no room: agile rows copy in and out");
+			break;
+		}
+	for (int s = 0; s < p->nr_sizes; s++) {
+		for (int r = 0; r < pass_reps(p, s, pass); r++) {
+			double slowest = 0;
+
+			for (int rank = 0; rank < p->nr_procs; rank++)
+				if (sh->ms[rank][s][r] > slowest)
+					slowest = sh->ms[rank][s][r];
+			out->ms[s][out->done[s]++] = slowest;
+		}
+	}
+out:
+	munmap(sh, sizeof(*sh));
+	return err;
+}
+
+/* ---- Open MPI: agile-bench-mpi under mpirun ---- */
+
+static int find_mpi_program(char *path, size_t len)
+{
+	const char *env = getenv("AGILE_BENCH_MPI");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(path, len, "%s", env);
+		return access(path, X_OK) ? -ENOENT : 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	snprintf(path, len, "%s/agile-bench-mpi", dirname(self));
+	return access(path, X_OK) ? -ENOENT : 0;
+}
+
+static int ompi_pass(const struct ar_plan *p, const char *prog, int pass,
+		     bool no_single_copy, struct ar_times *out)
+{
+	char cmd[4096], line[8192];
+	int len, s = 0, status;
+	FILE *f;
+
+	/* Running as root needs Open MPI's consent. */
+	len = snprintf(cmd, sizeof(cmd),
+		       "mpirun --oversubscribe%s%s%s -np %d '%s' %d",
+		       geteuid() == 0 ? " --allow-run-as-root" : "",
+		       p->no_pin ? " --bind-to none" : "",
+		       no_single_copy ?
+			       " --mca btl_vader_single_copy_mechanism none" :
+			       "",
+		       p->nr_procs, prog, AR_WARMUP);
+	for (int i = 0; i < p->nr_sizes; i++)
+		len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " %zu:%d",
+				p->bytes[i], pass_reps(p, i, pass));
+	fflush(NULL);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f) && s < p->nr_sizes) {
+		char *pos = line, *end;
+		unsigned long long bytes = strtoull(pos, &end, 10);
+
+		if (end == pos || bytes != p->bytes[s])
+			continue; /* not one of ours: a launcher message */
+		pos = end;
+		if (strstr(pos, "error")) {
+			snprintf(out->err[s], sizeof(out->err[s]),
+				 "agile-bench-mpi:%s",
+				 strstr(pos, "error") + 5);
+			out->err[s][strcspn(out->err[s], "\n")] = '\0';
+		}
+		for (int r = 0; r < pass_reps(p, s, pass); r++) {
+			double ms = strtod(pos, &end);
+
+			if (end == pos)
+				break;
+			out->ms[s][out->done[s]++] = ms;
+			pos = end;
+		}
+		s++;
+	}
+	status = pclose(f);
+	if (status == -1)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) || s < p->nr_sizes) {
+		for (int i = s; i < p->nr_sizes; i++)
+			snprintf(out->err[i], sizeof(out->err[i]),
+				 "mpirun failed");
+		return -ECHILD;
+	}
+	return 0;
+}
+
+/* ---- memcpy: the bound ---- */
+
+static int memcpy_rows(const struct ar_plan *p)
+{
+	size_t max = p->bytes[p->nr_sizes - 1];
+	char *src = aligned_alloc(4096, max), *dst = aligned_alloc(4096, max);
+	char variant[32], sz[16];
+
+	if (!src || !dst) {
+		free(src);
+		free(dst);
+		return -ENOMEM;
+	}
+	memset(src, 1, max);
+	memset(dst, 0, max);
+	for (int s = 0; s < p->nr_sizes; s++) {
+		double ms[AR_MAX_REPS];
+
+		for (int r = 0; r < AR_WARMUP + p->reps[s]; r++) {
+			double t0 = now_ms();
+
+			memcpy(dst, src, p->bytes[s]);
+			__asm__ __volatile__("" : : "r"(dst) : "memory");
+			if (r >= AR_WARMUP)
+				ms[r - AR_WARMUP] = now_ms() - t0;
+		}
+		size_name(sz, sizeof(sz), p->bytes[s]);
+		snprintf(variant, sizeof(variant), "memcpy-%s", sz);
+		bench_row_bytes("allreduce", variant, 1,
+				summarize(ms, p->reps[s]), p->bytes[s]);
+	}
+	free(src);
+	free(dst);
+	return 0;
+}
+
+static const char *backend_here(void)
+{
+	const char *env = getenv("AGILE_BACKEND");
+
+	if (env && *env)
+		return env;
+	return access("/dev/agile", F_OK) ? "user" : "kmod";
+}
+
+static void add_rows(const struct ar_plan *p, const char *who,
+		     struct ar_times *t, const char *na)
+{
+	char variant[32], sz[16];
+
+	for (int s = 0; s < p->nr_sizes; s++) {
+		size_name(sz, sizeof(sz), p->bytes[s]);
+		snprintf(variant, sizeof(variant), "%s-%s", who, sz);
+		if (na || t->err[s][0] || !t->done[s])
+			bench_row_na("allreduce", variant, p->nr_procs,
+				     na		  ? na :
+				     t->err[s][0] ? t->err[s] :
+						    "not measured");
+		else
+			bench_row_bytes("allreduce", variant, p->nr_procs,
+					summarize(t->ms[s], t->done[s]),
+					p->bytes[s]);
+	}
+}
+
+int bench_allreduce(const struct bench_opts *o)
+{
+	struct ar_plan p = { .nr_procs = o->threads, .no_pin = o->no_pin };
+	struct ar_times *agile = calloc(1, sizeof(*agile));
+	struct ar_times *ompi = calloc(1, sizeof(*ompi));
+	char prog[PATH_MAX], sz[16], v[32], b[32];
+	const char *ompi_na = NULL;
+	bool no_single_copy = false;
+	int err = 0, agile_err = 0, ompi_err = 0;
+
+	if (!agile || !ompi) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (p.nr_procs < 1 || p.nr_procs > AR_MAX_PROCS) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* Small sizes are quick and noisy: more repetitions there. */
+	for (size_t bytes = AR_MIN_BYTES; bytes <= AR_MAX_BYTES; bytes *= 4) {
+		int reps = bytes < (1u << 20) ? 4 * o->reps : o->reps;
+
+		p.reps[p.nr_sizes] = reps < 2		? 2 :
+				     reps > AR_MAX_REPS ? AR_MAX_REPS :
+							  reps;
+		p.bytes[p.nr_sizes++] = bytes;
+	}
+	if (find_mpi_program(prog, sizeof(prog)))
+		ompi_na = "no agile-bench-mpi";
+	else if (system("command -v mpirun >/dev/null 2>&1"))
+		ompi_na = "no mpirun";
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 0; k < 2; k++) {
+			int which = pass ? 1 - k : k; /* 0 agile, 1 ompi */
+
+			if (which == 0 && !agile_err)
+				agile_err = agile_pass(&p, pass, agile);
+			if (which == 1 && !ompi_na && !ompi_err) {
+				struct ar_times before = *ompi;
+
+				ompi_err = ompi_pass(&p, prog, pass,
+						     no_single_copy, ompi);
+				/*
+				 * Containers often refuse vader's single copy
+				 * (CMA: process_vm_readv): again without it.
+				 */
+				if (ompi_err && !no_single_copy) {
+					*ompi = before;
+					no_single_copy = true;
+					ompi_err = ompi_pass(&p, prog, pass,
+							     true, ompi);
+				}
+			}
+		}
+	}
+	if (agile_err)
+		fprintf(stderr, "  allreduce: agile: %s\n",
+			strerror(-agile_err));
+	add_rows(&p, "agile", agile, agile_err ? strerror(-agile_err) : NULL);
+	add_rows(&p, "ompi", ompi, ompi_na);
+	err = memcpy_rows(&p);
+
+	for (int s = 0; s < p.nr_sizes; s++) {
+		size_name(sz, sizeof(sz), p.bytes[s]);
+		snprintf(v, sizeof(v), "agile-%s", sz);
+		snprintf(b, sizeof(b), "ompi-%s", sz);
+		/* Speedup = ompi time / agile time = agile / ompi bandwidth. */
+		bench_compare("allreduce", v, b, true,
+			      p.bytes[s] >= (1u << 20) ? ">= 1" : NULL);
+		snprintf(b, sizeof(b), "memcpy-%s", sz);
+		bench_compare("allreduce", v, b, false,
+			      p.bytes[s] >= (16u << 20) ? "<= 1.5" : NULL);
+	}
+	bench_note(
+		"allreduce: float sum among %d processes; agile backend %s%s; Open MPI: mpirun defaults (vader%s)%s",
+		p.nr_procs, backend_here(),
+		!p.no_pin && p.nr_procs <= sysconf(_SC_NPROCESSORS_ONLN) ?
+			", one process per core" :
+			", unpinned",
+		no_single_copy ? " without single copy" : "",
+		ompi_na ? " not run" : "");
+	if (!err)
+		err = agile_err;
+out:
+	free(agile);
+	free(ompi);
+	return err;
+}
