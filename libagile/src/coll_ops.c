@@ -25,7 +25,23 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "coll_ops.h"
+
+/*
+ * Runs of at least this many bytes are written with non-temporal stores
+ * (x86): a result that large leaves the caches anyway, and a plain store
+ * first reads the line it overwrites (read for ownership), a third more
+ * memory traffic in the reduce of a large allreduce.  glibc's memcpy does
+ * the same above a cache-sized threshold, which is what the allreduce
+ * benchmark's memcpy bound measures.
+ */
+#define COLL_STREAM_MIN_BYTES (1U << 20)
+/* The cache-resident block the kernel fills before it is streamed out. */
+#define COLL_STREAM_BLOCK_BYTES 4096
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__)
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
@@ -139,6 +155,50 @@ int coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
 	return 0;
 }
 
+#ifdef __SSE2__
+/*
+ * dst = left op right through a block in the cache and non-temporal
+ * stores: the built-ins only.  Each block of dst is written after the
+ * same block of left and right was read, so dst may be left or right.
+ * The closing sfence orders the streamed stores before whatever the
+ * caller stores next: the release store that publishes the result
+ * (coll_shm.c) would not order them on its own.
+ */
+static void reduce_streaming(const struct coll_reducer *rd, char *dst,
+			     const char *left, const char *right, size_t count)
+{
+	_Alignas(64) char block[COLL_STREAM_BLOCK_BYTES];
+	size_t size = rd->size, per_block = sizeof(block) / size;
+	size_t head = ((16 - ((uintptr_t)dst & 15)) & 15) / size;
+
+	/* dst is element aligned: 4 or 8 bytes, so 16 is reached */
+	if (head) {
+		rd->k3(dst, left, right, head);
+		dst += head * size;
+		left += head * size;
+		right += head * size;
+		count -= head;
+	}
+	while (count) {
+		size_t n = count < per_block ? count : per_block;
+		size_t bytes = n * size, vec = bytes & ~(size_t)15;
+
+		rd->k3(block, left, right, n);
+		for (size_t at = 0; at < vec; at += 16) {
+			__m128i v = _mm_load_si128((void *)(block + at));
+
+			_mm_stream_si128((void *)(dst + at), v);
+		}
+		memcpy(dst + vec, block + vec, bytes - vec);
+		dst += bytes;
+		left += bytes;
+		right += bytes;
+		count -= n;
+	}
+	_mm_sfence();
+}
+#endif
+
 void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
 		 const void *right, size_t count)
 {
@@ -146,6 +206,13 @@ void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
 
 	if (!count)
 		return;
+#ifdef __SSE2__
+	if (rd->k3 && count * rd->size >= COLL_STREAM_MIN_BYTES &&
+	    !((uintptr_t)dst % rd->size)) {
+		reduce_streaming(rd, dst, left, right, count);
+		return;
+	}
+#endif
 	if (rd->k2) {
 		/* the built-ins commute: a result in right's place is fine */
 		if (dst == left)
