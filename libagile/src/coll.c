@@ -719,22 +719,33 @@ static bool valid(const struct agile_coll *coll)
 	return coll && coll->ops;
 }
 
-int agile_coll_allreduce(struct agile_coll *coll, const void *send, void *recv,
-			 size_t count, enum agile_coll_type type,
-			 enum agile_coll_op op)
+/*
+ * What every collective checks first: the handle, the type and op, and
+ * that @count x @members elements fit a size_t (their bytes in *@bytes).
+ */
+static int check_call(const struct agile_coll *coll, enum agile_coll_type type,
+		      enum agile_coll_op op, size_t count, size_t members,
+		      size_t *bytes)
 {
-	size_t bytes;
 	int err;
 
 	if (!valid(coll))
 		return -EINVAL;
 	err = check_type_op(coll, type, op);
-	if (!err)
-		err = vector_bytes(type, count, 1, &bytes);
 	if (err)
 		return err;
-	if (!count)
-		return 0;
+	return vector_bytes(type, count, members, bytes);
+}
+
+int agile_coll_allreduce(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type,
+			 enum agile_coll_op op)
+{
+	size_t bytes;
+	int err = check_call(coll, type, op, count, 1, &bytes);
+
+	if (err || !count)
+		return err;
 	if (!send || !recv ||
 	    (send != recv && overlap(send, bytes, recv, bytes)))
 		return -EINVAL;
@@ -746,17 +757,12 @@ int agile_coll_reduce(struct agile_coll *coll, const void *send, void *recv,
 		      enum agile_coll_op op, uint32_t root)
 {
 	size_t bytes;
-	int err;
+	int err = check_call(coll, type, op, count, 1, &bytes);
 
-	if (!valid(coll) || root >= (uint32_t)coll->size)
-		return -EINVAL;
-	err = check_type_op(coll, type, op);
-	if (!err)
-		err = vector_bytes(type, count, 1, &bytes);
-	if (err)
+	if (!err && root >= (uint32_t)coll->size)
+		err = -EINVAL;
+	if (err || !count)
 		return err;
-	if (!count)
-		return 0;
 	if (!send || (root == (uint32_t)coll->rank && !recv))
 		return -EINVAL;
 	if (recv && send != recv && overlap(send, bytes, recv, bytes))
@@ -769,18 +775,11 @@ int agile_coll_reduce_scatter(struct agile_coll *coll, const void *send,
 			      enum agile_coll_type type, enum agile_coll_op op)
 {
 	size_t bytes;
-	int err;
+	int err = check_call(coll, type, op, recv_count,
+			     valid(coll) ? (size_t)coll->size : 0, &bytes);
 
-	if (!valid(coll))
-		return -EINVAL;
-	err = check_type_op(coll, type, op);
-	if (!err)
-		err = vector_bytes(type, recv_count, (size_t)coll->size,
-				   &bytes);
-	if (err)
+	if (err || !recv_count)
 		return err;
-	if (!recv_count)
-		return 0;
 	if (!send || !recv ||
 	    overlap(send, bytes, recv, recv_count * agile_coll_type_size(type)))
 		return -EINVAL;
@@ -792,17 +791,11 @@ int agile_coll_allgather(struct agile_coll *coll, const void *send, void *recv,
 			 size_t count, enum agile_coll_type type)
 {
 	size_t bytes, one;
-	int err;
+	int err = check_call(coll, type, AGILE_COLL_SUM, count,
+			     valid(coll) ? (size_t)coll->size : 0, &bytes);
 
-	if (!valid(coll))
-		return -EINVAL;
-	err = check_type_op(coll, type, AGILE_COLL_SUM);
-	if (!err)
-		err = vector_bytes(type, count, (size_t)coll->size, &bytes);
-	if (err)
+	if (err || !count)
 		return err;
-	if (!count)
-		return 0;
 	one = count * agile_coll_type_size(type);
 	/* In place: @send is the member's own block of @recv. */
 	if (!send || !recv ||

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #define NR_SLOTS 4
 #define REG_SIZE 256
@@ -448,19 +449,7 @@ static void test_opts(void)
 
 int main(void)
 {
-	const char *env = getenv("AGILE_BACKEND");
-
 	test_opts();
-	if (env && !strcmp(env, "kmod")) {
-		test_backend(AGILE_BACKEND_KMOD);
-	} else if (env && !strcmp(env, "user")) {
-		test_backend(AGILE_BACKEND_USER);
-	} else {
-		test_backend(AGILE_BACKEND_USER);
-		if (access("/dev/agile", F_OK))
-			tap_skip("kmod backend", "no /dev/agile here");
-		else
-			test_backend(AGILE_BACKEND_KMOD);
-	}
+	run_backends(test_backend);
 	return tap_done();
 }

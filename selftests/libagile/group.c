@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #define NR_SLOTS 4
 #define REG_SIZE 128
@@ -537,24 +538,12 @@ static void test_backend(int which)
 
 int main(void)
 {
-	const char *env = getenv("AGILE_BACKEND");
-
 	alarm(4 * ALARM_S);
 	/* Keys of this run: another run's groups are never ours. */
 	next_key = 0xa91e000000000000ULL ^ ((uint64_t)getpid() << 16) ^
 		   (now_ns() & 0xffff);
 	backend = AGILE_BACKEND_USER;
 	test_args();
-	if (env && !strcmp(env, "kmod")) {
-		test_backend(AGILE_BACKEND_KMOD);
-	} else if (env && !strcmp(env, "user")) {
-		test_backend(AGILE_BACKEND_USER);
-	} else {
-		test_backend(AGILE_BACKEND_USER);
-		if (access("/dev/agile", F_OK))
-			tap_skip("kmod backend", "no /dev/agile here");
-		else
-			test_backend(AGILE_BACKEND_KMOD);
-	}
+	run_backends(test_backend);
 	return tap_done();
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 #define LONG_NS (20ULL * 1000 * 1000 * 1000)
 #define NR_THREADS 4
@@ -319,20 +320,8 @@ static void test_backend(int which)
 
 int main(void)
 {
-	const char *env = getenv("AGILE_BACKEND");
-
 	alarm(240);
 	page = (size_t)sysconf(_SC_PAGESIZE);
-	if (env && !strcmp(env, "kmod")) {
-		test_backend(AGILE_BACKEND_KMOD);
-	} else if (env && !strcmp(env, "user")) {
-		test_backend(AGILE_BACKEND_USER);
-	} else {
-		test_backend(AGILE_BACKEND_USER);
-		if (access("/dev/agile", F_OK))
-			tap_skip("kmod backend", "no /dev/agile here");
-		else
-			test_backend(AGILE_BACKEND_KMOD);
-	}
+	run_backends(test_backend);
 	return tap_done();
 }

@@ -80,6 +80,34 @@ static inline int64_t fib_plain(int n)
 }
 
 /*
+ * Run @test on the backend $AGILE_BACKEND names ("kmod" or "user"), or
+ * else on the user backend and, where /dev/agile exists, on kmod too (a
+ * SKIP line where it does not).  Include tap.h first.
+ */
+#ifdef AGILE_TAP_H
+#include <stdlib.h>
+#include <string.h>
+#include <agile/dev.h>
+
+static inline void run_backends(void (*test)(int backend))
+{
+	const char *env = getenv("AGILE_BACKEND");
+
+	if (env && !strcmp(env, "kmod")) {
+		test(AGILE_BACKEND_KMOD);
+	} else if (env && !strcmp(env, "user")) {
+		test(AGILE_BACKEND_USER);
+	} else {
+		test(AGILE_BACKEND_USER);
+		if (access("/dev/agile", F_OK))
+			tap_skip("kmod backend", "no /dev/agile here");
+		else
+			test(AGILE_BACKEND_KMOD);
+	}
+}
+#endif
+
+/*
  * The fork/join fib task: every call with n >= 2 spawns one child.  Only
  * where asked for, since an unused task is a warning (-Werror).
  */

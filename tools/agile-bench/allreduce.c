@@ -80,32 +80,6 @@ static void size_name(char *buf, size_t len, size_t bytes)
 		snprintf(buf, len, "%zuK", bytes >> 10);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static struct timing summarize(double *ms, int reps)
-{
-	struct timing t = { .reps = reps };
-
-	qsort(ms, (size_t)reps, sizeof(ms[0]), cmp_double);
-	t.min_ms = ms[0];
-	t.median_ms = reps % 2 ? ms[reps / 2] :
-				 (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
-	return t;
-}
-
 /* ---- agile: N forked processes in one process-scope communicator ---- */
 
 /* Shared (MAP_SHARED) between agile-bench and its children. */
@@ -172,12 +146,12 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 			err = agile_coll_barrier(coll);
 			if (err)
 				break;
-			t0 = now_ms();
+			t0 = bench_now_ms();
 			err = agile_coll_allreduce(coll, send, recv, count,
 						   AGILE_COLL_FLOAT,
 						   AGILE_COLL_SUM);
 			if (r >= AR_WARMUP)
-				sh->ms[rank][s][r - AR_WARMUP] = now_ms() - t0;
+				sh->ms[rank][s][r - AR_WARMUP] = bench_now_ms() - t0;
 		}
 		for (size_t i = 0; i < count && !err; i++) {
 			if (recv[i] != expect) {
@@ -368,17 +342,17 @@ static int memcpy_rows(const struct ar_plan *p)
 		double ms[AR_MAX_REPS];
 
 		for (int r = 0; r < AR_WARMUP + p->reps[s]; r++) {
-			double t0 = now_ms();
+			double t0 = bench_now_ms();
 
 			memcpy(dst, src, p->bytes[s]);
 			__asm__ __volatile__("" : : "r"(dst) : "memory");
 			if (r >= AR_WARMUP)
-				ms[r - AR_WARMUP] = now_ms() - t0;
+				ms[r - AR_WARMUP] = bench_now_ms() - t0;
 		}
 		size_name(sz, sizeof(sz), p->bytes[s]);
 		snprintf(variant, sizeof(variant), "memcpy-%s", sz);
 		bench_row_bytes("allreduce", variant, 1,
-				summarize(ms, p->reps[s]), p->bytes[s]);
+				bench_summarize(ms, p->reps[s]), p->bytes[s]);
 	}
 	free(src);
 	free(dst);
@@ -409,7 +383,7 @@ static void add_rows(const struct ar_plan *p, const char *who,
 						    "not measured");
 		else
 			bench_row_bytes("allreduce", variant, p->nr_procs,
-					summarize(t->ms[s], t->done[s]),
+					bench_summarize(t->ms[s], t->done[s]),
 					p->bytes[s]);
 	}
 }

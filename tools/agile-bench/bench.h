@@ -42,6 +42,12 @@ struct contender {
  */
 void bench_run(const char *bench, const struct contender *c, int nr);
 
+/* CLOCK_MONOTONIC in milliseconds. */
+double bench_now_ms(void);
+
+/* Min and median of @reps timings (sorts @ms). */
+struct timing bench_summarize(double *ms, int reps);
+
 /* Add a timing row. */
 void bench_row(const char *bench, const char *variant, int threads,
 	       struct timing t);

@@ -43,7 +43,7 @@ static int nr_comparisons;
 static char notes[24][200];
 static int nr_notes;
 
-static double now_ms(void)
+double bench_now_ms(void)
 {
 	struct timespec ts;
 
@@ -65,7 +65,7 @@ static void settle(void)
 	nanosleep(&ts, NULL);
 }
 
-static struct timing summarize(double *ms, int reps)
+struct timing bench_summarize(double *ms, int reps)
 {
 	struct timing t;
 
@@ -103,16 +103,16 @@ void bench_run(const char *bench, const struct contender *c, int nr)
 			settle();
 			c[i].fn(c[i].arg);
 			for (int r = 0; r < block; r++) {
-				double start = now_ms();
+				double start = bench_now_ms();
 
 				c[i].fn(c[i].arg);
-				ms[i][done[i]++] = now_ms() - start;
+				ms[i][done[i]++] = bench_now_ms() - start;
 			}
 		}
 	}
 	for (int i = 0; i < nr; i++)
 		bench_row(bench, c[i].variant, c[i].threads,
-			  summarize(ms[i], done[i] > 0 ? done[i] : 1));
+			  bench_summarize(ms[i], done[i] > 0 ? done[i] : 1));
 }
 
 void bench_row(const char *bench, const char *variant, int threads,
