@@ -2,10 +2,13 @@
 /*
  * /dev/agile EXPORT_DMABUF: bad inputs; the dma-buf's mmap sees the same
  * pages as the agile mappings, both ways; CPU-access syncs; lifetimes
- * (the agile file closed while the dma-buf lives, and the reverse); and
- * an import by a real DRM driver, vgem, through PRIME.
+ * (the agile file closed while the dma-buf lives, and the reverse); an
+ * import by the test-only module's importer (agile_pin_test.ko), which
+ * reads and writes the pages it was given, both ways against the agile
+ * mapping; and an import by a real DRM driver, vgem, through PRIME.
  */
 #include "agile_test.h"
+#include "agile_pin_test.h"
 
 #include <linux/dma-buf.h>
 #include <libdrm/drm.h>
@@ -248,6 +251,181 @@ TEST_F(exp, close_dmabuf_first)
 	close(buf);
 }
 
+#define PIN_DEV_PATH "/dev/agile_pin_test"
+
+/* /dev/agile_pin_test, or -1 when agile_pin_test.ko is not loaded. */
+static int open_importer(struct __test_metadata *_metadata)
+{
+	int fd = open(PIN_DEV_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		EXPECT_EQ(ENOENT, errno) TH_LOG("%s: %s", PIN_DEV_PATH,
+						strerror(errno));
+	return fd;
+}
+
+/*
+ * The importer imports @buf, reads the word at @offset through the pages
+ * it was given (or its vmap), then stores @marker there.  0 with the word
+ * it read in *@seen, or -errno.
+ */
+static int import_swap(int pin_fd, int buf, __u64 offset, __u32 flags,
+		       __u32 marker, __u32 *seen)
+{
+	struct agile_pin_test_dmabuf args = {
+		.fd = buf,
+		.flags = flags,
+		.offset = offset,
+		.marker = marker,
+		.seen = 0xdeadbeef,
+	};
+	int ret = agile_ioctl(pin_fd, AGILE_PIN_TEST_IOC_DMABUF, &args);
+
+	if (!ret && seen)
+		*seen = args.seen;
+	return ret;
+}
+
+/*
+ * A device driver that imports the dma-buf reaches the very memory of the
+ * agile mapping: what the user stores through /dev/agile's mapping, the
+ * importer reads through its attachment's pages and through its vmap;
+ * what it stores there, the user reads back.  First, middle and last
+ * words of a three-page segment, so that the importer walks its
+ * scatterlist past the first page.
+ */
+TEST_F(exp, importer_sees_stores)
+{
+	static const __u32 paths[] = { 0, AGILE_PIN_TEST_DMABUF_VMAP };
+	__u64 bytes = self->seg.mmap_bytes;
+	unsigned int i, p;
+	volatile __u32 *a;
+	__u64 offsets[3];
+	__u32 seen, v;
+	int pin_fd, buf;
+
+	pin_fd = open_importer(_metadata);
+	if (pin_fd < 0)
+		SKIP(return, "%s missing", PIN_DEV_PATH);
+	buf = export_dmabuf(self->fd, AGILE_DMABUF_SEGMENT, 0,
+			    O_CLOEXEC | O_RDWR);
+	ASSERT_LE(0, buf) TH_LOG("export: %s", strerror(-buf));
+	a = agile_map_rw(self->fd, self->seg.mmap_offset, bytes);
+	ASSERT_NE(MAP_FAILED, a);
+	offsets[0] = 0;
+	offsets[1] = bytes / 2 + 8;
+	offsets[2] = bytes - sizeof(__u32);
+
+	for (p = 0; p < ARRAY_SIZE(paths); p++) {
+		for (i = 0; i < ARRAY_SIZE(offsets); i++) {
+			v = 0x5e000000 + (p << 8) + i;
+			a[offsets[i] / 4] = v;
+			seen = 0;
+			ASSERT_EQ(0, import_swap(pin_fd, buf, offsets[i],
+						 paths[p], ~v, &seen))
+				TH_LOG("path %u offset %llu", p,
+				       (unsigned long long)offsets[i]);
+			ASSERT_EQ(v, seen) TH_LOG("path %u offset %llu", p,
+					   (unsigned long long)offsets[i]);
+			ASSERT_EQ(~v, a[offsets[i] / 4]);
+		}
+		/* The words around the last one are untouched. */
+		ASSERT_EQ(~(0x5e000000 + (p << 8) + 1), a[offsets[1] / 4]);
+		ASSERT_EQ(0U, a[offsets[1] / 4 + 1]);
+	}
+	munmap((void *)a, bytes);
+
+	/* The dma-buf alone keeps the pages importable. */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, import_swap(pin_fd, buf, 0, 0, 0x600d, &seen));
+	ASSERT_EQ(~(0x5e000000U + (1 << 8)), seen);
+	ASSERT_EQ(0, import_swap(pin_fd, buf, 0, AGILE_PIN_TEST_DMABUF_VMAP,
+				 0, &seen));
+	ASSERT_EQ(0x600dU, seen);
+	close(buf);
+	close(pin_fd);
+}
+
+/* The same for the doorbell area: the module's WAIT sees the importer. */
+TEST_F(exp, importer_doorbells)
+{
+	__u64 slot_off = 5 * (__u64)AGILE_DOORBELL_STRIDE;
+	struct agile_doorbell *db;
+	__u32 seen = 0;
+	int pin_fd, buf;
+
+	pin_fd = open_importer(_metadata);
+	if (pin_fd < 0)
+		SKIP(return, "%s missing", PIN_DEV_PATH);
+	buf = export_dmabuf(self->fd, AGILE_DMABUF_DOORBELLS, 0,
+			    O_CLOEXEC | O_RDWR);
+	ASSERT_LE(0, buf);
+	db = agile_map_rw(self->fd, self->init.doorbell_offset,
+			  self->init.doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, db);
+
+	/* A store through the agile mapping... */
+	db[5].value = 0x1234;
+	ASSERT_EQ(0, import_swap(pin_fd, buf, slot_off, 0, 0x4321, &seen));
+	ASSERT_EQ(0x1234U, seen);
+	ASSERT_EQ(0x4321U, agile_db_value(db, 5));
+	ASSERT_EQ(0, agile_wait(self->fd, 5, AGILE_CMP_EQ, 0x4321, 0, NULL));
+	/* ...and a SIGNAL by the module, both read by the importer. */
+	ASSERT_EQ(0, agile_signal(self->fd, NR_SLOTS - 1, 0x77));
+	ASSERT_EQ(0, import_swap(pin_fd, buf,
+				 (NR_SLOTS - 1) * (__u64)AGILE_DOORBELL_STRIDE,
+				 AGILE_PIN_TEST_DMABUF_VMAP, 0x78, &seen));
+	ASSERT_EQ(0x77U, seen);
+	ASSERT_EQ(0x78U, agile_db_value(db, NR_SLOTS - 1));
+	ASSERT_EQ(0, agile_wait(self->fd, NR_SLOTS - 1, AGILE_CMP_EQ, 0x78, 0,
+				NULL));
+	munmap(db, self->init.doorbell_bytes);
+	close(buf);
+	close(pin_fd);
+}
+
+TEST_F(exp, importer_bad_inputs)
+{
+	__u64 bytes = self->seg.mmap_bytes;
+	struct agile_pin_test_dmabuf args;
+	unsigned int i;
+	int pin_fd, buf;
+
+	pin_fd = open_importer(_metadata);
+	if (pin_fd < 0)
+		SKIP(return, "%s missing", PIN_DEV_PATH);
+	buf = export_dmabuf(self->fd, AGILE_DMABUF_SEGMENT, 0,
+			    O_CLOEXEC | O_RDWR);
+	ASSERT_LE(0, buf);
+
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, 0, 2, 0, NULL));
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, 0, ~0U, 0, NULL));
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, 2, 0, 0, NULL));
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, bytes, 0, 0, NULL));
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, bytes - 2, 0, 0, NULL));
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, ~3ULL,
+				       AGILE_PIN_TEST_DMABUF_VMAP, 0, NULL));
+	/* Not a dma-buf, and not a file. */
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, self->fd, 0, 0, 0, NULL));
+	ASSERT_EQ(-EBADF, import_swap(pin_fd, -1, 0, 0, 0, NULL));
+	memset(&args, 0, sizeof(args));
+	args.fd = buf;
+	for (i = 0; i < ARRAY_SIZE(args.reserved); i++) {
+		args.reserved[i] = 1;
+		ASSERT_EQ(-EINVAL, agile_ioctl(pin_fd,
+					       AGILE_PIN_TEST_IOC_DMABUF,
+					       &args));
+		args.reserved[i] = 0;
+	}
+	ASSERT_EQ(-EFAULT,
+		  agile_ioctl(pin_fd, AGILE_PIN_TEST_IOC_DMABUF, NULL));
+	/* None of it wrote anything; a good call still works. */
+	ASSERT_EQ(0, import_swap(pin_fd, buf, 0, 0, 0, NULL));
+	close(buf);
+	close(pin_fd);
+}
+
 /* The first /dev/dri/card* whose driver is vgem, or -1. */
 static int open_vgem(void)
 {
@@ -275,7 +453,10 @@ static int open_vgem(void)
  * vgem imports the dma-buf (attach + map_dma_buf with its device), then
  * maps it.  vgem's MODE_MAP_DUMB refuses imported objects
  * (drm_gem_dumb_map_offset), so where it does the test maps the buffer
- * that vgem exports back for the handle (PRIME_HANDLE_TO_FD).
+ * that vgem exports back for the handle (PRIME_HANDLE_TO_FD): our own
+ * dma-buf again.  That an importer reaches the same memory as the agile
+ * mapping, both ways, importer_sees_stores and importer_doorbells show
+ * with the test-only module's importer.
  */
 TEST_F(exp, vgem_import)
 {

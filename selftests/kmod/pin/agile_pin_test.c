@@ -1,19 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * agile_pin_test - test-only misc device that proves a user range can be
- * pinned with FOLL_LONGTERM, as hipHostRegister()/cudaHostRegister() do.
- * See agile_pin_test.h for the ioctl.  Never part of a product build.
+ * pinned with FOLL_LONGTERM, as hipHostRegister()/cudaHostRegister() do,
+ * and that a device driver importing agile's dma-bufs reaches the pages
+ * that userspace maps.  See agile_pin_test.h for the ioctls.  Never part
+ * of a product build.
  */
 
+#include <linux/dma-buf.h>
+#include <linux/dma-direction.h>
+#include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
+#include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
+#include <linux/iosys-map.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "agile_pin_test.h"
+#include "compat.h"
+
+AGILE_MODULE_IMPORT_NS_DMA_BUF;
 
 /* Enough for the largest agile area (65536 slots of 4 KiB). */
 #define AGILE_PIN_TEST_MAX_PAGES 65536UL
@@ -71,16 +84,147 @@ out_free:
 	return ret ? ret : pinned;
 }
 
+static struct miscdevice agile_pin_test_misc;
+
+/* Read the word into @args->seen, then store @args->marker there. */
+static void agile_pin_test_swap(u32 *word, struct agile_pin_test_dmabuf *args)
+{
+	args->seen = READ_ONCE(*word);
+	WRITE_ONCE(*word, args->marker);
+}
+
+/* The word through a kernel mapping of the scatterlist's page. */
+static int agile_pin_test_sg(struct dma_buf_attachment *attach,
+			     struct agile_pin_test_dmabuf *args)
+{
+	struct dma_buf *dmabuf = attach->dmabuf;
+	unsigned long dma_bytes = 0;
+	struct sg_dma_page_iter dma_iter;
+	struct sg_page_iter iter;
+	struct page *page = NULL;
+	struct sg_table *sgt;
+	u32 *vaddr;
+	int ret;
+
+	sgt = dma_buf_map_attachment_unlocked(attach, DMA_BIDIRECTIONAL);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	/* The device's view covers the whole buffer... */
+	for_each_sgtable_dma_page(sgt, &dma_iter, 0)
+		dma_bytes += PAGE_SIZE;
+	/* ...and the CPU reaches the page that holds the word. */
+	for_each_sgtable_page(sgt, &iter, args->offset >> PAGE_SHIFT) {
+		page = sg_page_iter_page(&iter);
+		break;
+	}
+	if (dma_bytes < dmabuf->size || !page) {
+		ret = -EIO;
+		goto out_unmap;
+	}
+
+	ret = dma_buf_begin_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
+	if (ret)
+		goto out_unmap;
+	vaddr = kmap_local_page(page);
+	agile_pin_test_swap(vaddr + offset_in_page(args->offset) / 4, args);
+	kunmap_local(vaddr);
+	ret = dma_buf_end_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
+
+out_unmap:
+	dma_buf_unmap_attachment_unlocked(attach, sgt, DMA_BIDIRECTIONAL);
+	return ret;
+}
+
+/*
+ * The word through dma_buf_vmap().  Up to 6.1 it takes the dma-buf's own
+ * lock, from 6.2 the caller holds the reservation lock: holding it works
+ * with both.
+ */
+static int agile_pin_test_vmap(struct dma_buf *dmabuf,
+			       struct agile_pin_test_dmabuf *args)
+{
+	struct iosys_map map;
+	int ret;
+
+	dma_resv_lock(dmabuf->resv, NULL);
+	ret = dma_buf_vmap(dmabuf, &map);
+	dma_resv_unlock(dmabuf->resv);
+	if (ret)
+		return ret;
+	if (map.is_iomem) {
+		ret = -EIO;
+		goto out_vunmap;
+	}
+
+	ret = dma_buf_begin_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
+	if (ret)
+		goto out_vunmap;
+	agile_pin_test_swap((u32 *)map.vaddr + args->offset / 4, args);
+	ret = dma_buf_end_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
+
+out_vunmap:
+	dma_resv_lock(dmabuf->resv, NULL);
+	dma_buf_vunmap(dmabuf, &map);
+	dma_resv_unlock(dmabuf->resv);
+	return ret;
+}
+
+static long agile_pin_test_dmabuf(struct agile_pin_test_dmabuf __user *uarg)
+{
+	struct dma_buf_attachment *attach;
+	struct agile_pin_test_dmabuf args;
+	struct dma_buf *dmabuf;
+	int ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags & ~AGILE_PIN_TEST_DMABUF_VMAP ||
+	    memchr_inv(args.reserved, 0, sizeof(args.reserved)) ||
+	    !IS_ALIGNED(args.offset, sizeof(u32)))
+		return -EINVAL;
+
+	dmabuf = dma_buf_get(args.fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	if (dmabuf->size < sizeof(u32) ||
+	    args.offset > dmabuf->size - sizeof(u32)) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	attach = dma_buf_attach(dmabuf, agile_pin_test_misc.this_device);
+	if (IS_ERR(attach)) {
+		ret = PTR_ERR(attach);
+		goto out_put;
+	}
+
+	if (args.flags & AGILE_PIN_TEST_DMABUF_VMAP)
+		ret = agile_pin_test_vmap(dmabuf, &args);
+	else
+		ret = agile_pin_test_sg(attach, &args);
+	if (!ret && copy_to_user(uarg, &args, sizeof(args)))
+		ret = -EFAULT;
+
+	dma_buf_detach(dmabuf, attach);
+out_put:
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
 static long agile_pin_test_ioctl(struct file *file, unsigned int cmd,
 				 unsigned long arg)
 {
 	struct agile_pin_test_args args;
 
-	if (cmd != AGILE_PIN_TEST_IOC_PIN)
+	switch (cmd) {
+	case AGILE_PIN_TEST_IOC_PIN:
+		if (copy_from_user(&args, (void __user *)arg, sizeof(args)))
+			return -EFAULT;
+		return agile_pin_test_pin(&args);
+	case AGILE_PIN_TEST_IOC_DMABUF:
+		return agile_pin_test_dmabuf((void __user *)arg);
+	default:
 		return -ENOTTY;
-	if (copy_from_user(&args, (void __user *)arg, sizeof(args)))
-		return -EFAULT;
-	return agile_pin_test_pin(&args);
+	}
 }
 
 static const struct file_operations agile_pin_test_fops = {
@@ -96,8 +240,35 @@ static struct miscdevice agile_pin_test_misc = {
 	.mode = 0666,
 };
 
-module_misc_device(agile_pin_test_misc);
+static int __init agile_pin_test_init(void)
+{
+	int ret;
 
-MODULE_DESCRIPTION("agile test only: pin a user range with FOLL_LONGTERM");
+	ret = misc_register(&agile_pin_test_misc);
+	if (ret)
+		return ret;
+	/*
+	 * The dma-buf importer maps attachments for the misc device, as a
+	 * GPU driver does for its PCI device: give it a DMA mask.
+	 */
+	ret = dma_coerce_mask_and_coherent(agile_pin_test_misc.this_device,
+					   DMA_BIT_MASK(64));
+	if (ret)
+		goto err_deregister;
+	return 0;
+
+err_deregister:
+	misc_deregister(&agile_pin_test_misc);
+	return ret;
+}
+module_init(agile_pin_test_init);
+
+static void __exit agile_pin_test_exit(void)
+{
+	misc_deregister(&agile_pin_test_misc);
+}
+module_exit(agile_pin_test_exit);
+
+MODULE_DESCRIPTION("agile test only: pin a user range, import a dma-buf");
 MODULE_AUTHOR("The agile authors");
 MODULE_LICENSE("GPL");

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * agile_pin_test - test-only misc device /dev/agile_pin_test that pins a
- * user range the way GPU drivers register host memory
- * (pin_user_pages_fast() with FOLL_LONGTERM | FOLL_WRITE).
+ * agile_pin_test - test-only misc device /dev/agile_pin_test that does
+ * what GPU drivers do with agile's memory: pins a user range the way they
+ * register host memory (pin_user_pages_fast() with FOLL_LONGTERM |
+ * FOLL_WRITE), and imports a dma-buf the way they import one (attach,
+ * map, CPU access through the mapped pages or through a vmap).
  */
 #ifndef AGILE_PIN_TEST_H
 #define AGILE_PIN_TEST_H
@@ -35,5 +37,45 @@ struct agile_pin_test_args {
 };
 
 #define AGILE_PIN_TEST_IOC_PIN _IOW(0xA9, 0x40, struct agile_pin_test_args)
+
+/*
+ * agile_pin_test_dmabuf.flags: reach the word through dma_buf_vmap()
+ * instead of the pages of the attachment's scatterlist.
+ */
+#define AGILE_PIN_TEST_DMABUF_VMAP 0x1U
+
+/**
+ * struct agile_pin_test_dmabuf - AGILE_PIN_TEST_IOC_DMABUF
+ * @fd: to kernel: the dma-buf to import.
+ * @flags: to kernel: AGILE_PIN_TEST_DMABUF_VMAP or zero.
+ * @offset: to kernel: byte offset of a __u32 in the buffer, a multiple
+ *	of four, the whole word inside the buffer.
+ * @marker: to kernel: stored into that word once it has been read.
+ * @seen: from kernel: what the word held before @marker was stored.
+ * @reserved: must be zero.
+ *
+ * Imports the dma-buf as a device driver does: dma_buf_get(),
+ * dma_buf_attach() with the misc device, dma_buf_map_attachment(); then,
+ * between dma_buf_begin_cpu_access() and dma_buf_end_cpu_access(), reads
+ * the word at @offset into @seen and stores @marker there, through a
+ * kernel mapping of the scatterlist's page that holds it, or with
+ * AGILE_PIN_TEST_DMABUF_VMAP through dma_buf_vmap(); then unmaps,
+ * detaches and drops the dma-buf.
+ *
+ * Returns 0, or -1 with errno: EINVAL for bad flags, reserved or offset,
+ * or an fd that is not a dma-buf; EBADF for an fd that is not open; what
+ * the import steps returned otherwise.
+ */
+struct agile_pin_test_dmabuf {
+	__s32 fd;
+	__u32 flags;
+	__u64 offset;
+	__u32 marker;
+	__u32 seen;
+	__u64 reserved[2];
+};
+
+#define AGILE_PIN_TEST_IOC_DMABUF \
+	_IOWR(0xA9, 0x41, struct agile_pin_test_dmabuf)
 
 #endif /* AGILE_PIN_TEST_H */
