@@ -202,6 +202,23 @@ static uint64_t unit_end(const struct builder *b, uint32_t lane, uint32_t pos)
 	return b->plan->unit_off[(size_t)lane * b->p + pos + 1];
 }
 
+/*
+ * Runs for the parts of unit position @q (one per lane) that fall in
+ * [@r0, @r1) of the vector: from their offset to offset - @r0.
+ */
+static void add_unit_runs(struct builder *b, uint32_t q, uint64_t r0,
+			  uint64_t r1)
+{
+	for (uint32_t l = 0; l < b->lanes; l++) {
+		uint64_t x = unit_off(b, l, q), y = unit_end(b, l, q);
+
+		x = x > r0 ? x : r0;
+		y = y < r1 ? y : r1;
+		if (y > x)
+			add_run(b, x, x - r0, y - x);
+	}
+}
+
 static void build_units(struct builder *b)
 {
 	uint64_t *off = b->plan->unit_off, at = 0;
@@ -691,14 +708,7 @@ static void plan_give(struct builder *b, uint32_t reader, uint64_t r0,
 		return;
 	s->send_peer = (int32_t)reader;
 	s->send_buf = AGILE_COLL_BUF_WORK;
-	for (uint32_t l = 0; l < b->lanes; l++) {
-		uint64_t x = unit_off(b, l, q), y = unit_end(b, l, q);
-
-		x = x > r0 ? x : r0;
-		y = y < r1 ? y : r1;
-		if (y > x)
-			add_run(b, x, x - r0, y - x);
-	}
+	add_unit_runs(b, q, r0, r1);
 	s = last_step(b);
 	s->nr_send_runs = b->plan->nr_runs - s->send_run;
 	if (!s->nr_send_runs)
@@ -732,14 +742,7 @@ static void plan_take(struct builder *b, uint64_t r0, uint64_t r1, bool war)
 		add_wait(b, holder, b->v_halve, true);
 		s = last_step(b);
 		s->run = b->plan->nr_runs;
-		for (uint32_t l = 0; l < b->lanes; l++) {
-			uint64_t x = unit_off(b, l, q), y = unit_end(b, l, q);
-
-			x = x > r0 ? x : r0;
-			y = y < r1 ? y : r1;
-			if (y > x)
-				add_run(b, x, x - r0, y - x);
-		}
+		add_unit_runs(b, q, r0, r1);
 		s = last_step(b);
 		s->nr_runs = b->plan->nr_runs - s->run;
 		if (!s->nr_runs) {

@@ -41,6 +41,24 @@ static int group_join(int fd, struct agile_group_join *g)
 }
 
 /* Join @key (0600); the member index, or -errno. */
+/*
+ * Join (with @flags: create) group @key, mode 0600, on @fd and map its
+ * doorbells into *@db: 0 or a negative errno.
+ */
+static int group_join_mapped(int fd, __u64 key, __u32 flags,
+			     struct agile_group_join *g,
+			     struct agile_doorbell **db)
+{
+	int ret;
+
+	group_args(g, key, flags, 0600);
+	ret = group_join(fd, g);
+	if (ret)
+		return ret;
+	*db = agile_map_rw(fd, g->doorbell_offset, g->doorbell_bytes);
+	return *db == MAP_FAILED ? -errno : 0;
+}
+
 static int group_join_key(int fd, __u64 key, __u32 flags)
 {
 	struct agile_group_join g;
@@ -112,13 +130,7 @@ member_child(__u64 key, __u32 flags, int cmd_fd, int reply_fd)
 		if (fd != cmd_fd && fd != reply_fd)
 			close(fd);
 	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
-	group_args(&g, key, flags, 0600);
-	ret = fd < 0 ? -errno : group_join(fd, &g);
-	if (!ret) {
-		db = agile_map_rw(fd, g.doorbell_offset, g.doorbell_bytes);
-		if (db == MAP_FAILED)
-			ret = -errno;
-	}
+	ret = fd < 0 ? -errno : group_join_mapped(fd, key, flags, &g, &db);
 	member_reply_int(reply_fd, ret ? ret : (int)g.member);
 	if (ret)
 		_exit(1);
@@ -605,10 +617,7 @@ TEST(doorbell_cross_process)
 	int fd, status;
 
 	AGILE_OPEN(fd);
-	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
-	ASSERT_EQ(0, group_join(fd, &g));
-	db = agile_map_rw(fd, g.doorbell_offset, g.doorbell_bytes);
-	ASSERT_NE(MAP_FAILED, db);
+	ASSERT_EQ(0, group_join_mapped(fd, key, AGILE_GROUP_CREATE, &g, &db));
 	ASSERT_EQ(1, member_start(&m, key, 0));
 
 	/* A plain store in the child's mapping. */
@@ -789,10 +798,7 @@ TEST(end_on_close)
 
 	groups = sysfs_read_int("groups");
 	AGILE_OPEN(fd);
-	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
-	ASSERT_EQ(0, group_join(fd, &g));
-	db = agile_map_rw(fd, g.doorbell_offset, g.doorbell_bytes);
-	ASSERT_NE(MAP_FAILED, db);
+	ASSERT_EQ(0, group_join_mapped(fd, key, AGILE_GROUP_CREATE, &g, &db));
 	ASSERT_EQ(1, member_start(&m, key, 0));
 	ASSERT_EQ(groups + 1, sysfs_read_int("groups"));
 
@@ -855,10 +861,7 @@ TEST(end_on_kill)
 	int fd, status;
 
 	AGILE_OPEN(fd);
-	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
-	ASSERT_EQ(0, group_join(fd, &g));
-	db = agile_map_rw(fd, g.doorbell_offset, g.doorbell_bytes);
-	ASSERT_NE(MAP_FAILED, db);
+	ASSERT_EQ(0, group_join_mapped(fd, key, AGILE_GROUP_CREATE, &g, &db));
 	ASSERT_EQ(1, member_start(&m, key, 0));
 
 	ASSERT_EQ(0, member_send(&m, M_WAIT, 2, 1));

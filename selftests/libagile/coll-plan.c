@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "coll_plan.h"
+#include "colltest.h"
 #include "tap.h"
 
-#define PRIME 65521u
 #define POISON INT64_C(-7777777)
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -35,25 +35,10 @@ static uint64_t rnd(void)
 	return rng_state;
 }
 
-static int64_t pack(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
-{
-	return (int64_t)(a | b << 16 | c << 32 | d << 48);
-}
-
-static int64_t matmul(int64_t x, int64_t y)
-{
-	uint64_t a = (uint64_t)x & 0xffff, b = (uint64_t)x >> 16 & 0xffff;
-	uint64_t c = (uint64_t)x >> 32 & 0xffff, d = (uint64_t)x >> 48;
-	uint64_t e = (uint64_t)y & 0xffff, f = (uint64_t)y >> 16 & 0xffff;
-	uint64_t g = (uint64_t)y >> 32 & 0xffff, h = (uint64_t)y >> 48;
-
-	return pack((a * e + b * g) % PRIME, (a * f + b * h) % PRIME,
-		    (c * e + d * g) % PRIME, (c * f + d * h) % PRIME);
-}
-
 static int64_t random_matrix(void)
 {
-	return pack(rnd() % PRIME, rnd() % PRIME, rnd() % PRIME, rnd() % PRIME);
+	return ct_pack(rnd() % CT_PRIME, rnd() % CT_PRIME, rnd() % CT_PRIME,
+		       rnd() % CT_PRIME);
 }
 
 struct member {
@@ -108,10 +93,10 @@ static void run_step(struct member *ms, struct member *m)
 					dst[r->dst + k] = in;
 				else if (s->peer_left)
 					dst[r->dst + k] =
-						matmul(in, left[r->dst + k]);
+						ct_matmul(in, left[r->dst + k]);
 				else
 					dst[r->dst + k] =
-						matmul(left[r->dst + k], in);
+						ct_matmul(left[r->dst + k], in);
 			}
 		}
 	}
@@ -227,7 +212,7 @@ static bool simulate(uint32_t n, uint32_t kind, uint32_t root, uint64_t count,
 		if (reducing) {
 			want[i] = input[0][i];
 			for (uint32_t r = 1; r < n; r++)
-				want[i] = matmul(want[i], input[r][i]);
+				want[i] = ct_matmul(want[i], input[r][i]);
 		} else {
 			want[i] = input[i / count][i % count];
 		}
