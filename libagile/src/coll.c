@@ -34,12 +34,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "coll_shm.h"
+#include "sys.h"
 
 #define MAX_BYTES_DEFAULT (64ULL << 20)
 #define ALLOC_ALIGN 64
@@ -57,14 +59,6 @@ struct agile_coll_team {
 	struct coll_shm *members;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- options ---- */
 
 int agile_coll_opts_init(struct agile_coll_opts *opts)
@@ -78,9 +72,36 @@ int agile_coll_opts_init(struct agile_coll_opts *opts)
 	opts->segments = AGILE_COLL_SEGMENTS_DEFAULT;
 	opts->backend = AGILE_BACKEND_AUTO;
 	opts->mode = 0600;
-	opts->spin_ns = dev.spin_ns;
+	opts->spin_ns = AGILE_COLL_SPIN_AUTO;
 	opts->max_bytes = MAX_BYTES_DEFAULT;
 	return 0;
+}
+
+uint64_t coll_spin_ns(uint64_t requested, uint32_t nr_members, long nr_cpus,
+		      uint64_t *yield_ns)
+{
+	const char *env = getenv("AGILE_SPIN_NS");
+	struct agile_dev_opts dev;
+
+	*yield_ns = 0;
+	if (requested != AGILE_COLL_SPIN_AUTO)
+		return requested;
+	if ((!env || !*env) && nr_cpus > 0 && nr_members > (uint64_t)nr_cpus) {
+		*yield_ns = COLL_YIELD_NS;
+		return 0;
+	}
+	agile_dev_opts_init(&dev); /* $AGILE_SPIN_NS or the default */
+	return dev.spin_ns;
+}
+
+/* The CPUs this process's threads may run on; 0: unknown. */
+static long affinity_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	return CPU_COUNT(&set);
 }
 
 static int check_opts(const struct agile_coll_opts *o)
@@ -385,6 +406,7 @@ int agile_coll_threads_create(uint32_t nr_members,
 	struct agile_coll_team *team;
 	struct agile_dev_opts dopts;
 	struct agile_coll_opts o;
+	uint64_t yield_ns;
 	int err;
 
 	if (!out || !nr_members || nr_members > AGILE_COLL_MAX_MEMBERS)
@@ -392,6 +414,8 @@ int agile_coll_threads_create(uint32_t nr_members,
 	err = take_opts(opts, &o);
 	if (err)
 		return err;
+	o.spin_ns =
+		coll_spin_ns(o.spin_ns, nr_members, affinity_cpus(), &yield_ns);
 	team = calloc(1, sizeof(*team));
 	if (!team)
 		return -ENOMEM;
@@ -419,6 +443,7 @@ int agile_coll_threads_create(uint32_t nr_members,
 		c->scope = COLL_SCOPE_THREADS;
 		c->dev = team->dev;
 		c->spin_ns = o.spin_ns;
+		c->yield_ns = yield_ns;
 		c->opts = o;
 		c->team = team;
 		c->addrs = team->addrs;
@@ -544,7 +569,7 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	struct agile_dev_group_opts gopts;
 	struct agile_doorbell *db;
 	struct agile_coll_opts o;
-	uint64_t xchg, seg_bytes, deadline;
+	uint64_t xchg, seg_bytes, deadline, yield_ns;
 	struct coll_shm *c;
 	void *addr;
 	uint32_t id;
@@ -555,12 +580,14 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	err = take_opts(opts, &o);
 	if (err)
 		return err;
+	o.spin_ns = coll_spin_ns(o.spin_ns, nr_members,
+				 sysconf(_SC_NPROCESSORS_ONLN), &yield_ns);
 	if (!page_round(o.max_bytes, &xchg) || xchg > SIZE_MAX / 4)
 		return -EINVAL;
 	seg_bytes = 3 * xchg; /* exchange area, then a heap of twice it */
 	deadline = timeout_ns == AGILE_TIMEOUT_INFINITE ?
 			   0 :
-			   mono_ns() + timeout_ns;
+			   agile_mono_ns() + timeout_ns;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -586,6 +613,7 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	coll_init_base(&c->base, &coll_procs_ops, rank, (int)nr_members);
 	c->scope = COLL_SCOPE_PROCS;
 	c->spin_ns = o.spin_ns;
+	c->yield_ns = yield_ns;
 	c->opts = o;
 	c->xchg_bytes = (size_t)xchg;
 	c->seg_bytes = (size_t)seg_bytes;
@@ -625,7 +653,7 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 		if (q == rank)
 			continue;
 		if (deadline) {
-			now = mono_ns();
+			now = agile_mono_ns();
 			left = now < deadline ? deadline - now : 0;
 		}
 		err = agile_dev_wait_spin(c->dev, (uint32_t)q, AGILE_CMP_GE, 1,

@@ -69,4 +69,18 @@ static inline bool coll_is(const struct agile_coll *coll,
 	return coll && coll->ops == ops;
 }
 
+/* How long an oversubscribed wait yields before it sleeps (coll_spin_ns). */
+#define COLL_YIELD_NS 1000000ULL
+
+/*
+ * coll_spin_ns - the spin a communicator of @nr_members waits with:
+ * @requested itself, or for AGILE_COLL_SPIN_AUTO $AGILE_SPIN_NS where it
+ * is set, 0 with more members than @nr_cpus (when that is known: > 0),
+ * else the dev layer's default.  *@yield_ns: COLL_YIELD_NS in the second
+ * case (look, yield the CPU, look again, before the sleep), else 0.  In
+ * coll.c.
+ */
+uint64_t coll_spin_ns(uint64_t requested, uint32_t nr_members, long nr_cpus,
+		      uint64_t *yield_ns);
+
 #endif /* AGILE_COLL_IMPL_H */

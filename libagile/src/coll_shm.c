@@ -19,7 +19,8 @@
  * slot bank * size + rank): the plan's values 1 .. span, plus a base that
  * grows by span per collective, so a value never repeats.  A step waits
  * until each peer it depends on has published the value the plan names
- * (agile_dev_wait_spin, AGILE_CMP_GE: spin, then sleep), runs, publishes
+ * (agile_dev_wait_spin, AGILE_CMP_GE: spin, then sleep; with more
+ * members than CPUs, yield, then sleep), runs, publishes
  * (agile_dev_signal).  So the reduce of segment j starts as soon as the
  * partner has published segment j of the previous round (the overlap of
  * seed 001: a member reduces segment j while its partner still produces
@@ -43,10 +44,13 @@
  * with -EPIPE, and so does the collective (never a hang).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll_shm.h"
+#include "sys.h"
 
 /* Values stay below this: the kernel's comparison is unsigned. */
 #define SEQ_LIMIT_DEFAULT (1u << 31)
@@ -62,12 +66,47 @@ static int publish(struct coll_shm *c, uint32_t value)
 		c->dev, slot_of(c, c->bank, (uint32_t)c->base.rank), value);
 }
 
+/*
+ * More members than CPUs (c->yield_ns): look, give the CPU away, look
+ * again, up to c->yield_ns; true if @slot reached @value.  The peer this
+ * member waits for is likely runnable but without a CPU: a yield lets it
+ * run at once, where a spin would hold it off and a sleep would cost a
+ * futex wake (an IPI, in a VM an exit) on both sides.  The acquire load
+ * pairs with agile_dev_signal's release store, as the dev wait's does.
+ */
+static bool yield_until_ge(struct coll_shm *c, uint32_t slot, uint32_t value)
+{
+	struct agile_doorbell *db;
+	uint64_t end = 0;
+
+	if (agile_dev_slot(c->dev, slot, &db, NULL))
+		return false;
+	for (unsigned int i = 0;; i++) {
+		if (__atomic_load_n(&db->value, __ATOMIC_ACQUIRE) >= value)
+			return true;
+		if (i % 16 == 0) {
+			uint64_t now = agile_mono_ns();
+
+			if (!end)
+				end = now + c->yield_ns;
+			else if (now >= end)
+				return false;
+		}
+		sched_yield();
+	}
+}
+
 static int wait_ge(struct coll_shm *c, uint32_t rank, uint32_t value,
 		   uint64_t timeout_ns)
 {
-	return agile_dev_wait_spin(c->dev, slot_of(c, c->bank, rank),
-				   AGILE_CMP_GE, value, c->spin_ns, timeout_ns,
-				   NULL);
+	uint32_t slot = slot_of(c, c->bank, rank);
+
+	/* Callers wait without a timeout (a dead peer ends the group). */
+	if (c->yield_ns && timeout_ns == AGILE_TIMEOUT_INFINITE &&
+	    yield_until_ge(c, slot, value))
+		return 0;
+	return agile_dev_wait_spin(c->dev, slot, AGILE_CMP_GE, value,
+				   c->spin_ns, timeout_ns, NULL);
 }
 
 static int wait_all_bank(struct coll_shm *c, uint32_t value,

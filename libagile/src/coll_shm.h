@@ -58,6 +58,9 @@ struct coll_heap_block {
  * @dev:       the doorbells: slot bank * size + rank is the member's
  *             sequence word in bank 0 or 1 (threads: the team's context;
  *             processes: the group's)
+ * @spin_ns:   how long a wait spins before it sleeps (coll_spin_ns)
+ * @yield_ns:  before that, how long a wait looks with a sched_yield
+ *             between looks (more members than CPUs; 0: not at all)
  * @bank:      the bank in use; @seq_base: the base of the next collective
  * @seq_limit: when base + span would pass it, switch banks (2^31: the
  *             kernel compares doorbells unsigned; $AGILE_COLL_SEQ_LIMIT
@@ -79,6 +82,7 @@ struct coll_shm {
 	uint32_t seq_base;
 	uint32_t seq_limit;
 	uint64_t spin_ns;
+	uint64_t yield_ns;
 	int broken;
 	struct agile_coll_opts opts;
 	struct agile_coll_plan plan;

@@ -37,14 +37,6 @@
 /* A spinning wait reads the clock once every this many polls. */
 #define SPIN_POLLS_PER_CLOCK 256
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void count(_Atomic uint64_t *counter)
 {
 	atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
@@ -522,9 +514,9 @@ static bool spin_wait(const struct agile_doorbell *db, uint32_t cmp,
 		if (poll_batch(db, cmp, value, SPIN_POLLS_PER_CLOCK, seen))
 			return true;
 		if (!start) {
-			start = mono_ns();
+			start = agile_mono_ns();
 			*start_ns = start;
-		} else if (mono_ns() - start >= budget) {
+		} else if (agile_mono_ns() - start >= budget) {
 			return false;
 		}
 	}
@@ -552,13 +544,13 @@ int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 	if (spin_wait(db, cmp, value, spin_ns, timeout_ns, &seen, &start))
 		goto out;
 	if (!start)
-		start = mono_ns();
+		start = agile_mono_ns();
 	if (timeout_ns != AGILE_TIMEOUT_INFINITE &&
 	    __builtin_add_overflow(start, timeout_ns, &deadline))
 		deadline = 0; /* past the end of time: no deadline */
 
 	for (;;) {
-		if (deadline && mono_ns() >= deadline) {
+		if (deadline && agile_mono_ns() >= deadline) {
 			err = -ETIMEDOUT;
 			break;
 		}

@@ -147,14 +147,6 @@ static long user_futex(const struct agile_dev *dev, void *word, int op,
 	return agile_futex(word, op, val, timeout, val3);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The sizes of both areas, as the module would give them. */
 static void user_area_sizes(struct agile_dev *dev)
 {
@@ -481,7 +473,7 @@ static int group_try_join(struct agile_dev *dev,
 	dev->member = index;
 	dev->max_members = hdr->max_members;
 	u->seg_base = hdr->seg_base;
-	atomic_init(&u->last_scan_ns, mono_ns());
+	atomic_init(&u->last_scan_ns, agile_mono_ns());
 	return 0;
 
 fail_unmap:
@@ -569,7 +561,7 @@ static int group_create(struct agile_dev *dev,
 	dev->member = 0;
 	dev->max_members = opts->max_members;
 	u->seg_base = want.seg_base;
-	atomic_init(&u->last_scan_ns, mono_ns());
+	atomic_init(&u->last_scan_ns, agile_mono_ns());
 	return 0;
 fail:
 	unlink(tmp);
@@ -739,7 +731,7 @@ static int group_sleep(struct agile_dev *dev, struct agile_doorbell *db,
 		       uint32_t seen, uint64_t deadline_ns)
 {
 	for (;;) {
-		uint64_t now = mono_ns(), end = now + USER_GROUP_SLICE_NS;
+		uint64_t now = agile_mono_ns(), end = now + USER_GROUP_SLICE_NS;
 		bool last = deadline_ns && deadline_ns <= end;
 		int err = group_check(dev, scan_due(dev->user, now));
 

@@ -15,6 +15,7 @@
 #include <agile/eu.h>
 
 #include "gpu_impl.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -480,14 +481,6 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The poster's wait for EU @eu's doorbell to come back IDLE: its acquire
  * load pairs with the EU's release store of IDLE (eu_main for a CPU EU,
@@ -506,12 +499,12 @@ static int slot_wait(struct agile_eu_pool *pool, uint32_t eu,
 					   pool->wait_spin_ns, timeout_ns,
 					   NULL);
 	if (timeout_ns != AGILE_TIMEOUT_INFINITE)
-		deadline = mono_ns() + timeout_ns;
+		deadline = agile_mono_ns() + timeout_ns;
 	for (;;) {
 		uint64_t slice = GPU_WAIT_SLICE_NS;
 
 		if (timeout_ns != AGILE_TIMEOUT_INFINITE) {
-			now = mono_ns();
+			now = agile_mono_ns();
 			if (now >= deadline)
 				slice = 0;
 			else if (deadline - now < slice)
@@ -522,7 +515,7 @@ static int slot_wait(struct agile_eu_pool *pool, uint32_t eu,
 					  pool->wait_spin_ns, slice, NULL);
 		if (err != -ETIMEDOUT || !slice ||
 		    (timeout_ns != AGILE_TIMEOUT_INFINITE &&
-		     mono_ns() >= deadline))
+		     agile_mono_ns() >= deadline))
 			return err;
 	}
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sys.h - the two machine-level primitives the library's layers share:
- * a spin-loop hint and the private futex system call.  Private header.
+ * sys.h - the machine-level primitives the library's layers share: a
+ * spin-loop hint, the private futex system call and the monotonic clock.
+ * Private header.
  */
 #ifndef AGILE_SRC_SYS_H
 #define AGILE_SRC_SYS_H
@@ -34,6 +35,15 @@ static inline long agile_futex(void *word, int op, uint32_t val,
 {
 	return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG,
 		       val, timeout, NULL, val3);
+}
+
+/* CLOCK_MONOTONIC in nanoseconds: deadlines and spin budgets. */
+static inline uint64_t agile_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 #endif /* AGILE_SRC_SYS_H */

@@ -10,13 +10,15 @@
  * layouts run a subset (int32 and double, 1001 and a page), and the
  * 64 MiB vectors only an allreduce with 2 and 5 members (a full matrix
  * at 64 MiB would take minutes).  Also: a sequence-number bank switch
- * ($AGILE_COLL_SEQ_LIMIT), barriers, and bad arguments.
+ * ($AGILE_COLL_SEQ_LIMIT), barriers, bad arguments, and the spin
+ * AGILE_COLL_SPIN_AUTO picks (M = 1 runs spin first, the rest with AUTO).
  *
  * $AGILE_TEST_QUICK (the test guests, emulated): fewer sizes and layouts
  * and no 64 MiB vectors.  An alarm fails the test instead of a hang.
  */
 #define _GNU_SOURCE
 #include <agile/coll.h>
+#include <agile/dev.h>
 #include <agile/error.h>
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll_impl.h"
 #include "colltest.h"
 #include "tap.h"
 
@@ -92,6 +95,9 @@ static void *member_main(void *p)
 static void opts_for(struct agile_coll_opts *o, uint32_t segs, uint32_t inter)
 {
 	agile_coll_opts_init(o);
+	/* waits that spin first as well as AUTO's (here: sleep at once) */
+	if (segs == 1)
+		o->spin_ns = AGILE_DEV_SPIN_NS_DEFAULT;
 	o->segments = segs;
 	o->interleaved = inter;
 	o->user_fn = ct_matmul_op;
@@ -190,6 +196,40 @@ static void bank_switch(void)
 	unsetenv("AGILE_COLL_SEQ_LIMIT");
 }
 
+/* AGILE_COLL_SPIN_AUTO: no spin for a peer that has no CPU to run on. */
+static bool spin_is(uint64_t requested, uint32_t members, long cpus,
+		    uint64_t spin, uint64_t yield)
+{
+	uint64_t y = 1;
+
+	return coll_spin_ns(requested, members, cpus, &y) == spin && y == yield;
+}
+
+static void spin_policy(void)
+{
+	const uint64_t dflt = AGILE_DEV_SPIN_NS_DEFAULT,
+		       auto_ = AGILE_COLL_SPIN_AUTO;
+	struct agile_coll_opts o;
+
+	unsetenv("AGILE_SPIN_NS");
+	agile_coll_opts_init(&o);
+	tap_ok(o.spin_ns == AGILE_COLL_SPIN_AUTO, "opts_init: spin AUTO");
+	tap_ok(spin_is(auto_, 2, 2, dflt, 0) && spin_is(auto_, 1, 1, dflt, 0),
+	       "AUTO, members <= CPUs: the dev layer's default spin, no yield");
+	tap_ok(spin_is(auto_, 3, 2, 0, COLL_YIELD_NS) &&
+		       spin_is(auto_, 9, 1, 0, COLL_YIELD_NS),
+	       "AUTO, more members than CPUs: yield, no spin");
+	tap_ok(spin_is(auto_, 9, 0, dflt, 0),
+	       "AUTO, CPUs unknown: the default spin");
+	tap_ok(spin_is(5000, 9, 1, 5000, 0) && spin_is(0, 1, 8, 0, 0),
+	       "an explicit spin_ns is kept, no yield");
+	setenv("AGILE_SPIN_NS", "777", 1);
+	tap_ok(spin_is(auto_, 9, 1, 777, 0) && spin_is(auto_, 1, 8, 777, 0) &&
+		       spin_is(123, 9, 1, 123, 0),
+	       "AUTO with $AGILE_SPIN_NS: the variable wins");
+	unsetenv("AGILE_SPIN_NS");
+}
+
 static void bad_arguments(void)
 {
 	struct agile_coll_team *team;
@@ -286,6 +326,7 @@ int main(void)
 	bool quick = getenv("AGILE_TEST_QUICK") != NULL;
 
 	alarm(ALARM_S);
+	spin_policy();
 	bad_arguments();
 	for (uint32_t n = 1; n <= 9; n++) {
 		if (quick) {

@@ -83,7 +83,14 @@ typedef void (*agile_coll_user_fn)(void *inout, const void *in, size_t count,
  * @segments:    M, segments per exchange, 1 .. AGILE_COLL_SEGMENTS_MAX
  * @interleaved: 1: the interleaved halving of seed 001's Fig. 8
  * @backend:     process scope: enum agile_backend of the device group
- * @spin_ns:     how long a wait spins before it sleeps
+ * @spin_ns:     how long a wait spins before it sleeps, in ns; or
+ *               AGILE_COLL_SPIN_AUTO (the default): $AGILE_SPIN_NS where
+ *               it is set; else, when the communicator has more members
+ *               than CPUs to run them (threads: the creator's affinity
+ *               mask; processes: the online CPUs), no spin but up to
+ *               1 ms of looks with a sched_yield between them, then
+ *               sleep (a spin for a peer that has no CPU only keeps it
+ *               off one); else AGILE_DEV_SPIN_NS_DEFAULT.
  * @max_bytes:   process scope: the largest vector a collective takes
  *               (sizes the exchange segments); 0: 64 MiB
  * @mode:        process scope: the group's mode (0600 by default)
@@ -111,8 +118,11 @@ struct agile_coll_opts {
 	uint32_t reserved[5];
 };
 
+/* agile_coll_opts.spin_ns: spin or not by the CPUs there are (above). */
+#define AGILE_COLL_SPIN_AUTO UINT64_MAX
+
 /* agile_coll_opts_init - the defaults into @opts: 2 segments, plain
- * layout, AGILE_BACKEND_AUTO, mode 0600, the dev layer's spin_ns, 64 MiB
+ * layout, AGILE_BACKEND_AUTO, mode 0600, AGILE_COLL_SPIN_AUTO, 64 MiB
  * max_bytes, no user op; 0 or -EINVAL. */
 int agile_coll_opts_init(struct agile_coll_opts *opts);
 
