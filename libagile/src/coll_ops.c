@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * coll_ops.c - reduce kernels for the collectives: sum, min, max and prod
- * over int32, int64, float and double, and the user callback.
+ * over int32, int64, float, double, float16 and bfloat16, and the user
+ * callback.
  *
  * Each kernel is a loop over restrict pointers with no call in it, which
  * the compiler vectorises (the loops are built at -O3's cost model below,
@@ -19,7 +20,14 @@
  *  - float sum and prod are per-element commutative (a + b == b + a
  *    exactly), so the built-ins never need the operands' order; the order
  *    of association follows the schedule (coll_plan.h), the same on every
- *    member, and every member gets bit-identical results.
+ *    member, and every member gets bit-identical results;
+ *  - float16 and bfloat16 (uint16_t bit patterns) are widened to float,
+ *    reduced there and rounded back to nearest even.  float's 24-bit
+ *    significand is at least 2p + 2 for both (p = 11 and 8), so the double
+ *    rounding is innocuous: sum and prod are correctly rounded.  min and
+ *    max return one operand's value, a NaN first, as for float.  float16
+ *    runs on F16C where the CPU has it (the same results; a NaN keeps its
+ *    payload there, where the portable code returns the default NaN).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -27,6 +35,10 @@
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define COLL_F16C 1
 #endif
 
 #include "coll_ops.h"
@@ -56,6 +68,90 @@
 /* a NaN on either side comes out: a != a only for a NaN */
 #define MIN_FP(T, U, a, b) ((a) < (b) || (a) != (a) ? (a) : (b))
 #define MAX_FP(T, U, a, b) ((a) > (b) || (a) != (a) ? (a) : (b))
+
+/* ---- float16 and bfloat16 <-> float, round to nearest even ---- */
+
+static inline float float_of_bits(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static inline uint32_t bits_of_float(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static inline float f16_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+	uint32_t exp = h >> 10 & 0x1f, man = h & 0x3ff;
+
+	if (exp == 0x1f) /* inf, NaN (payload kept: float is wider) */
+		return float_of_bits(sign | 0x7f800000 | man << 13);
+	if (exp) /* normal: rebias 15 -> 127 */
+		return float_of_bits(sign | (exp + 112) << 23 | man << 13);
+	/* zero, subnormal: man x 2^-24, exact in float */
+	return float_of_bits(sign | bits_of_float((float)man * 0x1p-24f));
+}
+
+static inline uint16_t f16_from_float(float f)
+{
+	uint32_t x = bits_of_float(f), sign = x >> 16 & 0x8000;
+
+	x &= 0x7fffffff;
+	if (x > 0x7f800000) /* NaN: quiet */
+		return (uint16_t)(sign | 0x7e00);
+	if (x >= 0x47800000) /* >= 2^16 (inf too): inf */
+		return (uint16_t)(sign | 0x7c00);
+	if (x < 0x38800000) {
+		/*
+		 * Below 2^-14: a subnormal or zero.  Adding 0.5 puts the
+		 * value's units of 2^-24 in the low bits of 0.5's
+		 * significand, rounded to nearest even by the FPU.
+		 */
+		uint32_t r = bits_of_float(float_of_bits(x) + 0.5f);
+
+		return (uint16_t)(sign | (r - 0x3f000000));
+	}
+	/* normal: rebias, round the 13 dropped bits to nearest even (a
+	 * carry may reach the exponent, up to inf at 65520 and above) */
+	x += 0xc8000fff + (x >> 13 & 1);
+	return (uint16_t)(sign | x >> 13);
+}
+
+static inline float bf16_to_float(uint16_t h)
+{
+	return float_of_bits((uint32_t)h << 16);
+}
+
+static inline uint16_t bf16_from_float(float f)
+{
+	uint32_t x = bits_of_float(f);
+
+	if ((x & 0x7fffffff) > 0x7f800000) /* NaN: quiet, sign kept */
+		return (uint16_t)(x >> 16 | 0x40);
+	x += 0x7fff + (x >> 16 & 1);
+	return (uint16_t)(x >> 16);
+}
+
+#define SUM_HALF(T, U, a, b) U##_from_float(U##_to_float(a) + U##_to_float(b))
+#define PROD_HALF(T, U, a, b) U##_from_float(U##_to_float(a) * U##_to_float(b))
+#define MIN_HALF(T, U, a, b)                                  \
+	(U##_to_float(a) < U##_to_float(b) ||                 \
+			 U##_to_float(a) != U##_to_float(a) ? \
+		 (a) :                                        \
+		 (b))
+#define MAX_HALF(T, U, a, b)                                  \
+	(U##_to_float(a) > U##_to_float(b) ||                 \
+			 U##_to_float(a) != U##_to_float(a) ? \
+		 (a) :                                        \
+		 (b))
 
 #define KERNELS(NAME, T, U, OP)                                             \
 	static void NAME##_2(void *restrict inout, const void *restrict in, \
@@ -87,6 +183,8 @@ TYPE_KERNELS(i32, int32_t, uint32_t, SUM_INT, PROD_INT, MIN_INT, MAX_INT)
 TYPE_KERNELS(i64, int64_t, uint64_t, SUM_INT, PROD_INT, MIN_INT, MAX_INT)
 TYPE_KERNELS(f32, float, float, SUM_FP, PROD_FP, MIN_FP, MAX_FP)
 TYPE_KERNELS(f64, double, double, SUM_FP, PROD_FP, MIN_FP, MAX_FP)
+TYPE_KERNELS(f16, uint16_t, f16, SUM_HALF, PROD_HALF, MIN_HALF, MAX_HALF)
+TYPE_KERNELS(bf16, uint16_t, bf16, SUM_HALF, PROD_HALF, MIN_HALF, MAX_HALF)
 
 #define ROW(TN)                                         \
 	{                                               \
@@ -98,15 +196,148 @@ TYPE_KERNELS(f64, double, double, SUM_FP, PROD_FP, MIN_FP, MAX_FP)
 		}                                       \
 	}
 
+#ifdef COLL_F16C
+/*
+ * float16 on F16C (x86 since 2012; chosen at run time): eight lanes
+ * widened, reduced and rounded back (nearest even) an instruction each,
+ * where the portable conversions above cost a branchy call per element.
+ * The same results but for NaN payloads (kept here, quieted).  Each
+ * block is loaded before it is stored, so the two-operand form may pass
+ * out as a.
+ */
+#define F16C_TARGET __attribute__((target("avx,f16c")))
+
+static inline F16C_TARGET __m256 f16c_min(__m256 a, __m256 b)
+{
+	__m256 take_a = _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ),
+				     _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+
+	return _mm256_blendv_ps(b, a, take_a);
+}
+
+static inline F16C_TARGET __m256 f16c_max(__m256 a, __m256 b)
+{
+	__m256 take_a = _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ),
+				     _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+
+	return _mm256_blendv_ps(b, a, take_a);
+}
+
+/* Eight lanes of d = x op y; @op is a constant where this is inlined. */
+static inline __attribute__((always_inline)) F16C_TARGET void
+f16c_block(enum agile_coll_op op, uint16_t *d, const uint16_t *x,
+	   const uint16_t *y)
+{
+	__m256 u = _mm256_cvtph_ps(_mm_loadu_si128((const void *)x));
+	__m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const void *)y));
+	__m256 r;
+
+	switch (op) {
+	case AGILE_COLL_SUM:
+		r = _mm256_add_ps(u, v);
+		break;
+	case AGILE_COLL_PROD:
+		r = _mm256_mul_ps(u, v);
+		break;
+	case AGILE_COLL_MIN:
+		r = f16c_min(u, v);
+		break;
+	default:
+		r = f16c_max(u, v);
+		break;
+	}
+	_mm_storeu_si128((void *)d,
+			 _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
+}
+
+/* The tail goes through a block of eight too: one NaN rule per call. */
+static inline __attribute__((always_inline)) F16C_TARGET void
+f16c_run(enum agile_coll_op op, void *out, const void *a, const void *b,
+	 size_t count)
+{
+	uint16_t *d = out, tx[8] = { 0 }, ty[8] = { 0 }, td[8];
+	const uint16_t *x = a, *y = b;
+	size_t i = 0;
+
+	for (; i + 8 <= count; i += 8)
+		f16c_block(op, d + i, x + i, y + i);
+	if (i == count)
+		return;
+	memcpy(tx, x + i, (count - i) * sizeof(*x));
+	memcpy(ty, y + i, (count - i) * sizeof(*y));
+	f16c_block(op, td, tx, ty);
+	memcpy(d + i, td, (count - i) * sizeof(*d));
+}
+
+#define F16C_KERNELS(NAME, OP)                                               \
+	static F16C_TARGET void NAME##_f16c_3(void *restrict out,            \
+					      const void *restrict a,        \
+					      const void *restrict b,        \
+					      size_t count)                  \
+	{                                                                    \
+		f16c_run(OP, out, a, b, count);                              \
+	}                                                                    \
+	static F16C_TARGET void NAME##_f16c_2(                               \
+		void *restrict inout, const void *restrict in, size_t count) \
+	{                                                                    \
+		f16c_run(OP, inout, inout, in, count);                       \
+	}
+
+F16C_KERNELS(sum_f16, AGILE_COLL_SUM)
+F16C_KERNELS(prod_f16, AGILE_COLL_PROD)
+F16C_KERNELS(min_f16, AGILE_COLL_MIN)
+F16C_KERNELS(max_f16, AGILE_COLL_MAX)
+
+static const struct {
+	coll_kernel2 k2;
+	coll_kernel3 k3;
+} f16c_kernels[AGILE_COLL_USER] = ROW(f16_f16c);
+
+/* -1: not asked yet; coll_ops_use_f16c() may turn it off (the tests). */
+static int f16c_state = -1;
+
+static bool f16c(void)
+{
+	int state = __atomic_load_n(&f16c_state, __ATOMIC_RELAXED);
+
+	if (state < 0) {
+		__builtin_cpu_init();
+		state = __builtin_cpu_supports("avx") &&
+			__builtin_cpu_supports("f16c");
+		__atomic_store_n(&f16c_state, state, __ATOMIC_RELAXED);
+	}
+	return state;
+}
+
+bool coll_ops_use_f16c(bool on)
+{
+	__atomic_store_n(&f16c_state, -1, __ATOMIC_RELAXED);
+	if (on)
+		return f16c();
+	__atomic_store_n(&f16c_state, 0, __ATOMIC_RELAXED);
+	return false;
+}
+#else
+bool coll_ops_use_f16c(bool on)
+{
+	(void)on;
+	return false;
+}
+#endif
+
 /* [type][op]: constant, so no state. */
 static const struct {
 	coll_kernel2 k2;
 	coll_kernel3 k3;
 } kernels[AGILE_COLL_NR_TYPES][AGILE_COLL_USER] = {
+	/* clang-format off */
 	[AGILE_COLL_INT32] = ROW(i32),
 	[AGILE_COLL_INT64] = ROW(i64),
 	[AGILE_COLL_FLOAT] = ROW(f32),
 	[AGILE_COLL_DOUBLE] = ROW(f64),
+	[AGILE_COLL_FLOAT16] = ROW(f16),
+	[AGILE_COLL_BFLOAT16] = ROW(bf16),
+	/* clang-format on */
 };
 
 _Static_assert(AGILE_COLL_SUM == 0 && AGILE_COLL_MIN == 1 &&
@@ -117,6 +348,9 @@ _Static_assert(AGILE_COLL_SUM == 0 && AGILE_COLL_MIN == 1 &&
 size_t agile_coll_type_size(enum agile_coll_type type)
 {
 	switch (type) {
+	case AGILE_COLL_FLOAT16:
+	case AGILE_COLL_BFLOAT16:
+		return 2;
 	case AGILE_COLL_INT32:
 	case AGILE_COLL_FLOAT:
 		return 4;
@@ -148,6 +382,12 @@ int coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
 	} else {
 		rd->k2 = kernels[type][op].k2;
 		rd->k3 = kernels[type][op].k3;
+#ifdef COLL_F16C
+		if (type == AGILE_COLL_FLOAT16 && f16c()) {
+			rd->k2 = f16c_kernels[op].k2;
+			rd->k3 = f16c_kernels[op].k3;
+		}
+#endif
 		rd->user_fn = NULL;
 		rd->user_arg = NULL;
 		rd->commutative = true;
@@ -171,7 +411,7 @@ static void reduce_streaming(const struct coll_reducer *rd, char *dst,
 	size_t size = rd->size, per_block = sizeof(block) / size;
 	size_t head = ((16 - ((uintptr_t)dst & 15)) & 15) / size;
 
-	/* dst is element aligned: 4 or 8 bytes, so 16 is reached */
+	/* dst is element aligned: 2, 4 or 8 bytes, so 16 is reached */
 	if (head) {
 		rd->k3(dst, left, right, head);
 		dst += head * size;

@@ -57,4 +57,11 @@ int coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
 void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
 		 const void *right, size_t count);
 
+/*
+ * coll_ops_use_f16c - let reducers set up from now on use the F16C
+ * float16 kernels where the CPU has them (@on, the default) or the
+ * portable ones (!@on: the tests compare both); true if F16C is in use.
+ */
+bool coll_ops_use_f16c(bool on);
+
 #endif /* AGILE_COLL_OPS_H */

@@ -19,8 +19,9 @@
  * and, for int64, the composition of affine maps x -> a x + b (mod 2^32)
  * in odd ones: not commutative, so a result that reordered the members is
  * caught.
- * Values are small integers, so float sums and products are exact in any
- * order.  Run by coll-mpi.sh (mpirun, TCP forced); rank 0 prints the TAP.
+ * Values are small integers, so sums and products are exact in any order
+ * in every type (bfloat16 rounds some min/max inputs, the same for every
+ * order).  Run by coll-mpi.sh (mpirun, TCP forced); rank 0 prints the TAP.
  */
 #define _GNU_SOURCE
 #include <agile/coll_mpi.h>
@@ -33,21 +34,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "colltest.h"
 #include "tap.h"
 
 static int world_rank, world_size;
 /* Machines (or network namespaces) the ranks run on, evenly: coll-mpi.sh. */
 static int real_nodes = 1;
 
-static const char *const op_names[] = { "sum", "min", "max", "prod", "user" };
-static const char *const type_names[] = { "int32", "int64", "float", "double" };
-
-/* Sizes in elements; the last one is "a few MiB" (per type). */
+/* Sizes in elements; the last one is "a few MiB" (16-bit types: as many
+ * elements as float's, half the bytes). */
 #define NR_SIZES 5
 static size_t test_count(int k, enum agile_coll_type type)
 {
 	size_t esize = agile_coll_type_size(type);
 
+	if (esize < 4)
+		esize = 4;
 	switch (k) {
 	case 0:
 		return 0;
@@ -86,6 +88,14 @@ static void user_sum(void *inout, const void *in, size_t count,
 			break;
 		case AGILE_COLL_FLOAT:
 			((float *)inout)[i] += ((const float *)in)[i];
+			break;
+		case AGILE_COLL_FLOAT16:
+			((_Float16 *)inout)[i] += ((const _Float16 *)in)[i];
+			break;
+		case AGILE_COLL_BFLOAT16:
+			((uint16_t *)inout)[i] = ct_bf16(
+				ct_bf16_value(((uint16_t *)inout)[i]) +
+				ct_bf16_value(((const uint16_t *)in)[i]));
 			break;
 		default:
 			((double *)inout)[i] += ((const double *)in)[i];
@@ -156,6 +166,12 @@ static void fill(void *buf, int rank, size_t first, size_t count,
 		case AGILE_COLL_FLOAT:
 			((float *)buf)[k] = (float)v;
 			break;
+		case AGILE_COLL_FLOAT16:
+			((_Float16 *)buf)[k] = (_Float16)v;
+			break;
+		case AGILE_COLL_BFLOAT16:
+			((uint16_t *)buf)[k] = ct_bf16((float)v);
+			break;
 		default:
 			((double *)buf)[k] = v;
 			break;
@@ -190,6 +206,24 @@ static void reference(void *ref, size_t first, size_t count,
 {
 	size_t esize = agile_coll_type_size(type);
 	char x[8];
+
+	if (type == AGILE_COLL_FLOAT16 || type == AGILE_COLL_BFLOAT16) {
+		/* in float (exact for these values), converted once: the
+		 * 16-bit conversions are calls into libgcc */
+		float *wide = malloc(count * sizeof(*wide));
+
+		if (!wide)
+			abort();
+		reference(wide, first, count, AGILE_COLL_FLOAT, op, affine);
+		for (size_t k = 0; k < count; k++) {
+			if (type == AGILE_COLL_FLOAT16)
+				((_Float16 *)ref)[k] = (_Float16)wide[k];
+			else
+				((uint16_t *)ref)[k] = ct_bf16(wide[k]);
+		}
+		free(wide);
+		return;
+	}
 
 	fill(ref, 0, first, count, type, op, affine);
 	for (int r = 1; r < world_size; r++) {
@@ -272,11 +306,11 @@ static void check_allreduce(struct agile_coll *coll, struct tally *t,
 	err = agile_coll_allreduce(coll, in_place ? recv : send, recv, count,
 				   type, op);
 	if (err)
-		fail(t, err, "allreduce %s %s count %zu", op_names[op],
-		     type_names[type], count);
+		fail(t, err, "allreduce %s %s count %zu", ct_op_names[op],
+		     ct_type_names[type], count);
 	else if (memcmp(recv, ref, bytes))
 		fail(t, 0, "allreduce %s %s count %zu%s: wrong result",
-		     op_names[op], type_names[type], count,
+		     ct_op_names[op], ct_type_names[type], count,
 		     in_place ? " in place" : "");
 	free(send);
 	free(recv);
@@ -302,11 +336,11 @@ static void check_reduce(struct agile_coll *coll, struct tally *t,
 	err = agile_coll_reduce(coll, send, recv, count, type, op,
 				(uint32_t)root);
 	if (err)
-		fail(t, err, "reduce %s %s count %zu root %d", op_names[op],
-		     type_names[type], count, root);
+		fail(t, err, "reduce %s %s count %zu root %d", ct_op_names[op],
+		     ct_type_names[type], count, root);
 	else if (recv && memcmp(recv, ref, bytes))
 		fail(t, 0, "reduce %s %s count %zu root %d: wrong result",
-		     op_names[op], type_names[type], count, root);
+		     ct_op_names[op], ct_type_names[type], count, root);
 	free(send);
 	free(recv);
 	free(ref);
@@ -330,11 +364,11 @@ static void check_reduce_scatter(struct agile_coll *coll, struct tally *t,
 		  affine);
 	err = agile_coll_reduce_scatter(coll, send, recv, recv_count, type, op);
 	if (err)
-		fail(t, err, "reduce_scatter %s %s count %zu", op_names[op],
-		     type_names[type], recv_count);
+		fail(t, err, "reduce_scatter %s %s count %zu", ct_op_names[op],
+		     ct_type_names[type], recv_count);
 	else if (memcmp(recv, ref, bytes))
 		fail(t, 0, "reduce_scatter %s %s count %zu: wrong result",
-		     op_names[op], type_names[type], recv_count);
+		     ct_op_names[op], ct_type_names[type], recv_count);
 	free(send);
 	free(recv);
 	free(ref);
@@ -356,10 +390,11 @@ static void check_allgather(struct agile_coll *coll, struct tally *t,
 	memset(recv, 0xa5, bytes * (size_t)world_size);
 	err = agile_coll_allgather(coll, send, recv, count, type);
 	if (err)
-		fail(t, err, "allgather %s count %zu", type_names[type], count);
+		fail(t, err, "allgather %s count %zu", ct_type_names[type],
+		     count);
 	else if (memcmp(recv, ref, bytes * (size_t)world_size))
 		fail(t, 0, "allgather %s count %zu: wrong result",
-		     type_names[type], count);
+		     ct_type_names[type], count);
 	free(send);
 	free(recv);
 	free(ref);

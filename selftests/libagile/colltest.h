@@ -2,7 +2,8 @@
 /*
  * colltest.h - what the collectives' tests share (coll-threads,
  * coll-procs): the inputs, whose reductions are exact in every type
- * (small integers: sums below 2^10, products of 1s and 2s), the naive
+ * (small integers: sums below 2^10, 2^8 in bfloat16, products of 1s and
+ * 2s), the naive
  * reference, one collective run and checked on one member, and a
  * non-commutative user op.
  */
@@ -22,8 +23,8 @@ enum ct_kind { CT_ALLREDUCE, CT_REDUCE, CT_REDUCE_SCATTER, CT_ALLGATHER };
 
 static const char *const ct_kind_names[] = { "allreduce", "reduce",
 					     "reduce_scatter", "allgather" };
-static const char *const ct_type_names[] = { "int32", "int64", "float",
-					     "double" };
+static const char *const ct_type_names[] = { "int32",  "int64",	  "float",
+					     "double", "float16", "bfloat16" };
 static const char *const ct_op_names[] = { "sum", "min", "max", "prod",
 					   "user" };
 
@@ -36,8 +37,9 @@ struct ct_case {
 	bool in_place;
 };
 
-/* Member @r's element @i, for @op. */
-static inline double ct_value(enum agile_coll_op op, uint32_t r, size_t i)
+/* Member @r's element @i, for @op (bfloat16's sums stay below 2^8). */
+static inline double ct_value(enum agile_coll_type t, enum agile_coll_op op,
+			      uint32_t r, size_t i)
 {
 	switch (op) {
 	case AGILE_COLL_PROD:
@@ -46,8 +48,26 @@ static inline double ct_value(enum agile_coll_op op, uint32_t r, size_t i)
 	case AGILE_COLL_MAX:
 		return (double)((i * 31 + r * 17) % 101) - 50;
 	default:
-		return (double)(i % 61 + r);
+		return (double)(i % (t == AGILE_COLL_BFLOAT16 ? 13 : 61) + r);
 	}
+}
+
+/* bfloat16: a float's upper half (the values here are exact in it) */
+static inline uint16_t ct_bf16(float v)
+{
+	uint32_t u;
+
+	memcpy(&u, &v, sizeof(u));
+	return (uint16_t)(u >> 16);
+}
+
+static inline float ct_bf16_value(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float v;
+
+	memcpy(&v, &u, sizeof(v));
+	return v;
 }
 
 static inline void ct_store(enum agile_coll_type t, void *buf, size_t i,
@@ -63,6 +83,12 @@ static inline void ct_store(enum agile_coll_type t, void *buf, size_t i,
 	case AGILE_COLL_FLOAT:
 		((float *)buf)[i] = (float)v;
 		break;
+	case AGILE_COLL_FLOAT16:
+		((_Float16 *)buf)[i] = (_Float16)v;
+		break;
+	case AGILE_COLL_BFLOAT16:
+		((uint16_t *)buf)[i] = ct_bf16((float)v);
+		break;
 	default:
 		((double *)buf)[i] = v;
 	}
@@ -77,18 +103,23 @@ static inline double ct_load(enum agile_coll_type t, const void *buf, size_t i)
 		return (double)((const int64_t *)buf)[i];
 	case AGILE_COLL_FLOAT:
 		return ((const float *)buf)[i];
+	case AGILE_COLL_FLOAT16:
+		return (double)((const _Float16 *)buf)[i];
+	case AGILE_COLL_BFLOAT16:
+		return ct_bf16_value(((const uint16_t *)buf)[i]);
 	default:
 		return ((const double *)buf)[i];
 	}
 }
 
 /* The reduction of element @i over @n members, member by member. */
-static inline double ct_reference(enum agile_coll_op op, uint32_t n, size_t i)
+static inline double ct_reference(enum agile_coll_type t, enum agile_coll_op op,
+				  uint32_t n, size_t i)
 {
-	double acc = ct_value(op, 0, i);
+	double acc = ct_value(t, op, 0, i);
 
 	for (uint32_t r = 1; r < n; r++) {
-		double v = ct_value(op, r, i);
+		double v = ct_value(t, op, r, i);
 
 		switch (op) {
 		case AGILE_COLL_MIN:
@@ -205,7 +236,8 @@ static inline int ct_run(struct agile_coll *coll, const struct ct_case *cs,
 		if (matrix)
 			((int64_t *)sbuf)[i] = ct_matrix(rank, i);
 		else
-			ct_store(cs->type, sbuf, i, ct_value(cs->op, rank, i));
+			ct_store(cs->type, sbuf, i,
+				 ct_value(cs->type, cs->op, rank, i));
 	}
 	switch (cs->kind) {
 	case CT_ALLREDUCE:
@@ -237,13 +269,13 @@ static inline int ct_run(struct agile_coll *coll, const struct ct_case *cs,
 
 		if (cs->kind == CT_ALLGATHER)
 			ok = ct_load(cs->type, recv, k) ==
-			     ct_value(cs->op, (uint32_t)(k / cs->count),
-				      k % cs->count);
+			     ct_value(cs->type, cs->op,
+				      (uint32_t)(k / cs->count), k % cs->count);
 		else if (matrix)
 			ok = ((int64_t *)recv)[k] == ct_matrix_reference(n, i);
 		else
 			ok = ct_load(cs->type, recv, k) ==
-			     ct_reference(cs->op, n, i);
+			     ct_reference(cs->type, cs->op, n, i);
 		if (!ok) {
 			*bad = k;
 			return 0;
@@ -298,8 +330,9 @@ static inline struct ct_case *ct_matrix_cases(uint32_t n, const size_t *sizes,
 					      size_t *nr)
 {
 	const uint32_t roots[3] = { 0, n / 2, n - 1 };
-	/* per size: 4 kinds x 4 types x 4 ops x 3 roots, + 3 user ops */
-	struct ct_case *v = calloc(nr_sizes * 200, sizeof(*v));
+	/* per size, per type: 4 + 4 x 3 + 4 + 1 cases; + 5 user ops */
+	struct ct_case *v =
+		calloc(nr_sizes * (21 * AGILE_COLL_NR_TYPES + 5), sizeof(*v));
 	size_t k = 0;
 
 	if (!v)

@@ -44,12 +44,19 @@
 struct agile_coll;	/* one member's communicator handle */
 struct agile_coll_team; /* the threads scope's shared state */
 
-/* Element types. */
+/*
+ * Element types.  The 16-bit floats are stored as uint16_t bit patterns
+ * (IEEE 754 binary16; bfloat16: a float's upper half), reduced in float
+ * and rounded to nearest even, which for sum and prod is the correctly
+ * rounded result; a NaN result is a quiet NaN (its payload may be lost).
+ */
 enum agile_coll_type {
 	AGILE_COLL_INT32 = 0,
 	AGILE_COLL_INT64 = 1,
 	AGILE_COLL_FLOAT = 2,
 	AGILE_COLL_DOUBLE = 3,
+	AGILE_COLL_FLOAT16 = 4,
+	AGILE_COLL_BFLOAT16 = 5,
 	AGILE_COLL_NR_TYPES
 };
 
