@@ -205,7 +205,7 @@ static void reference(void *ref, size_t first, size_t count,
 		      bool affine)
 {
 	size_t esize = agile_coll_type_size(type);
-	char x[8];
+	char *row;
 
 	if (type == AGILE_COLL_FLOAT16 || type == AGILE_COLL_BFLOAT16) {
 		/* in float (exact for these values), converted once: the
@@ -225,12 +225,17 @@ static void reference(void *ref, size_t first, size_t count,
 		return;
 	}
 
+	/* rank by rank: each rank's row generated at once */
+	row = malloc(count * esize + 1);
+	if (!row)
+		abort();
 	fill(ref, 0, first, count, type, op, affine);
 	for (int r = 1; r < world_size; r++) {
+		fill(row, r, first, count, type, op, affine);
 		for (size_t k = 0; k < count; k++) {
 			char *acc = (char *)ref + k * esize;
+			const char *x = row + k * esize;
 
-			fill(x, r, first + k, 1, type, op, affine);
 			if (op == AGILE_COLL_USER && affine &&
 			    type == AGILE_COLL_INT64) {
 				*(uint64_t *)acc = affine_then(*(uint64_t *)acc,
@@ -253,6 +258,7 @@ static void reference(void *ref, size_t first, size_t count,
 			}
 		}
 	}
+	free(row);
 }
 
 /* ---- the checks ---- */
