@@ -28,8 +28,9 @@
  * the copy in.
  *
  * Limits (documented in agile/coll.h): at most AGILE_COLL_MAX_MEMBERS
- * threads, AGILE_GROUP_MAX_MEMBERS processes; a process-scope vector of
- * more than max_bytes (allgather and reduce_scatter: the whole N x count
+ * threads, AGILE_GROUP_MAX_MEMBERS processes; a process-scope allreduce
+ * or reduce of more than max_bytes runs in pieces of max_bytes
+ * (in_pieces), an allgather or reduce_scatter of more (the whole N x count
  * vector) is -E2BIG; a count whose bytes overflow a size_t is -EOVERFLOW.
  */
 #define _GNU_SOURCE
@@ -200,6 +201,34 @@ static void copy_in(const struct coll_shm *c, const void *send, char *area,
 
 static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 			  void *recv, size_t count, enum agile_coll_type type,
+			  enum agile_coll_op op, uint32_t root);
+
+/*
+ * Processes: an allreduce or reduce over the exchange area, as one
+ * collective per piece of it (element-wise, so the pieces are
+ * independent); every member cuts alike, max_bytes being the same for
+ * all (map_peers).  recv may be NULL (a reduce's non-root).
+ */
+static int in_pieces(struct coll_shm *c, uint32_t kind, const void *send,
+		     void *recv, size_t count, enum agile_coll_type type,
+		     enum agile_coll_op op, uint32_t root)
+{
+	size_t es = agile_coll_type_size(type), piece = c->xchg_bytes / es;
+
+	for (size_t at = 0; at < count; at += piece) {
+		size_t n = count - at < piece ? count - at : piece;
+		int err = shm_collective(
+			c, kind, (const char *)send + at * es,
+			recv ? (char *)recv + at * es : NULL, n, type, op, root);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
+			  void *recv, size_t count, enum agile_coll_type type,
 			  enum agile_coll_op op, uint32_t root)
 {
 	bool procs = c->scope == COLL_SCOPE_PROCS;
@@ -242,8 +271,12 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 			return -ENOMEM;
 		rd.bounce = c->bounce;
 	}
-	if (procs && bytes > c->xchg_bytes)
-		return -E2BIG;
+	if (procs && bytes > c->xchg_bytes) {
+		if (kind != AGILE_COLL_KIND_ALLREDUCE &&
+		    kind != AGILE_COLL_KIND_REDUCE)
+			return -E2BIG;
+		return in_pieces(c, kind, send, recv, count, type, op, root);
+	}
 	err = coll_shm_plan(c, &pa);
 	if (err)
 		return err;
