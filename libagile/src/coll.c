@@ -28,10 +28,10 @@
  * the copy in.
  *
  * Limits (documented in agile/coll.h): at most AGILE_COLL_MAX_MEMBERS
- * threads, AGILE_GROUP_MAX_MEMBERS processes; a process-scope allreduce
- * or reduce of more than max_bytes runs in pieces of max_bytes
- * (in_pieces), an allgather or reduce_scatter of more (the whole N x count
- * vector) is -E2BIG; a count whose bytes overflow a size_t is -EOVERFLOW.
+ * threads, AGILE_GROUP_MAX_MEMBERS processes; a process-scope collective
+ * of more than max_bytes (allgather and reduce_scatter: the whole N x
+ * count vector) runs in pieces of max_bytes (in_pieces); a count whose
+ * bytes overflow a size_t is -EOVERFLOW.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -204,23 +204,53 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 			  enum agile_coll_op op, uint32_t root);
 
 /*
- * Processes: an allreduce or reduce over the exchange area, as one
- * collective per piece of it (element-wise, so the pieces are
- * independent); every member cuts alike, max_bytes being the same for
- * all (map_peers).  recv may be NULL (a reduce's non-root).
+ * Processes: a collective over the exchange area, as one collective per
+ * piece of it, cut alike by every member (max_bytes is the same for all:
+ * map_peers).  Allreduce and reduce are element-wise: piece j of the
+ * vector is a collective of its own (recv may be NULL: a reduce's
+ * non-root).  Allgather and reduce_scatter have a block per member:
+ * piece j is elements [at, at + n) of every block, gathered from / spread
+ * into the blocks through @c->pieces, a buffer of max_bytes at most.
  */
 static int in_pieces(struct coll_shm *c, uint32_t kind, const void *send,
 		     void *recv, size_t count, enum agile_coll_type type,
 		     enum agile_coll_op op, uint32_t root)
 {
-	size_t es = agile_coll_type_size(type), piece = c->xchg_bytes / es;
+	size_t es = agile_coll_type_size(type), nr = (size_t)c->base.size;
+	bool blocks = kind == AGILE_COLL_KIND_ALLGATHER ||
+		      kind == AGILE_COLL_KIND_REDUCE_SCATTER;
+	size_t piece = c->xchg_bytes / es / (blocks ? nr : 1);
+	const char *in = send;
+	char *out = recv, *tmp = NULL;
 
+	if (blocks) {
+		if (!c->pieces)
+			c->pieces = malloc(c->xchg_bytes);
+		if (!c->pieces)
+			return -ENOMEM;
+		tmp = c->pieces;
+	}
 	for (size_t at = 0; at < count; at += piece) {
 		size_t n = count - at < piece ? count - at : piece;
-		int err = shm_collective(
-			c, kind, (const char *)send + at * es,
-			recv ? (char *)recv + at * es : NULL, n, type, op, root);
+		int err;
 
+		if (!blocks) {
+			err = shm_collective(c, kind, in + at * es,
+					     out ? out + at * es : NULL, n,
+					     type, op, root);
+		} else if (kind == AGILE_COLL_KIND_ALLGATHER) {
+			err = shm_collective(c, kind, in + at * es, tmp, n,
+					     type, op, root);
+			for (size_t r = 0; !err && r < nr; r++)
+				memcpy(out + (r * count + at) * es,
+				       tmp + r * n * es, n * es);
+		} else {
+			for (size_t r = 0; r < nr; r++)
+				memcpy(tmp + r * n * es,
+				       in + (r * count + at) * es, n * es);
+			err = shm_collective(c, kind, tmp, out + at * es, n,
+					     type, op, root);
+		}
 		if (err)
 			return err;
 	}
@@ -271,12 +301,8 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 			return -ENOMEM;
 		rd.bounce = c->bounce;
 	}
-	if (procs && bytes > c->xchg_bytes) {
-		if (kind != AGILE_COLL_KIND_ALLREDUCE &&
-		    kind != AGILE_COLL_KIND_REDUCE)
-			return -E2BIG;
+	if (procs && bytes > c->xchg_bytes)
 		return in_pieces(c, kind, send, recv, count, type, op, root);
-	}
 	err = coll_shm_plan(c, &pa);
 	if (err)
 		return err;

@@ -398,8 +398,10 @@ void coll_shm_release(struct coll_shm *c)
 	free(c->peer_work);
 	free(c->peer_epoch);
 	free(c->bounce);
+	free(c->pieces);
 	c->peer_send = NULL;
 	c->peer_work = NULL;
 	c->peer_epoch = NULL;
 	c->bounce = NULL;
+	c->pieces = NULL;
 }

@@ -88,6 +88,7 @@ struct coll_shm {
 	struct agile_coll_plan plan;
 	bool plan_ok;
 	void *bounce;
+	void *pieces; /* processes: in_pieces' gather buffer (coll.c) */
 	const char **peer_send;
 	char **peer_work;
 	uint32_t *peer_epoch;

@@ -29,11 +29,9 @@
  * returns -EINVAL for a NULL handle, an unknown type or op, AGILE_COLL_USER
  * without a callback, a bad root, NULL buffers where count > 0, or buffers
  * that overlap other than as allowed; -EOVERFLOW when the vector's bytes
- * do not fit in a size_t; -E2BIG in the process scope for an allgather or
- * reduce_scatter whose whole vector is over max_bytes (an allreduce or
- * reduce that large runs in pieces of max_bytes); -EPIPE when a member
- * died (the communicator is then unusable: every later call returns the
- * same error).  A count of 0 returns 0 at once, on every member.  Thread
+ * do not fit in a size_t; -ENOMEM; -EPIPE when a member died (the
+ * communicator is then unusable: every later call returns the same
+ * error).  A count of 0 returns 0 at once, on every member.  Thread
  * safety: one communicator handle is used by one thread at a time.
  */
 #ifndef AGILE_COLL_H
@@ -99,9 +97,11 @@ typedef void (*agile_coll_user_fn)(void *inout, const void *in, size_t count,
  *               1 ms of looks with a sched_yield between them, then
  *               sleep (a spin for a peer that has no CPU only keeps it
  *               off one); else AGILE_DEV_SPIN_NS_DEFAULT.
- * @max_bytes:   process scope: the largest vector a collective takes in
- *               one piece (sizes the exchange segments; allgather and
- *               reduce_scatter take no more); 0: 64 MiB
+ * @max_bytes:   process scope: the most a collective moves in one piece
+ *               (it sizes the exchange segments); a larger vector goes
+ *               in pieces (allgather and reduce_scatter: the whole
+ *               N x count vector, through a private buffer of
+ *               max_bytes); 0: 64 MiB
  * @mode:        process scope: the group's mode (0600 by default)
  * @user_fn:     AGILE_COLL_USER's callback
  * @user_arg:    its last argument
