@@ -25,9 +25,10 @@
  *    reduced there and rounded back to nearest even.  float's 24-bit
  *    significand is at least 2p + 2 for both (p = 11 and 8), so the double
  *    rounding is innocuous: sum and prod are correctly rounded.  min and
- *    max return one operand's value, a NaN first, as for float.  float16
- *    runs on F16C where the CPU has it (the same results; a NaN keeps its
- *    payload there, where the portable code returns the default NaN).
+ *    max return one operand's value, a NaN first, as for float.  Both run
+ *    on AVX2 and F16C where the CPU has them (the same results; a NaN
+ *    keeps its payload there, where portable float16 returns the default
+ *    NaN).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -38,7 +39,7 @@
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define COLL_F16C 1
+#define COLL_X86_16 1
 #endif
 
 #include "coll_ops.h"
@@ -196,129 +197,151 @@ TYPE_KERNELS(bf16, uint16_t, bf16, SUM_HALF, PROD_HALF, MIN_HALF, MAX_HALF)
 		}                                       \
 	}
 
-#ifdef COLL_F16C
+#ifdef COLL_X86_16
 /*
- * float16 on F16C (x86 since 2012; chosen at run time): eight lanes
- * widened, reduced and rounded back (nearest even) an instruction each,
- * where the portable conversions above cost a branchy call per element.
- * The same results but for NaN payloads (kept here, quieted).  Each
- * block is loaded before it is stored, so the two-operand form may pass
- * out as a.
+ * The 16-bit floats on AVX2 and F16C (x86 since 2013; chosen at run
+ * time): eight lanes widened, reduced and rounded back to nearest even
+ * a few instructions each, where the portable conversions cost a branchy
+ * call per float16 element.  The same results but for NaN payloads
+ * (kept here, quieted).  Each block is loaded before it is stored, so
+ * the two-operand form may pass out as a.
  */
-#define F16C_TARGET __attribute__((target("avx,f16c")))
+#define X86_16_TARGET __attribute__((target("avx2,f16c")))
+#define X86_16_INLINE static inline __attribute__((always_inline)) X86_16_TARGET
 
-static inline F16C_TARGET __m256 f16c_min(__m256 a, __m256 b)
+X86_16_INLINE __m256 x86_16_widen(bool bf16, const uint16_t *p)
 {
-	__m256 take_a = _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ),
-				     _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+	__m128i h = _mm_loadu_si128((const void *)p);
 
-	return _mm256_blendv_ps(b, a, take_a);
+	if (!bf16)
+		return _mm256_cvtph_ps(h);
+	return _mm256_castsi256_ps(
+		_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-static inline F16C_TARGET __m256 f16c_max(__m256 a, __m256 b)
+/* bf16_from_float's rounding, eight lanes at a time */
+X86_16_INLINE __m128i x86_16_bf16(__m256 r)
 {
-	__m256 take_a = _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ),
-				     _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+	__m256i x = _mm256_castps_si256(r);
+	__m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16),
+				       _mm256_set1_epi32(1));
+	__m256i rounded = _mm256_add_epi32(
+		x, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+	__m256i quiet = _mm256_or_si256(x, _mm256_set1_epi32(0x400000));
+	__m256i nan = _mm256_castps_si256(_mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+	__m256i w =
+		_mm256_srli_epi32(_mm256_blendv_epi8(rounded, quiet, nan), 16);
 
-	return _mm256_blendv_ps(b, a, take_a);
+	/* 32 -> 16 bits in each 128-bit half, then the halves together */
+	w = _mm256_packus_epi32(w, w);
+	return _mm256_castsi256_si128(_mm256_permute4x64_epi64(w, 0x08));
 }
 
-/* Eight lanes of d = x op y; @op is a constant where this is inlined. */
-static inline __attribute__((always_inline)) F16C_TARGET void
-f16c_block(enum agile_coll_op op, uint16_t *d, const uint16_t *x,
-	   const uint16_t *y)
+X86_16_INLINE void x86_16_narrow(bool bf16, uint16_t *p, __m256 r)
 {
-	__m256 u = _mm256_cvtph_ps(_mm_loadu_si128((const void *)x));
-	__m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const void *)y));
-	__m256 r;
+	__m128i h = bf16 ? x86_16_bf16(r) :
+			   _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT);
+
+	_mm_storeu_si128((void *)p, h);
+}
+
+/* a (op) b with the NaN rules of MIN_FP and MAX_FP */
+X86_16_INLINE __m256 x86_16_op(enum agile_coll_op op, __m256 a, __m256 b)
+{
+	__m256 take_a;
 
 	switch (op) {
 	case AGILE_COLL_SUM:
-		r = _mm256_add_ps(u, v);
-		break;
+		return _mm256_add_ps(a, b);
 	case AGILE_COLL_PROD:
-		r = _mm256_mul_ps(u, v);
-		break;
+		return _mm256_mul_ps(a, b);
 	case AGILE_COLL_MIN:
-		r = f16c_min(u, v);
+		take_a = _mm256_cmp_ps(a, b, _CMP_LT_OQ);
 		break;
 	default:
-		r = f16c_max(u, v);
+		take_a = _mm256_cmp_ps(a, b, _CMP_GT_OQ);
 		break;
 	}
-	_mm_storeu_si128((void *)d,
-			 _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
+	take_a = _mm256_or_ps(take_a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+	return _mm256_blendv_ps(b, a, take_a);
 }
 
 /* The tail goes through a block of eight too: one NaN rule per call. */
-static inline __attribute__((always_inline)) F16C_TARGET void
-f16c_run(enum agile_coll_op op, void *out, const void *a, const void *b,
-	 size_t count)
+X86_16_INLINE void x86_16_run(bool bf16, enum agile_coll_op op, void *out,
+			      const void *a, const void *b, size_t count)
 {
 	uint16_t *d = out, tx[8] = { 0 }, ty[8] = { 0 }, td[8];
 	const uint16_t *x = a, *y = b;
 	size_t i = 0;
 
 	for (; i + 8 <= count; i += 8)
-		f16c_block(op, d + i, x + i, y + i);
+		x86_16_narrow(bf16, d + i,
+			      x86_16_op(op, x86_16_widen(bf16, x + i),
+					x86_16_widen(bf16, y + i)));
 	if (i == count)
 		return;
 	memcpy(tx, x + i, (count - i) * sizeof(*x));
 	memcpy(ty, y + i, (count - i) * sizeof(*y));
-	f16c_block(op, td, tx, ty);
+	x86_16_narrow(bf16, td,
+		      x86_16_op(op, x86_16_widen(bf16, tx),
+				x86_16_widen(bf16, ty)));
 	memcpy(d + i, td, (count - i) * sizeof(*d));
 }
 
-#define F16C_KERNELS(NAME, OP)                                               \
-	static F16C_TARGET void NAME##_f16c_3(void *restrict out,            \
-					      const void *restrict a,        \
-					      const void *restrict b,        \
-					      size_t count)                  \
+#define X86_16_KERNELS(NAME, BF16, OP)                                       \
+	static X86_16_TARGET void NAME##_x86_3(void *restrict out,           \
+					       const void *restrict a,       \
+					       const void *restrict b,       \
+					       size_t count)                 \
 	{                                                                    \
-		f16c_run(OP, out, a, b, count);                              \
+		x86_16_run(BF16, OP, out, a, b, count);                      \
 	}                                                                    \
-	static F16C_TARGET void NAME##_f16c_2(                               \
+	static X86_16_TARGET void NAME##_x86_2(                              \
 		void *restrict inout, const void *restrict in, size_t count) \
 	{                                                                    \
-		f16c_run(OP, inout, inout, in, count);                       \
+		x86_16_run(BF16, OP, inout, inout, in, count);               \
 	}
 
-F16C_KERNELS(sum_f16, AGILE_COLL_SUM)
-F16C_KERNELS(prod_f16, AGILE_COLL_PROD)
-F16C_KERNELS(min_f16, AGILE_COLL_MIN)
-F16C_KERNELS(max_f16, AGILE_COLL_MAX)
+X86_16_KERNELS(sum_f16, false, AGILE_COLL_SUM)
+X86_16_KERNELS(prod_f16, false, AGILE_COLL_PROD)
+X86_16_KERNELS(min_f16, false, AGILE_COLL_MIN)
+X86_16_KERNELS(max_f16, false, AGILE_COLL_MAX)
+X86_16_KERNELS(sum_bf16, true, AGILE_COLL_SUM)
+X86_16_KERNELS(prod_bf16, true, AGILE_COLL_PROD)
+X86_16_KERNELS(min_bf16, true, AGILE_COLL_MIN)
+X86_16_KERNELS(max_bf16, true, AGILE_COLL_MAX)
 
 static const struct {
 	coll_kernel2 k2;
 	coll_kernel3 k3;
-} f16c_kernels[AGILE_COLL_USER] = ROW(f16_f16c);
+} x86_16_kernels[2][AGILE_COLL_USER] = { ROW(f16_x86), ROW(bf16_x86) };
 
-/* -1: not asked yet; coll_ops_use_f16c() may turn it off (the tests). */
-static int f16c_state = -1;
+/* -1: not asked yet; coll_ops_use_simd() may turn it off (the tests). */
+static int x86_16_state = -1;
 
-static bool f16c(void)
+static bool x86_16(void)
 {
-	int state = __atomic_load_n(&f16c_state, __ATOMIC_RELAXED);
+	int state = __atomic_load_n(&x86_16_state, __ATOMIC_RELAXED);
 
 	if (state < 0) {
 		__builtin_cpu_init();
-		state = __builtin_cpu_supports("avx") &&
+		state = __builtin_cpu_supports("avx2") &&
 			__builtin_cpu_supports("f16c");
-		__atomic_store_n(&f16c_state, state, __ATOMIC_RELAXED);
+		__atomic_store_n(&x86_16_state, state, __ATOMIC_RELAXED);
 	}
 	return state;
 }
 
-bool coll_ops_use_f16c(bool on)
+bool coll_ops_use_simd(bool on)
 {
-	__atomic_store_n(&f16c_state, -1, __ATOMIC_RELAXED);
+	__atomic_store_n(&x86_16_state, -1, __ATOMIC_RELAXED);
 	if (on)
-		return f16c();
-	__atomic_store_n(&f16c_state, 0, __ATOMIC_RELAXED);
+		return x86_16();
+	__atomic_store_n(&x86_16_state, 0, __ATOMIC_RELAXED);
 	return false;
 }
 #else
-bool coll_ops_use_f16c(bool on)
+bool coll_ops_use_simd(bool on)
 {
 	(void)on;
 	return false;
@@ -382,10 +405,14 @@ int coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
 	} else {
 		rd->k2 = kernels[type][op].k2;
 		rd->k3 = kernels[type][op].k3;
-#ifdef COLL_F16C
-		if (type == AGILE_COLL_FLOAT16 && f16c()) {
-			rd->k2 = f16c_kernels[op].k2;
-			rd->k3 = f16c_kernels[op].k3;
+#ifdef COLL_X86_16
+		if ((type == AGILE_COLL_FLOAT16 ||
+		     type == AGILE_COLL_BFLOAT16) &&
+		    x86_16()) {
+			bool bf16 = type == AGILE_COLL_BFLOAT16;
+
+			rd->k2 = x86_16_kernels[bf16][op].k2;
+			rd->k3 = x86_16_kernels[bf16][op].k3;
 		}
 #endif
 		rd->user_fn = NULL;

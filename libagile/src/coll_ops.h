@@ -58,10 +58,11 @@ void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
 		 const void *right, size_t count);
 
 /*
- * coll_ops_use_f16c - let reducers set up from now on use the F16C
- * float16 kernels where the CPU has them (@on, the default) or the
- * portable ones (!@on: the tests compare both); true if F16C is in use.
+ * coll_ops_use_simd - let reducers set up from now on use the x86 AVX2
+ * and F16C kernels of the 16-bit floats where the CPU has them (@on, the
+ * default) or the portable ones (!@on: the tests compare both); true if
+ * the x86 kernels are in use.
  */
-bool coll_ops_use_f16c(bool on);
+bool coll_ops_use_simd(bool on);
 
 #endif /* AGILE_COLL_OPS_H */

@@ -11,8 +11,8 @@
  * min, max; hand-checked cases for ties to even, overflow to inf,
  * subnormals and NaN.  Also: the streaming path (results of 1 MiB and
  * more) equals the plain one at unaligned starts, and the results land
- * in place (dst = left or right).  float16 runs on both its kernels: F16C
- * (where the CPU has it, the default) and the portable C.
+ * in place (dst = left or right).  All of it twice: on the AVX2+F16C
+ * kernels (where the CPU has them, the default) and the portable C.
  */
 #define _GNU_SOURCE
 #include <agile/coll.h>
@@ -162,7 +162,7 @@ static uint16_t random16(void)
 }
 
 static int random_rounds = 32;
-/* which float16 kernels run: " (F16C)" or " (portable)" */
+/* which kernels run: " (AVX2+F16C)" or " (portable)" */
 static const char *path = "";
 
 static void every_value(const struct fmt *f)
@@ -196,9 +196,9 @@ static void every_value(const struct fmt *f)
 			}
 			ok = check_pairs(f, op, a, b, N, out);
 		}
-		tap_ok(ok, "%s %s: every value, neighbours, %d Ki random pairs%s",
-		       f->name, op_names[op], random_rounds * 64,
-		       f->type == AGILE_COLL_FLOAT16 ? path : "");
+		tap_ok(ok,
+		       "%s %s: every value, neighbours, %d Ki random pairs%s",
+		       f->name, op_names[op], random_rounds * 64, path);
 	}
 out:
 	free(a);
@@ -206,8 +206,8 @@ out:
 	free(out);
 }
 
-/* Fixed cases a reader can check by hand (@f16_only: float16's). */
-static void by_hand(bool f16_only)
+/* Fixed cases a reader can check by hand. */
+static void by_hand(void)
 {
 	struct coll_reducer rd;
 	uint16_t out[1];
@@ -244,14 +244,11 @@ static void by_hand(bool f16_only)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (f16_only && cases[i].f != &f16)
-			continue;
 		coll_reducer_init(&rd, cases[i].f->type, cases[i].op, NULL,
 				  NULL, true);
 		coll_reduce(&rd, out, &cases[i].a, &cases[i].b, 1);
 		tap_ok(out[0] == cases[i].want, "%s: %s (got 0x%04x)%s",
-		       cases[i].f->name, cases[i].what, out[0],
-		       cases[i].f == &f16 ? path : "");
+		       cases[i].f->name, cases[i].what, out[0], path);
 	}
 }
 
@@ -286,7 +283,7 @@ static void streaming(const struct fmt *f)
 		ok = !memcmp(big + skew, small + skew, N * 2);
 	}
 	tap_ok(ok, "%s sum of 2 MiB: streamed = plain, unaligned starts%s",
-	       f->name, f->type == AGILE_COLL_FLOAT16 ? path : "");
+	       f->name, path);
 	/* in place, both sides */
 	memcpy(big, a, N * 2);
 	coll_reduce(&rd, big, big, b, N);
@@ -295,8 +292,7 @@ static void streaming(const struct fmt *f)
 	memcpy(big, b, N * 2);
 	coll_reduce(&rd, big, a, big, N);
 	tap_ok(ok && !memcmp(big, small, N * 2),
-	       "%s: dst = left and dst = right give a op b%s", f->name,
-	       f->type == AGILE_COLL_FLOAT16 ? path : "");
+	       "%s: dst = left and dst = right give a op b%s", f->name, path);
 out:
 	free(a);
 	free(b);
@@ -312,21 +308,20 @@ int main(void)
 		       agile_coll_type_size(AGILE_COLL_BFLOAT16) == 2 &&
 		       agile_coll_type_size(AGILE_COLL_NR_TYPES) == 0,
 	       "16-bit types are 2 bytes");
-	path = coll_ops_use_f16c(true) ? " (F16C)" : " (portable)";
-	by_hand(false);
-	every_value(&f16);
-	every_value(&bf16);
-	streaming(&f16);
-	streaming(&bf16);
-	if (strcmp(path, " (portable)")) {
-		/* this CPU has F16C: the portable float16 kernels too */
-		coll_ops_use_f16c(false);
-		path = " (portable)";
-		by_hand(true);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 0 && !coll_ops_use_simd(true)) {
+			tap_skip("the AVX2+F16C kernels",
+				 "this CPU has none (or is not x86)");
+			continue;
+		}
+		if (pass == 1)
+			coll_ops_use_simd(false);
+		path = pass ? " (portable)" : " (AVX2+F16C)";
+		by_hand();
 		every_value(&f16);
+		every_value(&bf16);
 		streaming(&f16);
-	} else {
-		tap_skip("float16 on F16C", "this CPU has no F16C (or not x86)");
+		streaming(&bf16);
 	}
 	return tap_done();
 }
