@@ -15,9 +15,11 @@
  * Processes scope (agile_coll_procs_join): a dev group of the same shape,
  * and per member one segment: max_bytes of EXCHANGE area, then
  * 2 x max_bytes of HEAP for agile_coll_alloc.  Each member creates its
- * own, puts its id and size in the user words of its doorbell line and
- * publishes 1; once every member has (the rendezvous), each maps the
- * others'.  In a collective, WORK is the caller's recv when it lies in
+ * own, puts its id and size in the user words of its doorbell line (and
+ * its affinity mask in its exchange area) and publishes 1; once every
+ * member has (the rendezvous), each maps the others' and counts the CPUs
+ * of all the masks (AGILE_COLL_SPIN_AUTO), then publishes 2 and waits for
+ * all again.  In a collective, WORK is the caller's recv when it lies in
  * the segment, else the exchange area; a send buffer outside the segment
  * is read by its owner where it is, and only what peers read of it (the
  * plan's outgoing SEND runs: half the vector in halving round 0, a folded
@@ -621,6 +623,56 @@ static int map_peers(struct coll_shm *c)
 	return 0;
 }
 
+/* Publish @value and wait until every member has (before @deadline). */
+static int rendezvous(struct coll_shm *c, uint32_t value, uint64_t deadline)
+{
+	int err = agile_dev_signal(c->dev, (uint32_t)c->base.rank, value);
+
+	for (int q = 0; !err && q < c->base.size; q++) {
+		uint64_t left = AGILE_TIMEOUT_INFINITE, now;
+
+		if (q == c->base.rank)
+			continue;
+		if (deadline) {
+			now = agile_mono_ns();
+			left = now < deadline ? deadline - now : 0;
+		}
+		err = agile_dev_wait_spin(c->dev, (uint32_t)q, AGILE_CMP_GE,
+					  value, c->spin_ns, left, NULL);
+	}
+	return err;
+}
+
+/*
+ * The CPUs the members may run on, for AGILE_COLL_SPIN_AUTO: each member
+ * leaves its affinity mask at the start of its exchange area before the
+ * rendezvous's value 1 (which orders it for the readers) and counts the
+ * union after it; value 2 says all have, so the areas are free.  Neither
+ * the online CPUs (a container's cpuset is smaller) nor one member's mask
+ * (mpirun binds each rank to its cores) would tell whether the members
+ * have a CPU each.
+ */
+static void publish_cpus(struct coll_shm *c)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		memset(&set, 0xff, sizeof(set)); /* unknown: any */
+	memcpy(c->seg[c->base.rank], &set, sizeof(set));
+}
+
+static long members_cpus(const struct coll_shm *c)
+{
+	cpu_set_t all, one;
+
+	CPU_ZERO(&all);
+	for (int q = 0; q < c->base.size; q++) {
+		memcpy(&one, c->seg[q], sizeof(one));
+		CPU_OR(&all, &all, &one);
+	}
+	return CPU_COUNT(&all);
+}
+
 int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 			  const struct agile_coll_opts *opts,
 			  uint64_t timeout_ns, struct agile_coll **out)
@@ -628,7 +680,7 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	struct agile_dev_group_opts gopts;
 	struct agile_doorbell *db;
 	struct agile_coll_opts o;
-	uint64_t xchg, seg_bytes, deadline, yield_ns;
+	uint64_t xchg, seg_bytes, deadline, yield_ns, spin_asked;
 	struct coll_shm *c;
 	void *addr;
 	uint32_t id;
@@ -639,6 +691,8 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	err = take_opts(opts, &o);
 	if (err)
 		return err;
+	spin_asked = o.spin_ns;
+	/* until the members' masks are known (members_cpus) */
 	o.spin_ns = coll_spin_ns(o.spin_ns, nr_members,
 				 sysconf(_SC_NPROCESSORS_ONLN), &yield_ns);
 	if (!page_round(o.max_bytes, &xchg) || xchg > SIZE_MAX / 4)
@@ -694,6 +748,7 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	if (err)
 		goto fail;
 	c->seg[rank] = addr;
+	publish_cpus(c);
 
 	/*
 	 * The rendezvous: the segment's id and size, then value 1 (a release
@@ -705,24 +760,18 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&db->user[COLL_WORD_SEG_BYTES + 1],
 			 (uint32_t)(seg_bytes >> 32), __ATOMIC_RELAXED);
-	err = agile_dev_signal(c->dev, (uint32_t)rank, 1);
-	for (int q = 0; !err && q < (int)nr_members; q++) {
-		uint64_t left = AGILE_TIMEOUT_INFINITE, now;
-
-		if (q == rank)
-			continue;
-		if (deadline) {
-			now = agile_mono_ns();
-			left = now < deadline ? deadline - now : 0;
-		}
-		err = agile_dev_wait_spin(c->dev, (uint32_t)q, AGILE_CMP_GE, 1,
-					  c->spin_ns, left, NULL);
-	}
+	err = rendezvous(c, 1, deadline);
 	if (!err)
 		err = map_peers(c);
 	if (err)
 		goto fail;
-	c->seq_base = 1;
+	c->spin_ns = coll_spin_ns(spin_asked, nr_members, members_cpus(c),
+				  &c->yield_ns);
+	/* value 2: every member has read the masks; the areas are free */
+	err = rendezvous(c, 2, deadline);
+	if (err)
+		goto fail;
+	c->seq_base = 2;
 	*out = &c->base;
 	return 0;
 fail:

@@ -93,10 +93,11 @@ typedef void (*agile_coll_user_fn)(void *inout, const void *in, size_t count,
  *               AGILE_COLL_SPIN_AUTO (the default): $AGILE_SPIN_NS where
  *               it is set; else, when the communicator has more members
  *               than CPUs to run them (threads: the creator's affinity
- *               mask; processes: the online CPUs), no spin but up to
- *               1 ms of looks with a sched_yield between them, then
- *               sleep (a spin for a peer that has no CPU only keeps it
- *               off one); else AGILE_DEV_SPIN_NS_DEFAULT.
+ *               mask; processes: the union of the members' masks at
+ *               join), no spin but up to 1 ms of looks with a
+ *               sched_yield between them, then sleep (a spin for a peer
+ *               that has no CPU only keeps it off one); else
+ *               AGILE_DEV_SPIN_NS_DEFAULT.
  * @max_bytes:   process scope: the most a collective moves in one piece
  *               (it sizes the exchange segments); a larger vector goes
  *               in pieces (allgather and reduce_scatter: the whole
