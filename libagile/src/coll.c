@@ -66,11 +66,8 @@ struct agile_coll_team {
 
 int agile_coll_opts_init(struct agile_coll_opts *opts)
 {
-	struct agile_dev_opts dev;
-
 	if (!opts)
 		return -EINVAL;
-	agile_dev_opts_init(&dev);
 	memset(opts, 0, sizeof(*opts));
 	opts->segments = AGILE_COLL_SEGMENTS_DEFAULT;
 	opts->backend = AGILE_BACKEND_AUTO;
