@@ -500,8 +500,8 @@ static void limits(void)
 		err = agile_coll_reduce_scatter(
 			coll, big, out, 2047, AGILE_COLL_INT32, AGILE_COLL_SUM);
 		tap_ok(!err && !memcmp(big, out, 2047 * sizeof(big[0])),
-		       "%s: a reduce_scatter over max_bytes: in pieces%s%s",
-		       be, err ? ": " : "", err ? agile_strerror(err) : "");
+		       "%s: a reduce_scatter over max_bytes: in pieces%s%s", be,
+		       err ? ": " : "", err ? agile_strerror(err) : "");
 		tap_ok(agile_coll_allreduce(coll, big, out, 2048,
 					    AGILE_COLL_INT32,
 					    AGILE_COLL_SUM) == 0 &&
