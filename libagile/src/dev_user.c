@@ -42,7 +42,8 @@
  * looks at "ended" before each, and at the members' locks once a slice
  * per context; either ends the wait with -EPIPE.  A group whose members
  * all died (SIGKILL) leaves its file behind until the next join with its
- * key removes it.  A file is a group only if the uid in its name owns it:
+ * key, or the next creation of any group by its uid (sweep_dead_groups),
+ * removes it.  A file is a group only if the uid in its name owns it:
  * anyone may create any name under SHM_DIR.
  */
 #define _GNU_SOURCE
@@ -621,6 +622,88 @@ static int group_join_other(struct agile_dev *dev,
 	return err;
 }
 
+/* "agile-<own>-<16 hex digits>": one of our group names, any key. */
+static bool own_group_name(const char *entry, unsigned int own)
+{
+	char *end;
+	unsigned long uid;
+	size_t i;
+
+	if (strncmp(entry, "agile-", 6))
+		return false;
+	errno = 0;
+	uid = strtoul(entry + 6, &end, 10);
+	if (errno || end == entry + 6 || uid != own || *end != '-')
+		return false;
+	for (i = 1; i <= 16; i++)
+		if (!((end[i] >= '0' && end[i] <= '9') ||
+		      (end[i] >= 'a' && end[i] <= 'f')))
+			return false;
+	return end[i] == '\0';
+}
+
+/*
+ * With the group file @fd's gate held: is it a group whose members all
+ * left or died?  Its header says so, or a counted member lost its lock.
+ */
+static bool group_over(int fd, const struct stat *st)
+{
+	size_t bytes = agile_dev_page_round(sizeof(struct user_group_hdr));
+	struct user_group_hdr *hdr;
+	bool over;
+
+	if ((uint64_t)st->st_size < bytes)
+		return false;
+	hdr = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED)
+		return false;
+	over = hdr->magic == USER_GROUP_MAGIC &&
+	       hdr->layout == USER_GROUP_LAYOUT &&
+	       (__atomic_load_n(&hdr->ended, __ATOMIC_ACQUIRE) ||
+		member_dead(fd, hdr, UINT32_MAX));
+	munmap(hdr, bytes);
+	return over;
+}
+
+/*
+ * Before creating a group: remove the names (so the memory) of our groups
+ * whose members all died, whatever their keys.  A dead group's file keeps
+ * its segments in SHM_DIR, and the join of its own key, which would
+ * remove it, may never come.  Each is judged under its gate, as a joiner
+ * does (group_try_join), and unlinked only if the name still names the
+ * inode judged; a live group always has a member holding its lock.
+ */
+static void sweep_dead_groups(unsigned int own)
+{
+	struct dirent *e;
+	DIR *d = opendir(SHM_DIR);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct stat st, now;
+		int fd;
+
+		if (!own_group_name(e->d_name, own))
+			continue;
+		fd = openat(dirfd(d), e->d_name,
+			    O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && st.st_uid == own &&
+		    !ofd_lock(fd, F_OFD_SETLKW, F_WRLCK, LOCK_GATE)) {
+			if (group_over(fd, &st) &&
+			    !fstatat(dirfd(d), e->d_name, &now,
+				     AT_SYMLINK_NOFOLLOW) &&
+			    now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+				unlinkat(dirfd(d), e->d_name, 0);
+			ofd_lock(fd, F_OFD_SETLK, F_UNLCK, LOCK_GATE);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
 static int user_group_join(struct agile_dev *dev,
 			   const struct agile_dev_group_opts *opts)
 {
@@ -643,6 +726,8 @@ static int user_group_join(struct agile_dev *dev,
 			err = group_join_other(dev, opts, uid);
 		if (err != -ENOENT || !(opts->flags & AGILE_DEV_GROUP_CREATE))
 			break;
+		if (!tries)
+			sweep_dead_groups(uid);
 		err = group_create(dev, opts, name);
 		if (err != -EEXIST)
 			break; /* else another creator won: join theirs */

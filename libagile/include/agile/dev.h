@@ -234,7 +234,8 @@ int agile_dev_stats(struct agile_dev *dev, struct agile_dev_stats *stats);
  * no member hangs on a dead peer, and the key is free at once for a new
  * group.  The pages stay valid until each member's agile_dev_close.  On
  * the user backend a group whose members all died leaves its file
- * behind until the next join with its key removes it.
+ * (segments included) behind until the next join with its key, or the
+ * next creation of any group by the same user, removes it.
  */
 
 /*
