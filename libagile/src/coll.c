@@ -309,6 +309,7 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 	size_t total = total_count(c, kind, count), bytes = total * es;
 	size_t send_bytes = kind == AGILE_COLL_KIND_ALLGATHER ? count * es :
 								bytes;
+	size_t limit = procs ? piece_limit(c, kind) : SIZE_MAX;
 	const void *shared = send;
 	char *xchg;
 	void *work = NULL;
@@ -327,9 +328,9 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 			return -ENOMEM;
 		rd.bounce = c->bounce;
 	}
-	if (procs && bytes > piece_limit(c, kind))
-		return in_pieces(c, piece_limit(c, kind), kind, send, recv,
-				 count, type, op, root);
+	if (procs && bytes > limit)
+		return in_pieces(c, limit, kind, send, recv, count, type, op,
+				 root);
 	err = coll_shm_plan(c, &pa);
 	if (err)
 		return err;

@@ -629,31 +629,19 @@ static int hier_reduce(struct coll_mpi *c, const void *send, void *recv,
 	return err;
 }
 
-/* One node: the process scope's allreduce (@root < 0) or reduce, in pieces. */
+/*
+ * One node: the process scope's allreduce (@root < 0) or reduce; a vector
+ * over max_bytes goes in pieces there (coll.c, in_pieces).
+ */
 static int node_collective(struct coll_mpi *c, const void *send, void *recv,
 			   size_t count, enum agile_coll_type type,
 			   enum agile_coll_op op, int root)
 {
-	size_t esize = agile_coll_type_size(type), done = 0;
-	size_t piece_max = c->max_bytes / esize;
-	int err = 0;
-
-	while (done < count && !err) {
-		size_t piece = count - done < piece_max ? count - done :
-							  piece_max;
-		const char *in = (const char *)send + done * esize;
-		char *out = recv ? (char *)recv + done * esize : NULL;
-
-		if (root < 0)
-			err = agile_coll_allreduce(c->local, in, out, piece,
-						   type, op);
-		else
-			err = agile_coll_reduce(c->local, in, out, piece, type,
-						op,
-						(uint32_t)c->local_of[root]);
-		done += piece;
-	}
-	return err;
+	if (root < 0)
+		return agile_coll_allreduce(c->local, send, recv, count, type,
+					    op);
+	return agile_coll_reduce(c->local, send, recv, count, type, op,
+				 (uint32_t)c->local_of[root]);
 }
 
 /* ---- the operations agile/coll.h dispatches to ---- */
