@@ -514,6 +514,23 @@ static void limits(void)
 		       "%s: a vector of max_bytes: 0", be);
 	}
 	tap_ok(agile_coll_destroy(coll) == 0, "%s: destroy", be);
+
+	/* AGILE_COLL_USER without a callback, even for 0 elements. */
+	o.user_fn = NULL;
+	err = agile_coll_procs_join(random_key(), 1, &o, JOIN_NS, &coll);
+	if (!tap_ok(!err, "%s: a group of one without a user op", be))
+		return;
+	{
+		int32_t v[4] = { 0 }, out[4];
+
+		tap_ok(agile_coll_allreduce(coll, v, out, 4, AGILE_COLL_INT32,
+					    AGILE_COLL_USER) == -EINVAL &&
+			       agile_coll_allreduce(coll, v, out, 0,
+						    AGILE_COLL_INT32,
+						    AGILE_COLL_USER) == -EINVAL,
+		       "%s: AGILE_COLL_USER without a callback: -EINVAL", be);
+	}
+	agile_coll_destroy(coll);
 }
 
 static void run_backend(bool quick)
