@@ -65,8 +65,8 @@
  * @node_of:    the node of every member of @comm
  * @opts:       the caller's options (segments, layout, user op)
  * @info:       the layout (agile_coll_mpi_info)
- * @max_bytes:  the most one node collective takes (the opts' max_bytes):
- *              the hierarchical paths go in pieces of that size
+ * @max_bytes:  the hierarchical paths' piece (the opts' max_bytes): what
+ *              one node collective and one network block take at once
  * @plan:       the last plan built (its arrays are reused)
  * @tmp, @work: receive staging and a WORK buffer, kept between calls
  * @block:      a hierarchical piece's result on its way through the network
