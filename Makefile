@@ -11,6 +11,7 @@
 #   make lint     checkpatch --strict, sparse and W=1 on the module
 #   make bench    agile-bench: every benchmark beside its baseline
 #   make check-gpu  the EU tests on GPU EUs; a SKIP line without a GPU
+#   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
 
 KERNELS ?= 6.1 6.12
 BUILD := $(CURDIR)/build
@@ -19,7 +20,7 @@ TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
 
 .PHONY: all deps kernels kernel-src modules selftests lib gpu check-gpu tools lint check \
-	run bench clean
+	run bench mutate clean
 
 all: modules selftests lib tools
 
@@ -72,6 +73,11 @@ bench: lib
 # tools/check.sh ends with one line "N passed, N failed".
 check: deps
 	@KERNELS="$(KERNELS)" tools/check.sh
+
+# Each mutant of tools/mutants.txt must make its suite fail; a table of
+# mutant -> failing tests in build/mutate/table.md.
+mutate: deps
+	@tools/mutate.sh
 
 run: deps
 	@$(MAKE) --no-print-directory KERNELS=6.1 modules tools

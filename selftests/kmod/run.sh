@@ -18,9 +18,11 @@
 # Environment: AGILE_SELFTESTS (directory of the test programs, default
 # the one holding this script's programs on PATH), AGILE_KO_DIR (where
 # agile.ko and agile_pin_test.ko are; default: searched), AGILE_TEST_TIMEOUT
-# (seconds per program, default 600).
+# (seconds per program, default 600), AGILE_KMOD_PROGRAMS (the programs to
+# run, default all).
 
-PROGRAMS="abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stress"
+# AGILE_KMOD_PROGRAMS narrows the run to some programs (make mutate).
+PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stress"}
 SYSFS=/sys/class/misc/agile
 
 # ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.

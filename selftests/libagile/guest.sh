@@ -18,7 +18,8 @@
 #
 # Environment: AGILE_LIBAGILE_TESTS (directory of the test programs,
 # default /selftests/libagile), AGILE_TEST_TIMEOUT (seconds per program,
-# default 600).  AGILE_TEST_QUICK is set (unless already set): the guests
+# default 600), AGILE_LIBAGILE_PROGRAMS (the programs to run, default all),
+# AGILE_BACKENDS (default "kmod user").  AGILE_TEST_QUICK is set (unless already set): the guests
 # are emulated, about 50x slower, and the tests that honour it run
 # smaller matrices.
 
@@ -44,14 +45,20 @@ if [ ! -c /dev/agile ]; then
 fi
 
 programs=""
-for t in "$DIR"/*; do
-	[ -f "$t" ] && [ -x "$t" ] && programs="$programs $t"
-done
+if [ -n "${AGILE_LIBAGILE_PROGRAMS:-}" ]; then
+	for t in $AGILE_LIBAGILE_PROGRAMS; do
+		programs="$programs $DIR/$t"
+	done
+else
+	for t in "$DIR"/*; do
+		[ -f "$t" ] && [ -x "$t" ] && programs="$programs $t"
+	done
+fi
 if [ -z "$programs" ]; then
 	not_ok "test programs in $DIR (make -C libagile guest-tests)"
 fi
 
-for backend in kmod user; do
+for backend in ${AGILE_BACKENDS:-kmod user}; do
 	for t in $programs; do
 		name=$(basename "$t")
 		echo "# ---- $backend/$name"

@@ -1,0 +1,259 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tools/mutate.sh [NAME...] - `make mutate`: do the tests catch a broken agile?
+#
+# Each mutant in tools/mutants.txt breaks one behaviour the test suite claims
+# to check (no steals, no release fence, no sleeper wake, no EPIPE when a
+# peer dies, no reserved-field check, ...) by replacing one exact line of one
+# source file.  For every mutant this script copies the tree into
+# build/mutate/tree (its own build/ is kept between runs, so only what the
+# mutant touches is rebuilt), applies the change, builds what the mutant's
+# suite needs and runs that suite.  A mutant is "caught" when the suite
+# fails, "SURVIVED" when it passes: then the suite does not test what it
+# claims, and make mutate fails.  Before any mutant, every suite in use runs
+# once on the unmutated copy and must pass, so a catch is never a flaky or
+# broken test.  A mutant whose line is not found exactly once is "stale"
+# (the code moved on; update tools/mutants.txt) and fails make mutate too.
+#
+# Suites (the "suite" key of a mutant):
+#   lib T...      make -C libagile check TESTS="T..." (native, user backend)
+#   tsan T...     the same under ThreadSanitizer (make -C libagile check-tsan):
+#                 what x86's strong ordering hides from a plain run
+#   kmod P...     agile.ko for 6.1 and the kmod selftest programs P... in the
+#                 6.1 guest (selftests/kmod/run.sh, AGILE_KMOD_PROGRAMS)
+#   guestlib T... agile.ko for 6.1 and the libagile selftests T... on the kmod
+#                 backend in the 6.1 guest (selftests/libagile/guest.sh)
+#
+# Results: a table on stdout and in build/mutate/table.md (mutant, what it
+# breaks, the suite, the verdict, the failing tests), the logs beside it.
+# NAME... runs only those mutants.
+set -u
+cd "$(dirname "$0")/.."
+REPO=$PWD
+OUT=$REPO/build/mutate
+TREE=$OUT/tree
+LIST=$REPO/tools/mutants.txt
+make=${MAKE:-make}
+
+die() {
+	echo "mutate: $*" >&2
+	exit 2
+}
+
+[ -f "$LIST" ] || die "$LIST missing"
+mkdir -p "$OUT/logs"
+
+# ---------------------------------------------------------------------------
+# the mutant list: blocks of "key = value" lines under "[name]"
+
+names=()
+declare -A m_file m_find m_replace m_suite m_what
+parse_list() {
+	local line name="" key value
+	while IFS= read -r line || [ -n "$line" ]; do
+		case $line in
+		'#'* | '') continue ;;
+		'['*']')
+			name=${line#[}
+			name=${name%]}
+			names+=("$name")
+			continue
+			;;
+		esac
+		[ -n "$name" ] || die "$LIST: '$line' before any [name]"
+		key=${line%% = *}
+		value=${line#* = }
+		[ "$key" != "$line" ] || die "$LIST: '$line' is not 'key = value'"
+		case $key in
+		file) m_file[$name]=$value ;;
+		find) m_find[$name]=$value ;;
+		replace) m_replace[$name]=$value ;;
+		suite) m_suite[$name]=$value ;;
+		what) m_what[$name]=$value ;;
+		*) die "$LIST: unknown key '$key' in [$name]" ;;
+		esac
+	done <"$LIST"
+	for name in "${names[@]}"; do
+		for key in file find suite what; do
+			case $key in
+			file) value=${m_file[$name]:-} ;;
+			find) value=${m_find[$name]:-} ;;
+			suite) value=${m_suite[$name]:-} ;;
+			what) value=${m_what[$name]:-} ;;
+			esac
+			[ -n "$value" ] || die "$LIST: [$name] has no $key"
+		done
+	done
+}
+parse_list
+
+selected=("${names[@]}")
+if [ $# -gt 0 ]; then
+	selected=("$@")
+	for name in "${selected[@]}"; do
+		[ -n "${m_file[$name]:-}" ] || die "no mutant '$name' in $LIST"
+	done
+fi
+
+# ---------------------------------------------------------------------------
+# the copy of the tree
+
+# sync_tree: the tracked and the untracked-but-not-ignored files, as they are
+# in the working tree, into $TREE (its build/ stays).  Only files whose
+# content differs are copied, and they get a new mtime, so make rebuilds what
+# they feed and nothing else (a mutant left behind by an interrupted run is
+# replaced and rebuilt too).
+sync_tree() {
+	local f
+	mkdir -p "$TREE"
+	while IFS= read -r -d '' f; do
+		[ -f "$f" ] || continue
+		cmp -s "$f" "$TREE/$f" && continue
+		mkdir -p "$TREE/$(dirname "$f")"
+		cp "$f" "$TREE/$f" || die "could not copy $f to $TREE"
+	done < <(git ls-files -z --cached --others --exclude-standard)
+}
+
+# count_matches <file> <line>: how many lines of <file> are exactly <line>.
+count_matches() {
+	LINE=$2 awk 'BEGIN { want = ENVIRON["LINE"] } $0 == want { n++ } END { print n + 0 }' "$1"
+}
+
+# apply <name>: replace the mutant's line in the copy.  1 when stale.
+apply() {
+	local name=$1 file=$TREE/${m_file[$1]}
+	[ -f "$file" ] || return 1
+	[ "$(count_matches "$file" "${m_find[$name]}")" = 1 ] || return 1
+	LINE=${m_find[$name]} NEW=${m_replace[$name]:-} awk '
+		BEGIN { want = ENVIRON["LINE"]; repl = ENVIRON["NEW"] }
+		$0 == want { print repl; next } { print }' "$file" >"$file.mutant" &&
+		mv "$file.mutant" "$file"
+}
+
+# restore <name>: the mutated file back from the working tree.
+restore() {
+	cp "$REPO/${m_file[$1]}" "$TREE/${m_file[$1]}"
+}
+
+# ---------------------------------------------------------------------------
+# suites
+
+# guest_script <script> <exports...>: a copy of a guest script that sets
+# environment variables first (the guest has no other way to get them).
+guest_script() {
+	local src=$1 dst
+	shift
+	dst=$OUT/guest-$(basename "$src")
+	{
+		echo '#!/bin/sh'
+		for kv in "$@"; do printf 'export %q\n' "$kv"; done
+		tail -n +2 "$src"
+	} >"$dst"
+	chmod +x "$dst"
+	echo "$dst"
+}
+
+# run_suite <log> <suite words...>: build and run; 0 when the suite passes.
+# Prints the failing tests (the "not ok" lines) to <log>.fails.
+run_suite() {
+	local log=$1 kind=$2 script rc
+	shift 2
+	: >"$log.fails"
+	case $kind in
+	lib)
+		(cd "$TREE" && $make --no-print-directory -C libagile check \
+			TESTS="$*") >"$log" 2>&1
+		rc=$?
+		grep -E '^not ok|FAILED' "$log" >"$log.fails"
+		;;
+	tsan)
+		(cd "$TREE" && $make --no-print-directory -C libagile check-tsan \
+			TESTS="$*") >"$log" 2>&1
+		rc=$?
+		grep -E '^not ok|FAILED' "$log" >"$log.fails"
+		;;
+	kmod)
+		script=$(guest_script "$TREE/selftests/kmod/run.sh" \
+			"AGILE_KMOD_PROGRAMS=$*")
+		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
+			$make --no-print-directory -C selftests/kmod \
+				OUT="$TREE/build/selftests/kmod" &&
+			tools/vm/run-guest.sh 6.1 "$script") >"$log" 2>&1
+		rc=$?
+		grep -E '^not ok' "$TREE/build/vm/6.1/guest.tap" >"$log.fails" 2>/dev/null
+		;;
+	guestlib)
+		script=$(guest_script "$TREE/selftests/libagile/guest.sh" \
+			"AGILE_LIBAGILE_PROGRAMS=$*" "AGILE_BACKENDS=kmod")
+		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
+			$make --no-print-directory -C libagile guest-tests &&
+			tools/vm/run-guest.sh 6.1 "$script") >"$log" 2>&1
+		rc=$?
+		grep -E '^not ok' "$TREE/build/vm/6.1/guest.tap" >"$log.fails" 2>/dev/null
+		;;
+	*)
+		echo "unknown suite kind '$kind'" >"$log"
+		return 2
+		;;
+	esac
+	[ "$rc" = 0 ] && [ ! -s "$log.fails" ]
+}
+
+# ---------------------------------------------------------------------------
+# baseline, then the mutants
+
+sync_tree
+(cd "$TREE" && tools/vm/kernels.sh 6.1 && tools/extract-kernel-src.sh) \
+	>"$OUT/logs/prepare.log" 2>&1 || die "preparing the 6.1 kernel failed: see $OUT/logs/prepare.log"
+
+declare -A baseline_done
+for name in "${selected[@]}"; do
+	suite=${m_suite[$name]}
+	[ -z "${baseline_done[$suite]:-}" ] || continue
+	baseline_done[$suite]=1
+	log=$OUT/logs/baseline-$(printf '%s' "$suite" | tr -c 'A-Za-z0-9_-' '_').log
+	echo "mutate: baseline: $suite"
+	# shellcheck disable=SC2086 # the suite is words
+	if ! run_suite "$log" $suite; then
+		echo "mutate: the unmutated tree fails '$suite' (see $log):" >&2
+		cat "$log.fails" >&2
+		exit 1
+	fi
+done
+
+table=$OUT/table.md
+{
+	echo "| mutant | what it breaks | suite | verdict | failing tests |"
+	echo "|---|---|---|---|---|"
+} >"$table"
+survived=0
+for name in "${selected[@]}"; do
+	log=$OUT/logs/$name.log
+	echo "mutate: $name (${m_file[$name]})"
+	if ! apply "$name"; then
+		verdict=stale
+		fails="the line to replace is not in ${m_file[$name]} exactly once"
+		survived=$((survived + 1))
+	else
+		# shellcheck disable=SC2086 # the suite is words
+		if run_suite "$log" ${m_suite[$name]}; then
+			verdict=SURVIVED
+			fails="-"
+			survived=$((survived + 1))
+		else
+			verdict=caught
+			fails=$(sed -e 's/^not ok [0-9]* *-* *//' -e 's/|/\\|/g' "$log.fails" |
+				head -n 4 | paste -sd ';' -)
+			[ -n "$fails" ] || fails="build or run failed: see $(basename "$log")"
+		fi
+		restore "$name"
+	fi
+	printf '| %s | %s | %s | %s | %s |\n' "$name" "${m_what[$name]}" \
+		"${m_suite[$name]}" "$verdict" "$fails" >>"$table"
+done
+# The tree is left unmutated, so its build is good for the next run.
+cat "$table"
+echo "mutate: ${#selected[@]} mutants, $((${#selected[@]} - survived)) caught," \
+	"$survived survived or stale; logs in $OUT/logs"
+[ $survived = 0 ]
