@@ -19,10 +19,14 @@
 # the one holding this script's programs on PATH), AGILE_KO_DIR (where
 # agile.ko and agile_pin_test.ko are; default: searched), AGILE_TEST_TIMEOUT
 # (seconds per program, default 600), AGILE_KMOD_PROGRAMS (the programs to
-# run, default all).
+# run, default all), AGILE_FUZZ_SECONDS (the fuzzer's budget, default 60)
+# and AGILE_FUZZ_SEED (its seed, default random).
 
 # AGILE_KMOD_PROGRAMS narrows the run to some programs (make mutate).
-PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stress"}
+# fuzz last: it runs for its budget over what the others left, and the
+# unload checks below then see that it leaked nothing.
+PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stress fuzz"}
+export AGILE_FUZZ_SECONDS=${AGILE_FUZZ_SECONDS:-60}
 SYSFS=/sys/class/misc/agile
 
 # ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.
