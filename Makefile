@@ -12,15 +12,19 @@
 #   make bench    agile-bench: every benchmark beside its baseline
 #   make check-gpu  the EU tests on GPU EUs; a SKIP line without a GPU
 #   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
+#   make fuzz     agile's fuzzer, trinity and stress-ng --dev in a guest for
+#                 FUZZ_MINUTES (default 10; FUZZ_KERNEL, default 6.1)
 
 KERNELS ?= 6.1 6.12
+FUZZ_MINUTES ?= 10
+FUZZ_KERNEL ?= 6.1
 BUILD := $(CURDIR)/build
 CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
 
 .PHONY: all deps kernels kernel-src modules selftests lib gpu check-gpu tools lint check \
-	run bench mutate clean
+	fuzz run bench mutate clean
 
 all: modules selftests lib tools
 
@@ -78,6 +82,11 @@ check: deps
 # mutant -> failing tests in build/mutate/table.md.
 mutate: deps
 	@tools/mutate.sh
+
+# Long fuzzing in a guest: tools/fuzz.sh installs trinity and stress-ng
+# (tools/deps.sh --fuzz), which nothing else needs.
+fuzz:
+	@FUZZ_MINUTES=$(FUZZ_MINUTES) FUZZ_KERNEL=$(FUZZ_KERNEL) tools/fuzz.sh
 
 run: deps
 	@$(MAKE) --no-print-directory KERNELS=6.1 modules tools

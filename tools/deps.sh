@@ -8,7 +8,9 @@
 # second.  Only when something is missing does it run `apt-get update` and
 # install just the missing packages (as root, or through sudo).
 #
-# Usage: tools/deps.sh [--list]     --list: print the package list and exit
+# Usage: tools/deps.sh [--fuzz] [--list]
+#   --fuzz  also the packages only `make fuzz` needs (FUZZ_PACKAGES)
+#   --list  print the package list and exit
 
 set -eu
 
@@ -39,6 +41,18 @@ PACKAGES="
 	hipcc			# libagile/gpu: the persistent kernel for AMD (ROCm 5.2)
 	libamdhip64-dev		# libagile/gpu: HIP headers and runtime for hipcc
 "
+
+# Only for `make fuzz` (tools/fuzz.sh): the guest runs them beside agile's
+# own fuzzer.  `make check` never needs them.
+FUZZ_PACKAGES="
+	trinity			# make fuzz: the system call fuzzer, in the guest
+	stress-ng		# make fuzz: its --dev stressor on /dev/agile
+"
+
+if [ "${1:-}" = "--fuzz" ]; then
+	PACKAGES="$PACKAGES $FUZZ_PACKAGES"
+	shift
+fi
 
 # Strip the comments: what is left is the package names.
 package_names() {
