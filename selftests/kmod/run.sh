@@ -26,7 +26,7 @@
 # fuzz last: it runs for its budget over what the others left, and the
 # unload checks below then see that it leaked nothing.
 PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stress fuzz"}
-export AGILE_FUZZ_SECONDS=${AGILE_FUZZ_SECONDS:-60}
+export AGILE_FUZZ_SECONDS="${AGILE_FUZZ_SECONDS:-60}"
 SYSFS=/sys/class/misc/agile
 
 # ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.
