@@ -2,11 +2,18 @@
 /*
  * fuzz - agile's own structure-aware fuzzer of /dev/agile (ioctl and mmap).
  *
- *   fuzz [-s SEED] [-t SECONDS | -n ITERATIONS] [-w WORKERS] [-T THREADS] [-D]
+ *   fuzz [-s SEED] [-t SECONDS | -n ITERATIONS] [-w WORKERS] [-T THREADS] [-D] [-H]
  *
  * The environment gives the defaults of -t and -s: AGILE_FUZZ_SECONDS
  * (else 10) and AGILE_FUZZ_SEED (else a random seed), so that the guests'
- * runner (selftests/kmod/run.sh) starts it as one plain command.
+ * runner (selftests/kmod/run.sh) starts it as one plain command;
+ * AGILE_FUZZ_HARDENED=1 is -H.
+ *
+ * Three behaviours of the module are detected at start, and the checks
+ * follow what was found: state changes on O_RDONLY files refused (EBADF)
+ * or allowed, timeouts above KTIME_MAX EINVAL or accepted, WAIT restarted
+ * after SIGSTOP and SIGCONT or failing with EINTR.  -H requires the first
+ * of each pair (issue 9's hardened ABI) and fails the run otherwise.
  *
  * trinity knows nothing of agile's ioctls, so this program does what it
  * would with them.  WORKERS processes of THREADS threads each pick random
@@ -285,6 +292,7 @@ static struct {
 	bool wait_restarts;
 	dev_t rdev; /* /dev/agile's device number */
 	bool check_maps; /* -D: check the pool against /proc/self/maps */
+	bool hardened; /* -H: require the hardened ABI */
 } opt;
 
 static void count(unsigned int counter, int err)
@@ -3844,7 +3852,8 @@ static void usage(const char *prog)
 		"  -n ITERATIONS  run that many operations in all instead\n"
 		"  -w WORKERS     processes (default 3, at most %d)\n"
 		"  -T THREADS     threads per process (default 3, at most %d)\n"
-		"  -D             check the fuzzer's mappings after every operation\n",
+		"  -D             check the fuzzer's mappings after every operation\n"
+		"  -H             require the hardened ABI (see the top of fuzz.c)\n",
 		prog, MAX_WORKERS, MAX_THREADS);
 	exit(2);
 }
@@ -3867,8 +3876,13 @@ int main(int argc, char **argv)
 			getenv("AGILE_FUZZ_SECONDS"), NULL, 0);
 	if (getenv("AGILE_FUZZ_SEED"))
 		opt.seed = strtoull(getenv("AGILE_FUZZ_SEED"), NULL, 0);
-	while ((c = getopt(argc, argv, "s:t:n:w:T:Dh")) != -1) {
+	opt.hardened = getenv("AGILE_FUZZ_HARDENED") &&
+		       !strcmp(getenv("AGILE_FUZZ_HARDENED"), "1");
+	while ((c = getopt(argc, argv, "s:t:n:w:T:DHh")) != -1) {
 		switch (c) {
+		case 'H':
+			opt.hardened = true;
+			break;
 		case 'D':
 			opt.check_maps = true;
 			break;
@@ -3942,6 +3956,14 @@ int main(int argc, char **argv)
 	       opt.timeout_strict ? "EINVAL" : "accepted",
 	       opt.wait_restarts ? "restarts" : "fails with EINTR", contexts0,
 	       groups0);
+
+	if (opt.hardened &&
+	    (!opt.ro_refused || !opt.timeout_strict || !opt.wait_restarts))
+		violation(
+			"-H: the module is not hardened: O_RDONLY state changes %s, timeouts over KTIME_MAX %s, WAIT %s after SIGSTOP",
+			opt.ro_refused ? "refused" : "ALLOWED",
+			opt.timeout_strict ? "EINVAL" : "ACCEPTED",
+			opt.wait_restarts ? "restarts" : "FAILS WITH EINTR");
 
 	start = now_ns();
 	opt.deadline_ns = start + opt.seconds * NSEC_PER_SEC;

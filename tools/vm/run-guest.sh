@@ -46,9 +46,9 @@
 #   AGILE_VM_SMP, AGILE_VM_MEM   (defaults 2, 1G)
 #   AGILE_VM_APPEND   extra kernel command line
 #   AGILE_VM_DMESG=1  print the guest's whole dmesg at the end
-#   AGILE_FUZZ_SECONDS, AGILE_FUZZ_SEED
+#   AGILE_FUZZ_SECONDS, AGILE_FUZZ_SEED, AGILE_FUZZ_HARDENED
 #                     passed on to the guest script's environment (the fuzzer's
-#                     budget and seed, see selftests/kmod/fuzz.c)
+#                     budget, seed and -H, see selftests/kmod/fuzz.c)
 #   AGILE_BUILD       build dir (default <repo>/build)
 
 set -eu
@@ -195,7 +195,7 @@ APPEND="console=ttyS0 panic=-1 quiet agile_kernel=$K agile_timeout=$GUEST_TIMEOU
 [ "${AGILE_VM_DMESG:-0}" = 1 ] && APPEND="$APPEND agile_dmesg=1"
 [ -n "${AGILE_VM_APPEND:-}" ] && APPEND="$APPEND $AGILE_VM_APPEND"
 # Unknown name=value parameters become init's environment.
-for v in AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED; do
+for v in AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED AGILE_FUZZ_HARDENED; do
 	eval "val=\${$v:-}"
 	if [ -n "$val" ]; then
 		APPEND="$APPEND $v=$val"
