@@ -52,7 +52,8 @@ ran() {
 	case $rc in
 	0 | 124 | 137)
 		ok "$1 ran for $S s (exit $rc)"
-		grep -v 'Marking syscall' "$3" | tail -n 8 | sed 's/^/# /'
+		grep -E 'victim|[Ff]ilenames|iterations|Ran [0-9]+ syscalls|bogo|exercised' \
+			"$3" | tail -n 8 | sed 's/^/# /'
 		;;
 	*)
 		not_ok "$1 stopped early (exit $rc)"
