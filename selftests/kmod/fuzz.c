@@ -833,11 +833,14 @@ static uint64_t pick_timeout(struct thread *t, uint32_t *flags)
 	return AGILE_TIMEOUT_INFINITE; /* the kicker ends it */
 }
 
-/* Does a timeout say "wait" for longer than KTIME_MAX? */
+/*
+ * A timeout above KTIME_MAX, relative or absolute, other than
+ * AGILE_TIMEOUT_INFINITE: EINVAL where the module was found to say so.
+ */
 static bool timeout_too_big(uint64_t timeout_ns, uint32_t flags)
 {
-	return !(flags & AGILE_WAIT_ABSTIME) && opt.timeout_strict &&
-	       timeout_ns != AGILE_TIMEOUT_INFINITE &&
+	(void)flags;
+	return opt.timeout_strict && timeout_ns != AGILE_TIMEOUT_INFINITE &&
 	       timeout_ns > KTIME_MAX_NS;
 }
 
