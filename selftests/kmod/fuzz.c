@@ -1294,6 +1294,16 @@ static const struct field group_fields[] = {
 	FLD_ARRAY(struct agile_group_join, reserved, FLD_ZERO),
 };
 
+/*
+ * A join that only asks about a group (owner, mode, sizes) where the ABI
+ * has it: valid, and the file gets no context from it.
+ */
+#ifdef AGILE_GROUP_QUERY
+#define GROUP_QUERY AGILE_GROUP_QUERY
+#else
+#define GROUP_QUERY 0U
+#endif
+
 /* Keys shared by every worker: they meet in the same groups. */
 #define SHARED_KEYS 6
 #define SHARED_KEY_BASE 0xa91e5000ULL
@@ -1322,7 +1332,7 @@ static int verdict_group(struct thread *t, const struct fent *f,
 	const struct agile_group_join *a = arg;
 	(void)t;
 	(void)f;
-	if (a->flags & ~(AGILE_GROUP_CREATE | AGILE_GROUP_EXCL) ||
+	if (a->flags & ~(AGILE_GROUP_CREATE | AGILE_GROUP_EXCL | GROUP_QUERY) ||
 	    (a->flags & AGILE_GROUP_EXCL && !(a->flags & AGILE_GROUP_CREATE)) ||
 	    a->mode & ~AGILE_GROUP_MODE_MASK || !a->max_members ||
 	    a->max_members > AGILE_GROUP_MAX_MEMBERS ||
@@ -1338,6 +1348,9 @@ static void post_group(struct thread *t, struct fent *f,
 	const struct agile_group_join *a = arg;
 
 	(void)snap;
+	/* A query joins nothing: its answer is not a member's. */
+	if (a->flags & GROUP_QUERY)
+		return;
 	check_areas("GROUP_JOIN", a->nr_slots, a->task_reg_size,
 		    a->doorbell_offset, a->doorbell_bytes, a->task_reg_offset,
 		    a->task_reg_bytes);
