@@ -17,6 +17,11 @@
  *       Added later without a bump: SEG_CREATE and agile_info's
  *       max_segment_bytes (AGILE_FEAT_SEGMENTS), EXPORT_DMABUF
  *       (AGILE_FEAT_DMABUF), GROUP_JOIN (AGILE_FEAT_GROUPS).
+ *       Changed later without a bump: a WAIT or WAIT_ANY interrupted by
+ *       a signal is restarted (EINTR only after a handler without
+ *       SA_RESTART) and writes a relative timeout's time left back;
+ *       timeouts above KTIME_MAX other than AGILE_TIMEOUT_INFINITE are
+ *       EINVAL.
  *
  * Conventions: every field has a fixed width and explicit padding; user
  * pointers travel as __u64; "to kernel" fields are read by the kernel,
@@ -229,9 +234,13 @@ struct agile_ctx_init {
  *	AGILE_WAIT_ABSTIME; no other bits.
  * @observed: from kernel: WAIT: the doorbell value that satisfied the
  *	comparison, or the last value seen on timeout or signal.
- * @timeout_ns: to kernel: WAIT: relative nanoseconds, or an absolute
- *	CLOCK_MONOTONIC time with AGILE_WAIT_ABSTIME;
- *	AGILE_TIMEOUT_INFINITE waits forever; must be zero otherwise.
+ * @timeout_ns: to kernel: WAIT: relative nanoseconds, at most
+ *	KTIME_MAX (2^63 - 1), or an absolute CLOCK_MONOTONIC time, at most
+ *	KTIME_MAX, with AGILE_WAIT_ABSTIME; AGILE_TIMEOUT_INFINITE waits
+ *	forever (with or without AGILE_WAIT_ABSTIME); any other value above
+ *	KTIME_MAX is EINVAL; must be zero for SIGNAL and BARRIER.  From
+ *	kernel: when a signal interrupts a relative WAIT, the time left
+ *	(see below); otherwise left as it was.
  * @reserved: must be zero.
  *
  * SIGNAL stores with release ordering, then wakes the sleepers whose
@@ -239,8 +248,20 @@ struct agile_ctx_init {
  * condition is checked again after the waiter is queued, so a store
  * between the caller's own check and the ioctl is never lost.  A store
  * that never enters the kernel is seen by the poller within about
- * poll_interval_us.  WAIT fails with ETIMEDOUT when the timeout passes
- * and with EINTR when a signal arrives (it is not restarted).  In a group
+ * poll_interval_us.  WAIT fails with ETIMEDOUT when the timeout passes.
+ *
+ * Signals: a WAIT that a signal interrupts is restarted as futex waits
+ * are: transparently after a stop signal (SIGSTOP, SIGTSTP, a debugger
+ * attaching) or a handler installed with SA_RESTART, and with EINTR
+ * after a handler without SA_RESTART.  Before it returns, an
+ * interrupted relative WAIT writes the time left into @timeout_ns, as
+ * select() does, so the restarted call (or the caller's own retry after
+ * EINTR) waits only for the remainder, not the whole timeout again; the
+ * time left is taken when the signal interrupts the wait, so time spent
+ * stopped or in the handler is not counted (as with select()).  Use an
+ * absolute deadline, which is left alone, where that matters.  Each
+ * interruption counts in agile_stats.interrupted, and each restart as a
+ * new wait in agile_stats.waits.  In a group
  * that has ended (AGILE_IOC_GROUP_JOIN) WAIT fails with EPIPE, at once or
  * when the end comes while it sleeps, even if its condition holds;
  * SIGNAL and BARRIER keep working there (a store in the shared page is
@@ -276,13 +297,15 @@ struct agile_wait_cond {
  * @conds: to kernel: user pointer to an array of struct agile_wait_cond.
  * @nr_conds: to kernel: 1 .. AGILE_WAIT_ANY_MAX.
  * @flags: to kernel: AGILE_WAIT_ABSTIME or zero.
- * @timeout_ns: to kernel: as in struct agile_fence.
+ * @timeout_ns: to kernel and from kernel: as in struct agile_fence (the
+ *	time left is written back when a signal interrupts a relative wait).
  * @index: from kernel: the lowest index whose condition held.
  * @observed: from kernel: the doorbell value that made it hold.
  * @reserved: must be zero.
  *
- * Sleeps until any one condition holds; same timeout, signal,
- * lost-wakeup and ended-group (EPIPE) rules as AGILE_FENCE_WAIT.
+ * Sleeps until any one condition holds; same timeout (EINVAL out of
+ * range), signal (restart), lost-wakeup and ended-group (EPIPE) rules as
+ * AGILE_FENCE_WAIT.
  */
 struct agile_wait_any {
 	__u64 conds;
@@ -297,11 +320,13 @@ struct agile_wait_any {
 /**
  * struct agile_stats - AGILE_IOC_STATS, from kernel: this context's counters
  * @signals: SIGNAL operations.
- * @waits: WAIT and WAIT_ANY calls.
+ * @waits: WAIT and WAIT_ANY calls; a call restarted after a signal
+ *	counts again.
  * @wakeups_signal: sleeps ended by a SIGNAL.
  * @wakeups_poll: sleeps ended by the poller seeing a plain store.
  * @timeouts: waits that ended with ETIMEDOUT.
- * @interrupted: waits that ended with EINTR.
+ * @interrupted: waits that a signal interrupted, whether they were
+ *	then restarted or failed with EINTR.
  * @spin_hits: waits whose condition held before or while spinning.
  * @reserved: zero.
  *
