@@ -51,11 +51,13 @@ struct agile_dmabuf {
  * @sgt: the mapped table, returned to the importer.
  * @node: in agile_dmabuf.mappings.
  * @dev: the importer's device.
+ * @dir: the direction it was mapped with, which every sync of it uses.
  */
 struct agile_dmabuf_map {
 	struct sg_table sgt;
 	struct list_head node;
 	struct device *dev;
+	enum dma_data_direction dir;
 };
 
 static struct sg_table *agile_dmabuf_map(struct dma_buf_attachment *attach,
@@ -76,6 +78,7 @@ static struct sg_table *agile_dmabuf_map(struct dma_buf_attachment *attach,
 	if (ret)
 		goto err_free_table;
 	map->dev = attach->dev;
+	map->dir = dir;
 	mutex_lock(&ab->lock);
 	list_add(&map->node, &ab->mappings);
 	mutex_unlock(&ab->lock);
@@ -104,6 +107,13 @@ static void agile_dmabuf_unmap(struct dma_buf_attachment *attach,
 	kfree(map);
 }
 
+/*
+ * The CPU-access hooks sync every mapping in the direction it was mapped
+ * with: the DMA API requires a sync to use the mapping's direction, and
+ * the caller's says only what the CPU is about to do.  Syncing a
+ * DMA_TO_DEVICE mapping "from the device" would copy a bounce buffer's
+ * stale bytes over the CPU's own stores.
+ */
 static int agile_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					 enum dma_data_direction dir)
 {
@@ -112,7 +122,7 @@ static int agile_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 
 	mutex_lock(&ab->lock);
 	list_for_each_entry(map, &ab->mappings, node)
-		dma_sync_sgtable_for_cpu(map->dev, &map->sgt, dir);
+		dma_sync_sgtable_for_cpu(map->dev, &map->sgt, map->dir);
 	mutex_unlock(&ab->lock);
 	return 0;
 }
@@ -125,7 +135,7 @@ static int agile_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 
 	mutex_lock(&ab->lock);
 	list_for_each_entry(map, &ab->mappings, node)
-		dma_sync_sgtable_for_device(map->dev, &map->sgt, dir);
+		dma_sync_sgtable_for_device(map->dev, &map->sgt, map->dir);
 	mutex_unlock(&ab->lock);
 	return 0;
 }
