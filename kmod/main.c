@@ -14,6 +14,7 @@
 #include <linux/compat.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/kernel.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -45,6 +46,41 @@ unsigned int agile_max_segment_bytes = 256U << 20;
 module_param_named(max_segment_bytes, agile_max_segment_bytes, uint, 0444);
 MODULE_PARM_DESC(max_segment_bytes,
 		 "Largest data segment in bytes, 4096 to 1073741824 (default 268435456)");
+
+/*
+ * The device node's mode.  0660 by default: the udev rule gives the node
+ * group "agile", whose members may use it; 0600 (root only) and 0666
+ * (everyone) by choice of the site.  Read-only once loaded.
+ */
+static unsigned int agile_dev_mode = 0660;
+
+static int agile_dev_mode_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int mode;
+	int ret;
+
+	ret = kstrtouint(val, 8, &mode);
+	if (ret)
+		return ret;
+	if (mode != 0600 && mode != 0660 && mode != 0666)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = mode;
+	return 0;
+}
+
+static int agile_dev_mode_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%04o\n", *(unsigned int *)kp->arg);
+}
+
+static const struct kernel_param_ops agile_dev_mode_ops = {
+	.set = agile_dev_mode_set,
+	.get = agile_dev_mode_get,
+};
+
+module_param_cb(dev_mode, &agile_dev_mode_ops, &agile_dev_mode, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "Mode of /dev/agile, in octal: 0600, 0660 (default; group agile by the udev rule) or 0666");
 
 /**
  * struct agile_file - private data of an open /dev/agile
@@ -249,7 +285,7 @@ static struct miscdevice agile_misc = {
 	.name = "agile",
 	.fops = &agile_fops,
 	.groups = agile_groups,
-	.mode = 0666,
+	/* agile_dev_mode, set in agile_init() */
 };
 
 static int __init agile_init(void)
@@ -261,6 +297,7 @@ static int __init agile_init(void)
 	ret = agile_sysfs_check_params();
 	if (ret)
 		return ret;
+	agile_misc.mode = agile_dev_mode;
 	return misc_register(&agile_misc);
 }
 

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -589,6 +590,26 @@ static inline int agile_sysfs_write_u64(const char *name,
 
 	snprintf(buf, sizeof(buf), "%llu\n", val);
 	return agile_sysfs_write(name, buf);
+}
+
+/*
+ * Become uid and gid @id (65534: nobody) with no supplementary group, or
+ * with /dev/agile's group as the only one when @device_group, as a member
+ * of group "agile" would be: the device is 0660 root:agile by default,
+ * so only such a member may open it.  0 or -errno.
+ */
+static inline int agile_become(uid_t id, bool device_group)
+{
+	struct stat st;
+	gid_t gid;
+
+	if (stat(AGILE_DEV_PATH, &st))
+		return -errno;
+	gid = st.st_gid;
+	if (setgroups(device_group ? 1 : 0, &gid) || setresgid(id, id, id) ||
+	    setresuid(id, id, id))
+		return -errno;
+	return 0;
 }
 
 /*

@@ -690,22 +690,25 @@ struct perm_case {
 	int want;
 };
 
-/* Become uid/gid (and the one supplementary group), then join. */
+/*
+ * Open the device (0660: as root, before the groups change), become
+ * uid/gid (and the one supplementary group), then join.
+ */
 static int perm_child(void *arg)
 {
 	const struct perm_case *pc = arg;
 	gid_t supp = (gid_t)pc->supplementary;
 	int fd, ret;
 
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 13;
 	if (setgroups(pc->supplementary < 0 ? 0 : 1, &supp))
 		return 10;
 	if (setresgid(pc->gid, pc->gid, pc->gid))
 		return 11;
 	if (setresuid(pc->uid, pc->uid, pc->uid))
 		return 12;
-	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return 13;
 	ret = group_join_key(fd, pc->key, 0);
 	if (pc->want < 0)
 		return ret == pc->want ? 0 : 20;
