@@ -28,19 +28,28 @@
  *
  * Locking, outermost first
  *
- * agile_file.init_lock (mutex): serialises CTX_INIT and GROUP_JOIN on one
- *	file.  Process context only.  Under it: allocations,
- *	agile_group_lock and copy_to_user() (which may take mmap_lock);
- *	mmap never takes it, it reads the published context pointer
- *	instead, so there is no inversion with mmap_lock.
- * agile_group_lock (mutex, group.c): the registry of live groups (the
- *	hash table, agile_group.published, agile_group.nr_members).  Process
- *	context only.  Under it: the new context's allocations, and
- *	copy_to_user() of the join's result (which may take mmap_lock), so
- *	that a failed copy undoes the join whole; no other agile lock nests
- *	inside it.  A member's release takes it to unpublish the key, then
- *	drops it before ending the context; mmap and the waits never take
- *	it.
+ * No lock that another user's file can need is held across a user copy,
+ * a fault or a page allocation: such a lock would let a process whose
+ * page faults slowly (userfaultfd, FUSE) hold other users' processes,
+ * even killed ones, in their ioctls or their ->release.  ->release takes
+ * only spinlocks held for a few instructions.
+ *
+ * agile_file.flags (AGILE_FILE_CLAIMED, main.c): not a lock but a claim:
+ *	CTX_INIT and GROUP_JOIN take it with test_and_set_bit(), so a
+ *	concurrent one on the same file fails with EBUSY at once instead of
+ *	waiting.  The claim holder makes the context and copies the result
+ *	out holding no lock, then publishes agile_file.ctx.  mmap reads the
+ *	published pointer, so there is no ordering against mmap_lock.
+ * agile_group_lock (spinlock, group.c): the registry of live groups (the
+ *	hash table, agile_group.published, agile_group.nr_members).  Held
+ *	for a lookup, the join's checks, a copy_to_user_nofault() of its
+ *	result (page faults disabled) and the commit; a would-be group's
+ *	context is allocated before it is taken, and a result page the
+ *	copy cannot reach is faulted in after it is dropped (then the join
+ *	is tried again).  Process context only; nothing nests inside it.
+ *	A member's release takes it to unpublish the key, then drops it
+ *	before ending the context; mmap and the waits never take it.
+ *	DEBUG_ATOMIC_SLEEP catches any sleep under it.
  * agile_ctx.lock (spinlock): the slots' waiter lists and sleeper
  *	counts, the doorbells' sleeper mirrors, the context's list of
  *	sleeping waiters, @poll_armed and the dequeue of every waiter.  Taken
@@ -50,12 +59,12 @@
  *	it, since the poller takes it.  It also orders the end of a group
  *	against queueing waiters: agile_ctx.ended is set under it, and a waiter
  *	checks it under it before it queues.
- * agile_ctx.seg_lock (mutex): serialises SEG_CREATE on one context.
- *	Process context only.  Under it: page allocations and
- *	copy_to_user() (which may take mmap_lock).  mmap and EXPORT_DMABUF
- *	never take it: they read @nr_segs with smp_load_acquire() and use
- *	only the segments below it, which never change until the context
- *	is freed, so there is no inversion with mmap_lock.
+ * agile_ctx.seg_lock (spinlock): the context's segment ids in use
+ *	(@seg_ids).  Process context only; held to reserve or return an id,
+ *	nothing else: SEG_CREATE allocates the pages and copies its result
+ *	out with no lock held, then publishes the segment in @segs[id] with
+ *	smp_store_release().  mmap and EXPORT_DMABUF never take it: they
+ *	read @segs[id] with smp_load_acquire().
  * agile_dmabuf.lock (mutex): a dma-buf's list of DMA mappings.  Taken by
  *	map/unmap (inside the dma-buf's reservation lock where the dma-buf
  *	core holds it) and by begin/end_cpu_access; nothing nests inside.
@@ -71,11 +80,11 @@
 #define AGILE_KMOD_AGILE_H
 
 #include <linux/atomic.h>
+#include <linux/bitmap.h>
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
-#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
@@ -173,10 +182,13 @@ struct agile_group {
  *	READ_ONCE() elsewhere.  Always false outside groups.
  * @group: the group sharing the context, or NULL; set before the
  *	context is reachable by anyone but its creator, freed with it.
- * @seg_lock: serialises SEG_CREATE; see "Locking" above.
- * @nr_segs: segments created; published with smp_store_release() after
- *	@segs[@nr_segs] is set, read with smp_load_acquire().
- * @segs: the segments, by id.
+ * @seg_lock: guards @seg_ids; see "Locking" above.
+ * @seg_ids: the segment ids in use: published, or reserved by a
+ *	SEG_CREATE that runs.
+ * @segs: the published segments, by id; NULL for a free or reserved id.
+ *	Each set once with smp_store_release(), read with
+ *	smp_load_acquire(); a segment never changes until the context is
+ *	freed.
  */
 struct agile_ctx {
 	struct kref ref;
@@ -198,8 +210,8 @@ struct agile_ctx {
 
 	struct agile_group *group;
 
-	struct mutex seg_lock; /* serialises SEG_CREATE */
-	u32 nr_segs;
+	spinlock_t seg_lock; /* guards @seg_ids */
+	DECLARE_BITMAP(seg_ids, AGILE_MAX_SEGMENTS);
 	struct agile_seg *segs[AGILE_MAX_SEGMENTS];
 };
 

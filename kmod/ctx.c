@@ -128,7 +128,7 @@ struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
 	kref_init(&ctx->ref);
 	spin_lock_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->sleepers);
-	mutex_init(&ctx->seg_lock);
+	spin_lock_init(&ctx->seg_lock);
 	agile_poll_init(ctx);
 	ctx->id = atomic_inc_return(&agile_ctx_ids);
 	atomic_inc(&agile_nr_contexts);
@@ -163,7 +163,6 @@ static void agile_ctx_release(struct kref *ref)
 	agile_seg_free_all(ctx);
 	/* Unpublished by the first member's release: no one finds it. */
 	kfree(ctx->group);
-	mutex_destroy(&ctx->seg_lock);
 	free_percpu(ctx->counters);
 	kvfree(ctx->slots);
 	agile_pages_free(ctx->pages, ctx->nr_pages);

@@ -24,7 +24,10 @@
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/hashtable.h>
-#include <linux/mutex.h>
+#include <linux/pagemap.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -36,9 +39,11 @@
 /*
  * The registry of live groups.  agile_group_lock: see "Locking" in
  * agile.h; it guards the table and every group's @published and
- * @nr_members.
+ * @nr_members, and is held only for a lookup, a few checks, a
+ * non-faulting copy and a publication: never across a page allocation,
+ * a fault or a sleep.
  */
-static DEFINE_MUTEX(agile_group_lock);
+static DEFINE_SPINLOCK(agile_group_lock);
 static DEFINE_HASHTABLE(agile_group_table, AGILE_GROUP_HASH_BITS);
 
 /* Groups published now: the sysfs counter "groups". */
@@ -72,6 +77,14 @@ static struct agile_group *agile_group_find(u64 key)
 	return NULL;
 }
 
+static void agile_group_publish(struct agile_group *group)
+{
+	lockdep_assert_held(&agile_group_lock);
+	hash_add(agile_group_table, &group->node, group->key);
+	group->published = true;
+	atomic_inc(&agile_nr_groups);
+}
+
 static void agile_group_unpublish(struct agile_group *group)
 {
 	lockdep_assert_held(&agile_group_lock);
@@ -92,8 +105,12 @@ static int agile_group_permission(const struct agile_group *group)
 	return (mode & 06) == 06 ? 0 : -EACCES;
 }
 
-/* A new group and its context, the creator being member 0. */
-static struct agile_ctx *agile_group_create(const struct agile_group_join *args)
+/*
+ * A would-be group and its context, the caller being member 0; not
+ * published.  Made with no lock held; freed with its context
+ * (agile_ctx_put()) when the key turns out to be taken.
+ */
+static struct agile_ctx *agile_group_spare(const struct agile_group_join *args)
 {
 	struct agile_group *group;
 	struct agile_ctx *ctx;
@@ -106,78 +123,121 @@ static struct agile_ctx *agile_group_create(const struct agile_group_join *args)
 	if (!group)
 		return ERR_PTR(-ENOMEM);
 	ctx = agile_ctx_create(args->nr_slots, args->task_reg_size);
-	if (IS_ERR(ctx))
-		goto err_free_group;
+	if (IS_ERR(ctx)) {
+		kfree(group);
+		return ctx;
+	}
 	group->key = args->key;
 	group->uid = current_euid();
 	group->gid = current_egid();
 	group->mode = args->mode;
 	group->max_members = args->max_members;
 	group->nr_members = 1;
-	group->published = true;
 	group->ctx = ctx;
 	/* From here the context frees the group. */
 	ctx->group = group;
-	hash_add(agile_group_table, &group->node, group->key);
-	atomic_inc(&agile_nr_groups);
-	return ctx;
-
-err_free_group:
-	kfree(group);
 	return ctx;
 }
 
-/* Join the existing @group: a new reference on its context. */
-static struct agile_ctx *agile_group_add(struct agile_group *group,
-					 const struct agile_group_join *args)
+/* The caller's member index in @group, or an error: may it join? */
+static int agile_group_admit(const struct agile_group *group,
+			     const struct agile_group_join *args)
 {
-	struct agile_ctx *ctx = group->ctx;
+	const struct agile_ctx *ctx = group->ctx;
 	int ret;
 
 	if (args->flags & AGILE_GROUP_EXCL)
-		return ERR_PTR(-EEXIST);
+		return -EEXIST;
 	ret = agile_group_permission(group);
 	if (ret)
-		return ERR_PTR(ret);
+		return ret;
 	if (args->nr_slots != ctx->nr_slots ||
 	    args->task_reg_size != ctx->task_reg_size ||
 	    args->max_members != group->max_members)
-		return ERR_PTR(-EINVAL);
+		return -EINVAL;
 	if (group->nr_members >= group->max_members)
-		return ERR_PTR(-ENOSPC);
-	/* Published: no member has left, so a member's reference lives. */
-	kref_get(&ctx->ref);
-	group->nr_members++;
-	return ctx;
+		return -ENOSPC;
+	return 0;
 }
 
-/* Undo a join whose result could not be copied out. */
-static void agile_group_unjoin(struct agile_ctx *ctx)
+/* The join's results, into the caller's copy of the arguments. */
+static void agile_group_fill(const struct agile_ctx *ctx, u32 member,
+			     struct agile_group_join *args)
 {
-	struct agile_group *group = ctx->group;
+	struct agile_ctx_init init = {};
+
+	agile_ctx_fill_init(ctx, &init);
+	args->member = member;
+	args->doorbell_offset = init.doorbell_offset;
+	args->doorbell_bytes = init.doorbell_bytes;
+	args->task_reg_offset = init.task_reg_offset;
+	args->task_reg_bytes = init.task_reg_bytes;
+}
+
+/*
+ * One attempt at a join, under agile_group_lock.  It commits (a member
+ * index taken and a context reference for the file, or @spare
+ * published) only after its result is in userspace, copied without
+ * faulting (page faults are disabled under the spinlock); so it either
+ * commits with its result copied, or leaves no trace.  Returns 0 with
+ * *@ctx the file's context (and *@spare NULL if it was used), -EAGAIN
+ * when the key is free and there is no @spare to create the group with,
+ * -EFAULT when the copy would have faulted, or the join's error.
+ */
+static int agile_group_join_locked(struct agile_group_join *args,
+				   struct agile_group_join __user *uarg,
+				   struct agile_ctx **spare,
+				   struct agile_ctx **ctx)
+{
+	struct agile_group *group;
+	int ret;
 
 	lockdep_assert_held(&agile_group_lock);
-	/* Still under the lock of the join: it was the last, and published. */
-	if (!--group->nr_members)
-		agile_group_unpublish(group);
-	agile_ctx_put(ctx);
+	group = agile_group_find(args->key);
+	if (group) {
+		ret = agile_group_admit(group, args);
+		if (ret)
+			return ret;
+		agile_group_fill(group->ctx, group->nr_members, args);
+		if (copy_to_user_nofault(uarg, args, sizeof(*args)))
+			return -EFAULT;
+		/* Published: no member has left, so a member's ref lives. */
+		kref_get(&group->ctx->ref);
+		group->nr_members++;
+		*ctx = group->ctx;
+		return 0;
+	}
+	if (!(args->flags & AGILE_GROUP_CREATE))
+		return -ENOENT;
+	if (!*spare)
+		return -EAGAIN;
+	agile_group_fill(*spare, 0, args);
+	if (copy_to_user_nofault(uarg, args, sizeof(*args)))
+		return -EFAULT;
+	agile_group_publish((*spare)->group);
+	*ctx = *spare;
+	*spare = NULL;
+	return 0;
 }
 
 /**
  * agile_group_join_ioctl - AGILE_IOC_GROUP_JOIN on a file without context
  * @uarg: the caller's struct agile_group_join.
  *
- * Called under the file's init_lock.  Returns the group's context with a
+ * Called by the file's claim holder.  Returns the group's context with a
  * reference for the file, or an ERR_PTR(); on error the registry is as it
- * was.
+ * was.  Whatever may sleep happens with no lock held: the context of a
+ * new group is made before the registry is locked (and dropped if the
+ * key turns out to be taken), and a result page that the non-faulting
+ * copy cannot reach is faulted in after the lock is dropped, then the
+ * whole join is tried again.  So agile_group_lock, which every member's
+ * release takes, is never held while a user's page faults (slowly, if
+ * it is a userfaultfd or FUSE page).
  */
 struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg)
 {
-	struct agile_ctx_init init = {};
+	struct agile_ctx *ctx = NULL, *spare = NULL;
 	struct agile_group_join args;
-	struct agile_group *group;
-	struct agile_ctx *ctx;
-	u32 member = 0;
 	int ret;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
@@ -186,32 +246,40 @@ struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg)
 	if (ret)
 		return ERR_PTR(ret);
 
-	mutex_lock(&agile_group_lock);
-	group = agile_group_find(args.key);
-	if (group) {
-		member = group->nr_members;
-		ctx = agile_group_add(group, &args);
-	} else if (args.flags & AGILE_GROUP_CREATE) {
-		ctx = agile_group_create(&args);
-	} else {
-		ctx = ERR_PTR(-ENOENT);
+	for (;;) {
+		spin_lock(&agile_group_lock);
+		ret = agile_group_join_locked(&args, uarg, &spare, &ctx);
+		spin_unlock(&agile_group_lock);
+		if (ret == -EAGAIN) {
+			spare = agile_group_spare(&args);
+			if (IS_ERR(spare)) {
+				ret = PTR_ERR(spare);
+				spare = NULL;
+				break;
+			}
+		} else if (ret == -EFAULT) {
+			/* Nothing was committed: fault in, then try again. */
+			if (fault_in_writeable((char __user *)uarg,
+					       sizeof(*uarg))) {
+				/* Unwritable, or a signal cut the fault. */
+				if (signal_pending(current))
+					ret = -ERESTARTSYS;
+				break;
+			}
+		} else {
+			break;
+		}
+		/* A signal (one that stopped a slow fault, say) ends it. */
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		cond_resched();
 	}
-	if (IS_ERR(ctx))
-		goto out_unlock;
-
-	agile_ctx_fill_init(ctx, &init);
-	args.member = member;
-	args.doorbell_offset = init.doorbell_offset;
-	args.doorbell_bytes = init.doorbell_bytes;
-	args.task_reg_offset = init.task_reg_offset;
-	args.task_reg_bytes = init.task_reg_bytes;
-	if (copy_to_user(uarg, &args, sizeof(args))) {
-		agile_group_unjoin(ctx);
-		ctx = ERR_PTR(-EFAULT);
-	}
-out_unlock:
-	mutex_unlock(&agile_group_lock);
-	return ctx;
+	/* A would-be group that was not needed, never published. */
+	if (spare)
+		agile_ctx_put(spare);
+	return ret ? ERR_PTR(ret) : ctx;
 }
 
 /**
@@ -220,6 +288,8 @@ out_unlock:
  *
  * Does nothing for a context outside groups.  The first member to leave
  * unpublishes the key and ends the context; later ones find it ended.
+ * Takes only spinlocks, held for a few instructions: a release never
+ * waits behind another caller's fault.
  */
 void agile_group_leave(struct agile_ctx *ctx)
 {
@@ -227,9 +297,9 @@ void agile_group_leave(struct agile_ctx *ctx)
 
 	if (!group)
 		return;
-	mutex_lock(&agile_group_lock);
+	spin_lock(&agile_group_lock);
 	if (group->published)
 		agile_group_unpublish(group);
-	mutex_unlock(&agile_group_lock);
+	spin_unlock(&agile_group_lock);
 	agile_ctx_end(ctx);
 }

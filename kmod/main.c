@@ -11,6 +11,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/compat.h>
 #include <linux/err.h>
 #include <linux/fs.h>
@@ -18,7 +19,6 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -82,25 +82,54 @@ module_param_cb(dev_mode, &agile_dev_mode_ops, &agile_dev_mode, 0444);
 MODULE_PARM_DESC(dev_mode,
 		 "Mode of /dev/agile, in octal: 0600, 0660 (default; group agile by the udev rule) or 0666");
 
+/* Bits of agile_file.flags */
+enum {
+	/*
+	 * Set by the first CTX_INIT or GROUP_JOIN and kept once it
+	 * succeeds: a concurrent or later one fails with EBUSY at once.
+	 */
+	AGILE_FILE_CLAIMED,
+};
+
 /**
  * struct agile_file - private data of an open /dev/agile
- * @init_lock: serialises CTX_INIT and GROUP_JOIN.
- * @ctx: the file's context, NULL before CTX_INIT or GROUP_JOIN.  Set once
- *	under @init_lock with smp_store_release(); read with
- *	smp_load_acquire() by agile_file_ctx() without the lock.
+ * @flags: AGILE_FILE_CLAIMED.
+ * @ctx: the file's context, NULL before CTX_INIT or GROUP_JOIN.  Set once,
+ *	by the call that holds the claim, with smp_store_release(); read with
+ *	smp_load_acquire() by agile_file_ctx().
+ *
+ * No lock: the claim bit makes CTX_INIT and GROUP_JOIN exclusive on the
+ * file without one, so nobody ever sleeps behind another caller's page
+ * allocation or slow user copy (a fault on a userfaultfd or FUSE page).
  */
 struct agile_file {
-	struct mutex init_lock; /* serialises CTX_INIT and GROUP_JOIN */
+	unsigned long flags;
 	struct agile_ctx *ctx;
 };
 
 static struct agile_ctx *agile_file_ctx(struct agile_file *af)
 {
-	/*
-	 * Pairs with smp_store_release() in agile_file_ctx_init() and
-	 * agile_file_group_join().
-	 */
+	/* Pairs with smp_store_release() in agile_file_publish(). */
 	return smp_load_acquire(&af->ctx);
+}
+
+/* EBUSY when the file has a context or another caller is making one. */
+static int agile_file_claim(struct agile_file *af)
+{
+	return test_and_set_bit(AGILE_FILE_CLAIMED, &af->flags) ? -EBUSY : 0;
+}
+
+/* The claimed setup failed: the file may be set up again. */
+static void agile_file_unclaim(struct agile_file *af)
+{
+	clear_bit(AGILE_FILE_CLAIMED, &af->flags);
+}
+
+/* The claimed setup succeeded: the claim stays, @ctx is the file's. */
+static void agile_file_publish(struct agile_file *af, struct agile_ctx *ctx)
+{
+	/* Pairs with smp_load_acquire() in agile_file_ctx(). */
+	smp_store_release(&af->ctx, ctx);
 }
 
 static int agile_open(struct inode *inode, struct file *file)
@@ -110,7 +139,6 @@ static int agile_open(struct inode *inode, struct file *file)
 	af = kzalloc(sizeof(*af), GFP_KERNEL_ACCOUNT);
 	if (!af)
 		return -ENOMEM;
-	mutex_init(&af->init_lock);
 	file->private_data = af;
 	return nonseekable_open(inode, file);
 }
@@ -125,7 +153,6 @@ static int agile_release(struct inode *inode, struct file *file)
 		agile_group_leave(af->ctx);
 		agile_ctx_put(af->ctx);
 	}
-	mutex_destroy(&af->init_lock);
 	kfree(af);
 	return 0;
 }
@@ -151,6 +178,11 @@ static int agile_info(struct agile_info __user *uarg)
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
+/*
+ * The context is made and its offsets copied out with no lock held; only
+ * then is it published, so a copy that faults slowly delays this caller
+ * alone, and one that fails leaves the file as it was.
+ */
 static int agile_file_ctx_init(struct agile_file *af,
 			       struct agile_ctx_init __user *uarg)
 {
@@ -164,30 +196,26 @@ static int agile_file_ctx_init(struct agile_file *af,
 	if (ret)
 		return ret;
 
-	mutex_lock(&af->init_lock);
-	if (af->ctx) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
+	ret = agile_file_claim(af);
+	if (ret)
+		return ret;
 	ctx = agile_ctx_create(args.nr_slots, args.task_reg_size);
 	if (IS_ERR(ctx)) {
 		ret = PTR_ERR(ctx);
-		goto out_unlock;
+		goto err_unclaim;
 	}
 	agile_ctx_fill_init(ctx, &args);
 	if (copy_to_user(uarg, &args, sizeof(args))) {
 		ret = -EFAULT;
-		goto out_put;
+		goto err_put;
 	}
-	/* Pairs with smp_load_acquire() in agile_file_ctx(). */
-	smp_store_release(&af->ctx, ctx);
-	mutex_unlock(&af->init_lock);
+	agile_file_publish(af, ctx);
 	return 0;
 
-out_put:
+err_put:
 	agile_ctx_put(ctx);
-out_unlock:
-	mutex_unlock(&af->init_lock);
+err_unclaim:
+	agile_file_unclaim(af);
 	return ret;
 }
 
@@ -195,23 +223,18 @@ static int agile_file_group_join(struct agile_file *af,
 				 struct agile_group_join __user *uarg)
 {
 	struct agile_ctx *ctx;
-	int ret = 0;
+	int ret;
 
-	mutex_lock(&af->init_lock);
-	if (af->ctx) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
+	ret = agile_file_claim(af);
+	if (ret)
+		return ret;
 	ctx = agile_group_join_ioctl(uarg);
 	if (IS_ERR(ctx)) {
-		ret = PTR_ERR(ctx);
-		goto out_unlock;
+		agile_file_unclaim(af);
+		return PTR_ERR(ctx);
 	}
-	/* Pairs with smp_load_acquire() in agile_file_ctx(). */
-	smp_store_release(&af->ctx, ctx);
-out_unlock:
-	mutex_unlock(&af->init_lock);
-	return ret;
+	agile_file_publish(af, ctx);
+	return 0;
 }
 
 static int agile_stats(struct agile_ctx *ctx, struct agile_stats __user *uarg)

@@ -22,7 +22,7 @@
 # agile.ko and agile_pin_test.ko are; default: searched), AGILE_TEST_TIMEOUT
 # (seconds per program, default 600).
 
-PROGRAMS="abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stress"
+PROGRAMS="abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stall stress"
 SYSFS=/sys/class/misc/agile
 
 # ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.

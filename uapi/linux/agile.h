@@ -185,7 +185,10 @@ struct agile_info {
  * @task_reg_bytes: from kernel: its mmap length (whole pages).
  * @reserved: must be zero.
  *
- * Sets up the file's context once: a second call fails with EBUSY.  The
+ * Sets up the file's context once: a second call, or one made while
+ * another CTX_INIT or GROUP_JOIN on the same file runs, fails with EBUSY
+ * at once (it never waits for the other: a slow copy of another caller's
+ * result, say a userfaultfd page, delays no one else).  The
  * pages are zeroed and charged to the caller's memory cgroup; they live
  * until the file is released and the last mapping is gone.
  */
@@ -349,7 +352,10 @@ struct agile_stats {
  *	whole pages.
  * @flags: to kernel: must be zero.
  * @pad: must be zero.
- * @id: from kernel: the segment's id in this context, from 0.
+ * @id: from kernel: the segment's id in this context: the lowest free,
+ *	so 0, 1, 2, ... in creation order, except that the id of a
+ *	SEG_CREATE still running or failed is skipped (and taken by the
+ *	next one once it failed).
  * @pad2: from kernel: zero.
  * @mmap_offset: from kernel: the segment's mmap offset,
  *	AGILE_MMAP_SEGMENTS + (@id << AGILE_MMAP_SEGMENT_SHIFT).
@@ -447,7 +453,8 @@ struct agile_export_dmabuf {
  * when AGILE_GROUP_CREATE is given and no live group has the key.  All
  * members share one context: the same doorbells, task registers and
  * segments (a segment created by any member is mapped by every member
- * at its offset; the segment ids are the context's, in creation order).
+ * at its offset; the segment ids are the context's, see struct
+ * agile_seg_create).
  *
  * A group ends when any member's file is released, that is when its last
  * reference goes: the process exits or is killed, or closes the
@@ -459,14 +466,19 @@ struct agile_export_dmabuf {
  * mappings keep working on the ended group's context, which is freed
  * with its last member, mapping and dma-buf.
  *
- * Errors: EBUSY (the file already has a context), ENOENT (no group has
- * @key and AGILE_GROUP_CREATE is not given), EEXIST (AGILE_GROUP_EXCL and
- * the group exists), EACCES (the mode refuses this caller), EINVAL (bad
+ * Errors: EBUSY (the file already has a context, or another CTX_INIT or
+ * GROUP_JOIN on it runs), ENOENT (no group has @key and
+ * AGILE_GROUP_CREATE is not given), EEXIST (AGILE_GROUP_EXCL and the
+ * group exists), EACCES (the mode refuses this caller), EINVAL (bad
  * field, or a size that differs from the creator's), ENOSPC (the group
  * has max_members members, or, when creating, nr_slots above
- * max_slots), ENOMEM, EFAULT.  A failed call leaves no trace: no group,
- * no member index used.  Keys are global to the machine: the mode is
- * what keeps groups apart.
+ * max_slots), ENOMEM, EFAULT, EINTR (a signal cut short the fault of
+ * the result page; restarted under SA_RESTART).  A join commits only
+ * once its result is in the caller's struct, so a failed call leaves no
+ * trace: no group, no member index used.  Its result page is written
+ * with no lock held that others need: a page that faults slowly
+ * (userfaultfd, FUSE) delays this caller alone.  Keys are global to the
+ * machine: the mode is what keeps groups apart.
  */
 struct agile_group_join {
 	__u64 key;
