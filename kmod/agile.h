@@ -50,6 +50,10 @@
  *	A member's release takes it to unpublish the key, then drops it
  *	before ending the context; mmap and the waits never take it.
  *	DEBUG_ATOMIC_SLEEP catches any sleep under it.
+ * agile_users_lock (spinlock, limits.c): the per-user counts of
+ *	contexts.  Held for a lookup and a count, never across an
+ *	allocation; taken when a context is made and when it is freed.
+ *	Process context only; nothing nests inside it.
  * agile_ctx.lock (spinlock): the slots' waiter lists and sleeper
  *	counts, the doorbells' sleeper mirrors, the context's list of
  *	sleeping waiters, @poll_armed and the dequeue of every waiter.  Taken
@@ -126,13 +130,29 @@ struct agile_slot {
 };
 
 /**
+ * struct agile_charge - pages charged to a user and a process (limits.c)
+ * @user: the user whose locked_vm (RLIMIT_MEMLOCK) holds them, with a
+ *	reference; NULL when its task had CAP_IPC_LOCK.
+ * @mm: the mm whose pinned_vm (VmPin) holds them, with an mmgrab()
+ *	reference (not on its address space); NULL for a kernel thread.
+ * @nr_pages: the pages charged.
+ */
+struct agile_charge {
+	struct user_struct *user;
+	struct mm_struct *mm;
+	unsigned long nr_pages;
+};
+
+/**
  * struct agile_seg - a data segment
  * @pages: its zeroed pages.
  * @nr_pages: pages in @pages.
+ * @charge: its pages, charged to the member that created it.
  */
 struct agile_seg {
 	struct page **pages;
 	unsigned long nr_pages;
+	struct agile_charge charge;
 };
 
 /**
@@ -171,6 +191,9 @@ struct agile_group {
  * @pages: the doorbell area's pages, then the task-register area's.
  * @nr_doorbell_pages: pages of the doorbell area.
  * @nr_pages: pages in @pages.
+ * @charge: @pages, charged to the task that made the context (a group's
+ *	creator).
+ * @owner: the user whose count of contexts it is in (limits.c).
  * @counters: this context's counters, per CPU.
  * @lock: see the locking rules at the top of this file.
  * @sleepers: waiters queued on the context (struct agile_waiter.node).
@@ -199,6 +222,8 @@ struct agile_ctx {
 	struct page **pages;
 	unsigned long nr_doorbell_pages;
 	unsigned long nr_pages;
+	struct agile_charge charge;
+	struct agile_user *owner;
 	struct agile_counters __percpu *counters;
 
 	/* waiter lists and sleeper counts: see "Locking" above */
@@ -267,6 +292,7 @@ extern unsigned int agile_poll_interval_us;
 extern unsigned int agile_spin_ns;
 extern unsigned int agile_max_slots;
 extern unsigned int agile_max_segment_bytes;
+extern unsigned int agile_max_contexts_per_user;
 
 /* ctx.c */
 extern atomic_t agile_nr_contexts;
@@ -319,6 +345,14 @@ const struct agile_seg *agile_seg_get(struct agile_ctx *ctx, u32 id);
 int agile_seg_find_mmap(struct agile_ctx *ctx, unsigned long pgoff,
 			struct page ***pages, unsigned long *nr_pages);
 void agile_seg_free_all(struct agile_ctx *ctx);
+
+/* limits.c */
+extern atomic_long_t agile_nr_pages;
+
+int agile_charge(struct agile_charge *charge, unsigned long nr_pages);
+void agile_uncharge(struct agile_charge *charge);
+struct agile_user *agile_user_get(void);
+void agile_user_put(struct agile_user *user);
 
 /* dmabuf.c */
 int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,

@@ -47,6 +47,12 @@ module_param_named(max_segment_bytes, agile_max_segment_bytes, uint, 0444);
 MODULE_PARM_DESC(max_segment_bytes,
 		 "Largest data segment in bytes, 4096 to 1073741824 (default 268435456)");
 
+unsigned int agile_max_contexts_per_user = 1024;
+module_param_named(max_contexts_per_user, agile_max_contexts_per_user, uint,
+		   0444);
+MODULE_PARM_DESC(max_contexts_per_user,
+		 "Most contexts one user holds, 1 to 1048576 (default 1024)");
+
 /*
  * The device node's mode.  0660 by default: the udev rule gives the node
  * group "agile", whose members may use it; 0600 (root only) and 0666

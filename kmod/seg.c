@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * agile data segments: zeroed, memcg-charged order-0 pages that tasks
+ * agile data segments: zeroed order-0 pages, charged to the creating
+ * member's RLIMIT_MEMLOCK, VmPin and memory cgroup (limits.c), that tasks
  * use as data buffers, mapped like the areas at their own offsets and
  * exportable as dma-bufs.  A context holds at most AGILE_MAX_SEGMENTS of
  * them, each at most max_segment_bytes; they live as long as the context.
@@ -87,10 +88,14 @@ int agile_seg_create_ioctl(struct agile_ctx *ctx,
 	}
 	/* bytes <= max_segment_bytes (at most 1 GiB): no overflow. */
 	seg->nr_pages = PAGE_ALIGN(args.bytes) >> PAGE_SHIFT;
+	/* ENOMEM over the caller's RLIMIT_MEMLOCK. */
+	ret = agile_charge(&seg->charge, seg->nr_pages);
+	if (ret)
+		goto err_free_seg;
 	seg->pages = agile_pages_alloc(seg->nr_pages);
 	if (!seg->pages) {
 		ret = -ENOMEM;
-		goto err_free_seg;
+		goto err_uncharge;
 	}
 
 	args.id = id;
@@ -107,6 +112,8 @@ int agile_seg_create_ioctl(struct agile_ctx *ctx,
 
 err_free_pages:
 	agile_pages_free(seg->pages, seg->nr_pages);
+err_uncharge:
+	agile_uncharge(&seg->charge);
 err_free_seg:
 	kfree(seg);
 err_unreserve:
@@ -155,6 +162,7 @@ void agile_seg_free_all(struct agile_ctx *ctx)
 		if (!ctx->segs[i])
 			continue;
 		agile_pages_free(ctx->segs[i]->pages, ctx->segs[i]->nr_pages);
+		agile_uncharge(&ctx->segs[i]->charge);
 		kfree(ctx->segs[i]);
 	}
 }

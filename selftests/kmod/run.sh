@@ -22,7 +22,8 @@
 # agile.ko and agile_pin_test.ko are; default: searched), AGILE_TEST_TIMEOUT
 # (seconds per program, default 600).
 
-PROGRAMS="abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stall stress"
+PROGRAMS="abi mmap fence wait_any sysfs pin memcg limits trace seg dmabuf group
+stall stress"
 SYSFS=/sys/class/misc/agile
 
 # ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.
@@ -85,14 +86,14 @@ node_is() {
 
 param_defaults() {
 	sysfs_is poll_interval_us 200 && sysfs_is spin_ns 0 &&
-		sysfs_is max_slots 16 && node_is 666 root &&
-		param_is dev_mode 0666
+		sysfs_is max_slots 16 && sysfs_is max_contexts_per_user 7 &&
+		node_is 666 root && param_is dev_mode 0666
 }
 
 plain_defaults() {
 	sysfs_is poll_interval_us 100 && sysfs_is spin_ns 2000 &&
-		sysfs_is max_slots 4096 && node_is 660 root &&
-		param_is dev_mode 0660
+		sysfs_is max_slots 4096 && sysfs_is max_contexts_per_user 1024 &&
+		node_is 660 root && param_is dev_mode 0660
 }
 
 # param_is <name> <value>: /sys/module/agile/parameters/<name>
@@ -143,7 +144,8 @@ echo "# tests: $TESTS"
 [ -d /sys/module/agile ] && rmmod agile 2>/dev/null
 
 # Module parameters set the defaults of the sysfs tunables and the mode.
-params="poll_interval_us=200 spin_ns=0 max_slots=16 dev_mode=0666"
+params="poll_interval_us=200 spin_ns=0 max_slots=16"
+params="$params max_contexts_per_user=7 dev_mode=0666"
 if insmod "$AGILE_KO" $params >/tmp/.agile-check 2>&1; then
 	ok "insmod agile.ko $params"
 	check "/dev/agile appears (parameters)" wait_for_node
@@ -162,7 +164,8 @@ if [ ! -d /sys/module/agile ]; then
 	exit 1
 fi
 check "/dev/agile appears" wait_for_node
-check "defaults: 100 us, 2000 ns, 4096 slots, mode 0660" plain_defaults
+check "defaults: 100 us, 2000 ns, 4096 slots, 1024 contexts, mode 0660" \
+	plain_defaults
 check "/dev/agile gets group agile (the udev rule)" udev_rule
 
 if [ -n "$PIN_KO" ]; then

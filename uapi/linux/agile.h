@@ -21,7 +21,9 @@
  *       a signal is restarted (EINTR only after a handler without
  *       SA_RESTART) and writes a relative timeout's time left back;
  *       timeouts above KTIME_MAX other than AGILE_TIMEOUT_INFINITE are
- *       EINVAL.
+ *       EINVAL; the pages of contexts and segments count against
+ *       RLIMIT_MEMLOCK (ENOMEM over it) and each user holds at most
+ *       max_contexts_per_user contexts (ENOSPC over it).
  *
  * Conventions: every field has a fixed width and explicit padding; user
  * pointers travel as __u64; "to kernel" fields are read by the kernel,
@@ -188,9 +190,21 @@ struct agile_info {
  * Sets up the file's context once: a second call, or one made while
  * another CTX_INIT or GROUP_JOIN on the same file runs, fails with EBUSY
  * at once (it never waits for the other: a slow copy of another caller's
- * result, say a userfaultfd page, delays no one else).  The
- * pages are zeroed and charged to the caller's memory cgroup; they live
- * until the file is released and the last mapping is gone.
+ * result, say a userfaultfd page, delays no one else).  The pages are
+ * zeroed and live until the file is released and the last mapping is
+ * gone.
+ *
+ * Limits: the pages count against the RLIMIT_MEMLOCK of the caller's
+ * user (shared by all its processes, as for io_uring's registered
+ * buffers; CAP_IPC_LOCK exempts), show in the caller's VmPin and are
+ * charged to its memory cgroup, until they are freed.  Each user holds
+ * at most max_contexts_per_user contexts (sysfs; CAP_SYS_RESOURCE
+ * exempts), whether made by CTX_INIT or by creating a group.
+ *
+ * Errors: EINVAL (a bad field or size), ENOSPC (@nr_slots above
+ * max_slots, or the user holds max_contexts_per_user contexts), ENOMEM
+ * (over RLIMIT_MEMLOCK, or no memory: large allocations fail rather than
+ * invoke the OOM killer), EBUSY, EFAULT.
  */
 struct agile_ctx_init {
 	__u32 nr_slots;
@@ -362,12 +376,15 @@ struct agile_stats {
  * @mmap_bytes: from kernel: its mmap length (@bytes in whole pages).
  * @reserved: must be zero.
  *
- * Creates a data segment: zeroed pages charged to the caller's memory
- * cgroup, mapped with mmap(MAP_SHARED) like the areas and living until
- * the context and every mapping (and dma-buf) of it are gone.  Errors:
- * EINVAL for a bad field or @bytes 0, ENOSPC for @bytes above
- * max_segment_bytes or a context that already holds AGILE_MAX_SEGMENTS
- * segments, ENOMEM, EFAULT, EBADFD before CTX_INIT.
+ * Creates a data segment: zeroed pages, mapped with mmap(MAP_SHARED)
+ * like the areas and living until the context and every mapping (and
+ * dma-buf) of it are gone.  They count against the caller's
+ * RLIMIT_MEMLOCK, VmPin and memory cgroup as a context's do (see struct
+ * agile_ctx_init); in a group, against the member that created the
+ * segment.  Errors: EINVAL for a bad field or @bytes 0, ENOSPC for
+ * @bytes above max_segment_bytes or a context that already holds
+ * AGILE_MAX_SEGMENTS segments, ENOMEM over RLIMIT_MEMLOCK or without
+ * memory, EFAULT, EBADFD before CTX_INIT.
  */
 struct agile_seg_create {
 	__u64 bytes;
@@ -449,8 +466,10 @@ struct agile_export_dmabuf {
  * @reserved: must be zero.
  *
  * Instead of CTX_INIT: makes this file a member of the group with @key,
- * creating it (and its context, charged to the creator's memory cgroup)
- * when AGILE_GROUP_CREATE is given and no live group has the key.  All
+ * creating it (and its context, which counts for the creator as
+ * CTX_INIT's does: RLIMIT_MEMLOCK, VmPin, memory cgroup and
+ * max_contexts_per_user) when AGILE_GROUP_CREATE is given and no live
+ * group has the key; joining charges the joiner nothing.  All
  * members share one context: the same doorbells, task registers and
  * segments (a segment created by any member is mapped by every member
  * at its offset; the segment ids are the context's, see struct
@@ -471,8 +490,9 @@ struct agile_export_dmabuf {
  * AGILE_GROUP_CREATE is not given), EEXIST (AGILE_GROUP_EXCL and the
  * group exists), EACCES (the mode refuses this caller), EINVAL (bad
  * field, or a size that differs from the creator's), ENOSPC (the group
- * has max_members members, or, when creating, nr_slots above
- * max_slots), ENOMEM, EFAULT, EINTR (a signal cut short the fault of
+ * has max_members members, or, when creating, nr_slots above max_slots
+ * or max_contexts_per_user reached), ENOMEM (creating: over
+ * RLIMIT_MEMLOCK, or no memory), EFAULT, EINTR (a signal cut short the fault of
  * the result page; restarted under SA_RESTART).  A join commits only
  * once its result is in the caller's struct, so a failed call leaves no
  * trace: no group, no member index used.  Its result page is written
