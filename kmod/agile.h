@@ -159,6 +159,12 @@ struct agile_seg {
  * struct agile_group - a group: a context shared by processes, by key
  * @node: in the registry's hash table while @published.
  * @key: the key it was created with.
+ * @user_ns: the creator's user namespace, with a reference: only callers
+ *	in it find the group.
+ * @ipc_ns: the creator's IPC namespace, without a reference (put_ipc_ns()
+ *	is not exported), compared with @ipc_ns_inum; see group.c for why
+ *	that is safe enough.  Only callers in it find the group.
+ * @ipc_ns_inum: @ipc_ns's inode number (ns.inum).
  * @uid: the creator's effective uid.
  * @gid: the creator's effective gid.
  * @mode: permission bits within AGILE_GROUP_MODE_MASK.
@@ -172,6 +178,9 @@ struct agile_seg {
 struct agile_group {
 	struct hlist_node node;
 	u64 key;
+	struct user_namespace *user_ns;
+	struct ipc_namespace *ipc_ns;
+	unsigned int ipc_ns_inum;
 	kuid_t uid;
 	kgid_t gid;
 	u32 mode;
@@ -336,7 +345,9 @@ void agile_ctx_end(struct agile_ctx *ctx);
 extern atomic_t agile_nr_groups;
 
 struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg);
+int agile_group_query_ioctl(struct agile_group_join __user *uarg);
 void agile_group_leave(struct agile_ctx *ctx);
+void agile_group_free(struct agile_group *group);
 
 /* seg.c */
 int agile_seg_create_ioctl(struct agile_ctx *ctx,

@@ -203,7 +203,7 @@ static void agile_ctx_release(struct kref *ref)
 	agile_poll_stop(ctx);
 	agile_seg_free_all(ctx);
 	/* Unpublished by the first member's release: no one finds it. */
-	kfree(ctx->group);
+	agile_group_free(ctx->group);
 	free_percpu(ctx->counters);
 	kvfree(ctx->slots);
 	agile_pages_free(ctx->pages, ctx->nr_pages);

@@ -11,6 +11,20 @@
  * context, and the group with it, is freed by its last reference, as any
  * context.
  *
+ * Keys are scoped to the creator's user namespace and IPC namespace, as
+ * SysV IPC keys are to the IPC namespace: only a caller in both finds the
+ * group, and a caller elsewhere may make its own group with the same key.
+ * The user namespace is held by reference.  The IPC namespace is not
+ * (put_ipc_ns() is not exported): the group keeps its address and its
+ * ns.inum, and a caller matches when both are equal to its own.  That is
+ * safe enough: after the creator's IPC namespace dies, a new one would
+ * have to reuse both its address and its inode number to be taken for
+ * it, and making (or entering) an IPC namespace needs CAP_SYS_ADMIN over
+ * its user namespace, which must also be the group's, held by our
+ * reference: only someone already as powerful as the creator's namespace
+ * could arrange it, and the group is still the creator's, its mode still
+ * applies.
+ *
  * Who may join: the creator's effective uid and gid, recorded at
  * creation, and its mode decide, as for a file: the owner class (same
  * euid), else the group class (the creator's gid is the caller's egid or
@@ -18,12 +32,19 @@
  * the read and the write bit of its class.  No capability overrides the
  * mode: a group is a rendezvous between cooperating processes, not a
  * file an administrator manages, and a mode of 0600 means "only this
- * user" even for root.
+ * user" even for root.  Every join reports the owner (as the joiner's
+ * user namespace sees it), the mode and the member count, and
+ * AGILE_GROUP_QUERY reports them without joining, so that a caller can
+ * see who made a group before it trusts it; AGILE_GROUP_EXCL makes a
+ * creator fail with EEXIST rather than join a group someone else made
+ * first.
  */
 
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/hashtable.h>
+#include <linux/ipc_namespace.h>
+#include <linux/nsproxy.h>
 #include <linux/pagemap.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -31,6 +52,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/uidgid.h>
+#include <linux/user_namespace.h>
 
 #include "agile.h"
 
@@ -66,13 +89,24 @@ static int agile_group_check(const struct agile_group_join *args)
 	return agile_ctx_check_sizes(args->nr_slots, args->task_reg_size);
 }
 
+/* The caller's IPC namespace: groups are found only from it. */
+static struct ipc_namespace *agile_current_ipc_ns(void)
+{
+	return current->nsproxy->ipc_ns;
+}
+
+/* The group with @key in the caller's namespaces, or NULL. */
 static struct agile_group *agile_group_find(u64 key)
 {
+	struct ipc_namespace *ipc_ns = agile_current_ipc_ns();
+	struct user_namespace *user_ns = current_user_ns();
 	struct agile_group *group;
 
 	lockdep_assert_held(&agile_group_lock);
 	hash_for_each_possible(agile_group_table, group, node, key)
-		if (group->key == key)
+		if (group->key == key && group->user_ns == user_ns &&
+		    group->ipc_ns == ipc_ns &&
+		    group->ipc_ns_inum == ipc_ns->ns.inum)
 			return group;
 	return NULL;
 }
@@ -128,6 +162,9 @@ static struct agile_ctx *agile_group_spare(const struct agile_group_join *args)
 		return ctx;
 	}
 	group->key = args->key;
+	group->user_ns = get_user_ns(current_user_ns());
+	group->ipc_ns = agile_current_ipc_ns();
+	group->ipc_ns_inum = group->ipc_ns->ns.inum;
 	group->uid = current_euid();
 	group->gid = current_egid();
 	group->mode = args->mode;
@@ -160,18 +197,28 @@ static int agile_group_admit(const struct agile_group *group,
 	return 0;
 }
 
-/* The join's results, into the caller's copy of the arguments. */
-static void agile_group_fill(const struct agile_ctx *ctx, u32 member,
-			     struct agile_group_join *args)
+/*
+ * What a join or a query reports of @group, into the caller's copy of the
+ * arguments: @member is the caller's index, @nr_members the count with
+ * it.  The owner is given as the caller's user namespace sees it (the
+ * group's, since only its callers find the group).
+ */
+static void agile_group_fill(const struct agile_group *group, u32 member,
+			     u32 nr_members, struct agile_group_join *args)
 {
+	struct user_namespace *user_ns = current_user_ns();
 	struct agile_ctx_init init = {};
 
-	agile_ctx_fill_init(ctx, &init);
+	agile_ctx_fill_init(group->ctx, &init);
 	args->member = member;
 	args->doorbell_offset = init.doorbell_offset;
 	args->doorbell_bytes = init.doorbell_bytes;
 	args->task_reg_offset = init.task_reg_offset;
 	args->task_reg_bytes = init.task_reg_bytes;
+	args->owner_uid = from_kuid_munged(user_ns, group->uid);
+	args->owner_gid = from_kgid_munged(user_ns, group->gid);
+	args->group_mode = group->mode;
+	args->nr_members = nr_members;
 }
 
 /*
@@ -198,7 +245,8 @@ static int agile_group_join_locked(struct agile_group_join *args,
 		ret = agile_group_admit(group, args);
 		if (ret)
 			return ret;
-		agile_group_fill(group->ctx, group->nr_members, args);
+		agile_group_fill(group, group->nr_members,
+				 group->nr_members + 1, args);
 		if (copy_to_user_nofault(uarg, args, sizeof(*args)))
 			return -EFAULT;
 		/* Published: no member has left, so a member's ref lives. */
@@ -211,7 +259,7 @@ static int agile_group_join_locked(struct agile_group_join *args,
 		return -ENOENT;
 	if (!*spare)
 		return -EAGAIN;
-	agile_group_fill(*spare, 0, args);
+	agile_group_fill((*spare)->group, 0, 1, args);
 	if (copy_to_user_nofault(uarg, args, sizeof(*args)))
 		return -EFAULT;
 	agile_group_publish((*spare)->group);
@@ -280,6 +328,51 @@ struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg)
 	if (spare)
 		agile_ctx_put(spare);
 	return ret ? ERR_PTR(ret) : ctx;
+}
+
+/**
+ * agile_group_query_ioctl - AGILE_IOC_GROUP_JOIN with AGILE_GROUP_QUERY
+ * @uarg: the caller's struct agile_group_join.
+ *
+ * Reports the group with the key in the caller's namespaces (owner, mode,
+ * sizes, member count) without joining it; on any file.  The report is
+ * taken under agile_group_lock and copied out after it is dropped.
+ */
+int agile_group_query_ioctl(struct agile_group_join __user *uarg)
+{
+	struct agile_group_join args;
+	struct agile_group *group;
+	int ret = 0;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags != AGILE_GROUP_QUERY ||
+	    memchr_inv(args.reserved, 0, sizeof(args.reserved)))
+		return -EINVAL;
+
+	spin_lock(&agile_group_lock);
+	group = agile_group_find(args.key);
+	if (group) {
+		agile_group_fill(group, 0, group->nr_members, &args);
+		args.nr_slots = group->ctx->nr_slots;
+		args.task_reg_size = group->ctx->task_reg_size;
+		args.max_members = group->max_members;
+	} else {
+		ret = -ENOENT;
+	}
+	spin_unlock(&agile_group_lock);
+	if (ret)
+		return ret;
+	return copy_to_user(uarg, &args, sizeof(args)) ? -EFAULT : 0;
+}
+
+/* From the context's release: the group is unpublished, or never was. */
+void agile_group_free(struct agile_group *group)
+{
+	if (!group)
+		return;
+	put_user_ns(group->user_ns);
+	kfree(group);
 }
 
 /**

@@ -169,7 +169,8 @@ static int agile_info(struct agile_info __user *uarg)
 		.abi_version = AGILE_ABI_VERSION,
 		.features = AGILE_FEAT_WAIT_ANY | AGILE_FEAT_POLL_WAKE |
 			    AGILE_FEAT_SLEEPER_COUNT | AGILE_FEAT_SEGMENTS |
-			    AGILE_FEAT_DMABUF | AGILE_FEAT_GROUPS,
+			    AGILE_FEAT_DMABUF | AGILE_FEAT_GROUPS |
+			    AGILE_FEAT_GROUP_INFO,
 		.max_slots = READ_ONCE(agile_max_slots),
 		.doorbell_stride = AGILE_DOORBELL_STRIDE,
 		.task_reg_min_size = AGILE_TASK_REG_MIN_SIZE,
@@ -229,8 +230,14 @@ static int agile_file_group_join(struct agile_file *af,
 				 struct agile_group_join __user *uarg)
 {
 	struct agile_ctx *ctx;
+	u32 flags;
 	int ret;
 
+	if (get_user(flags, &uarg->flags))
+		return -EFAULT;
+	/* A query joins nothing: any file may ask, set up or not. */
+	if (flags & AGILE_GROUP_QUERY)
+		return agile_group_query_ioctl(uarg);
 	ret = agile_file_claim(af);
 	if (ret)
 		return ret;

@@ -24,6 +24,10 @@
  *       EINVAL; the pages of contexts and segments count against
  *       RLIMIT_MEMLOCK (ENOMEM over it) and each user holds at most
  *       max_contexts_per_user contexts (ENOSPC over it).
+ *       Added later without a bump: AGILE_FEAT_GROUP_INFO, that is
+ *       groups scoped to the creator's user and IPC namespaces,
+ *       agile_group_join's owner_uid, owner_gid, group_mode and
+ *       nr_members (formerly reserved[0..1]) and AGILE_GROUP_QUERY.
  *
  * Conventions: every field has a fixed width and explicit padding; user
  * pointers travel as __u64; "to kernel" fields are read by the kernel,
@@ -59,6 +63,12 @@
 #define AGILE_FEAT_SEGMENTS (1U << 3)	/* SEG_CREATE, max_segment_bytes */
 #define AGILE_FEAT_DMABUF (1U << 4)	/* EXPORT_DMABUF */
 #define AGILE_FEAT_GROUPS (1U << 5)	/* GROUP_JOIN */
+/*
+ * Groups are scoped to the creator's user and IPC namespaces; joins
+ * report owner_uid, owner_gid, group_mode and nr_members;
+ * AGILE_GROUP_QUERY.
+ */
+#define AGILE_FEAT_GROUP_INFO (1U << 6)
 
 /* Size of one doorbell line: the largest GPU cache line in use. */
 #define AGILE_DOORBELL_STRIDE 128
@@ -429,6 +439,8 @@ struct agile_export_dmabuf {
 #define AGILE_GROUP_CREATE (1U << 0)	/* create the group if the key is free */
 #define AGILE_GROUP_EXCL (1U << 1)	/* with CREATE: EEXIST if it exists */
 /* EXCL without CREATE is EINVAL. */
+#define AGILE_GROUP_QUERY (1U << 2)	/* report the group; join nothing */
+/* QUERY with any other flag is EINVAL. */
 
 /* Most members one group holds. */
 #define AGILE_GROUP_MAX_MEMBERS 256
@@ -463,6 +475,15 @@ struct agile_export_dmabuf {
  * @doorbell_bytes: from kernel: as in struct agile_ctx_init.
  * @task_reg_offset: from kernel: as in struct agile_ctx_init.
  * @task_reg_bytes: from kernel: as in struct agile_ctx_init.
+ * @owner_uid: from kernel: the creator's effective uid, as the caller's
+ *	user namespace sees it (the overflow uid, 65534, if it has no
+ *	mapping there).  Formerly reserved (AGILE_FEAT_GROUP_INFO); ignored
+ *	on input.
+ * @owner_gid: from kernel: the creator's effective gid, likewise.
+ * @group_mode: from kernel: the mode the creator gave the group.
+ *	Formerly reserved; ignored on input.
+ * @nr_members: from kernel: how many members have joined, this one
+ *	included (for QUERY: so far).  Formerly reserved; ignored on input.
  * @reserved: must be zero.
  *
  * Instead of CTX_INIT: makes this file a member of the group with @key,
@@ -497,8 +518,29 @@ struct agile_export_dmabuf {
  * once its result is in the caller's struct, so a failed call leaves no
  * trace: no group, no member index used.  Its result page is written
  * with no lock held that others need: a page that faults slowly
- * (userfaultfd, FUSE) delays this caller alone.  Keys are global to the
- * machine: the mode is what keeps groups apart.
+ * (userfaultfd, FUSE) delays this caller alone.  Within a namespace
+ * (below) keys are shared by every user: the mode is what keeps groups
+ * apart.
+ *
+ * Namespaces: a group belongs to its creator's user namespace and IPC
+ * namespace.  Only a caller in both finds it (to join or query it); in
+ * any other, the key is free, and a group made there with the same key
+ * is another group.
+ *
+ * Trust: every successful join (and QUERY) fills @owner_uid, @owner_gid,
+ * @group_mode and @nr_members, so a joiner can check who made the group
+ * and with what mode before it trusts the pages, and a creator that must
+ * not join a group another user made first (a squatter on its key) gives
+ * AGILE_GROUP_EXCL and fails with EEXIST instead.
+ *
+ * AGILE_GROUP_QUERY (alone in @flags): reports the group with @key in
+ * the caller's namespaces without joining it, on any file (with a
+ * context or not): @nr_slots, @task_reg_size, @max_members, @owner_uid,
+ * @owner_gid, @group_mode, @nr_members, and the offsets and lengths a
+ * member maps; @member is zero and @mode is left as it was.  No
+ * permission is needed beyond being in the group's namespaces; the other
+ * to-kernel fields are ignored.  Errors: ENOENT (no such group), EINVAL
+ * (other flags with QUERY, or reserved fields), EFAULT.
  */
 struct agile_group_join {
 	__u64 key;
@@ -512,7 +554,11 @@ struct agile_group_join {
 	__u64 doorbell_bytes;
 	__u64 task_reg_offset;
 	__u64 task_reg_bytes;
-	__u64 reserved[4];
+	__u32 owner_uid;
+	__u32 owner_gid;
+	__u32 group_mode;
+	__u32 nr_members;
+	__u64 reserved[2];
 };
 
 #define AGILE_IOC_MAGIC 0xA9
