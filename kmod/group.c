@@ -306,9 +306,15 @@ struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg)
 				break;
 			}
 		} else if (ret == -EFAULT) {
-			/* Nothing was committed: fault in, then try again. */
-			if (fault_in_writeable((char __user *)uarg,
-					       sizeof(*uarg))) {
+			/*
+			 * Nothing was committed: fault the page in for
+			 * writing (without writing, unlike
+			 * fault_in_writeable(), so a join that fails after
+			 * all leaves the caller's struct alone), then try
+			 * again.
+			 */
+			if (fault_in_safe_writeable((const char __user *)uarg,
+						    sizeof(*uarg))) {
 				/* Unwritable, or a signal cut the fault. */
 				if (signal_pending(current))
 					ret = -ERESTARTSYS;

@@ -217,6 +217,7 @@ static int trap_main(void *arg, int report)
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
 	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 	struct trap_thread tt = { .report = report, .cmd_pipe = t->cmd_pipe };
+	struct report r = { 0 };
 	struct agile_group_join g;
 	pthread_t thread;
 	int fd = t->fd, ret;
@@ -262,7 +263,13 @@ static int trap_main(void *arg, int report)
 		return 1;
 	}
 	ret = agile_ioctl(fd, t->cmd, tt.page);
-	send_report(report, R_DONE, ret, trap_result(t, tt.page));
+	r.tag = R_DONE;
+	r.ret = ret;
+	r.val = trap_result(t, tt.page);
+	/* What the caller's struct holds in its first bytes now. */
+	memcpy(&r.ret2, tt.page, sizeof(r.ret2));
+	if (write(report, &r, sizeof(r)) != sizeof(r))
+		return 3;
 	return 0;
 }
 
@@ -467,6 +474,48 @@ TEST_F_TIMEOUT(stall, group_join_resumes, STALL_TIMEOUT_S)
 	ASSERT_EQ(R_DONE, r.tag);
 	ASSERT_EQ(0, r.ret);
 	ASSERT_EQ(2U, r.val);
+	close(report);
+	close(cmd);
+}
+
+/*
+ * A join that fails after its page was faulted in (the group filled up
+ * meanwhile) leaves the caller's struct as it was: the page is faulted
+ * in for writing without being written.
+ */
+TEST_F_TIMEOUT(stall, group_join_fails_cleanly, STALL_TIMEOUT_S)
+{
+	struct trap t = { .fd = -1, .cmd = AGILE_IOC_GROUP_JOIN,
+			  .size = sizeof(t.arg.join) };
+	int report, cmd, key_low, fd;
+	struct agile_group_join g;
+	struct report r;
+	pid_t trapped;
+
+	group_args(&g, test_key(6), AGILE_GROUP_CREATE);
+	g.max_members = 2;
+	ASSERT_EQ(0, agile_ioctl(self->fd, AGILE_IOC_GROUP_JOIN, &g));
+	group_args(&t.arg.join, test_key(6), 0);
+	t.arg.join.max_members = 2;
+	memcpy(&key_low, &t.arg.join, sizeof(key_low));
+	ASSERT_NE(0, key_low & 0xff);
+	if (start_trap(_metadata, self, &t, &trapped, &report, &cmd))
+		SKIP(return, "no userfaultfd write-protection here");
+
+	/* The last place goes to another joiner meanwhile. */
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	group_args(&g, test_key(6), 0);
+	g.max_members = 2;
+	ASSERT_EQ(0, agile_ioctl(fd, AGILE_IOC_GROUP_JOIN, &g));
+	ASSERT_EQ(1U, g.member);
+
+	ASSERT_EQ(1, write(cmd, "u", 1));
+	ASSERT_EQ(0, read_report(report, &r, STALL_WAIT_MS));
+	ASSERT_EQ(R_DONE, r.tag);
+	ASSERT_EQ(-ENOSPC, r.ret);
+	ASSERT_EQ(key_low, r.ret2);
+	close(fd);
 	close(report);
 	close(cmd);
 }
