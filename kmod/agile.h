@@ -331,7 +331,8 @@ static inline void agile_count(struct agile_ctx *ctx,
 }
 
 /* fence.c */
-int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg);
+int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg,
+		      bool writable);
 int agile_wait_any_ioctl(struct agile_ctx *ctx,
 			 struct agile_wait_any __user *uarg);
 bool agile_waiter_check(const struct agile_ctx *ctx,
@@ -344,7 +345,8 @@ void agile_ctx_end(struct agile_ctx *ctx);
 /* group.c */
 extern atomic_t agile_nr_groups;
 
-struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg);
+struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg,
+					 bool writable);
 int agile_group_query_ioctl(struct agile_group_join __user *uarg);
 void agile_group_leave(struct agile_ctx *ctx);
 void agile_group_free(struct agile_group *group);
@@ -367,7 +369,8 @@ void agile_user_put(struct agile_user *user);
 
 /* dmabuf.c */
 int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
-			      struct agile_export_dmabuf __user *uarg);
+			      struct agile_export_dmabuf __user *uarg,
+			      bool writable);
 
 /* poll.c */
 void agile_poll_init(struct agile_ctx *ctx);

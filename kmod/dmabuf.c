@@ -221,8 +221,10 @@ static int agile_dmabuf_pages(struct agile_ctx *ctx,
 	}
 }
 
+/* @writable: the file was opened for writing, as an O_RDWR export needs. */
 int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
-			      struct agile_export_dmabuf __user *uarg)
+			      struct agile_export_dmabuf __user *uarg,
+			      bool writable)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
 	struct agile_export_dmabuf args;
@@ -235,6 +237,9 @@ int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
 	if (args.flags & ~(O_CLOEXEC | O_RDWR) ||
 	    memchr_inv(args.reserved, 0, sizeof(args.reserved)))
 		return -EINVAL;
+	/* A writable dma-buf of a read-only file would let it store. */
+	if ((args.flags & O_ACCMODE) == O_RDWR && !writable)
+		return -EBADF;
 
 	ab = kzalloc(sizeof(*ab), GFP_KERNEL_ACCOUNT);
 	if (!ab)

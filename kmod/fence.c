@@ -487,7 +487,9 @@ static void agile_wait_entry_init(const struct agile_ctx *ctx,
 			e->linked = false;
 }
 
-int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg)
+/* @writable: the file was opened for writing, as SIGNAL needs. */
+int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg,
+		      bool writable)
 {
 	struct agile_wait_entry entry;
 	struct agile_waiter w = { .entries = &entry, .nr_entries = 1 };
@@ -502,6 +504,9 @@ int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg)
 
 	switch (f.op) {
 	case AGILE_FENCE_SIGNAL:
+		/* A store: a read-only member may wait, not signal. */
+		if (!writable)
+			return -EBADF;
 		return agile_fence_signal(ctx, &f);
 	case AGILE_FENCE_BARRIER:
 		/* The caller's full fence; it pairs with whatever it orders. */

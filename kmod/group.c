@@ -29,7 +29,9 @@
  * creation, and its mode decide, as for a file: the owner class (same
  * euid), else the group class (the creator's gid is the caller's egid or
  * one of its supplementary groups), else others; the caller needs both
- * the read and the write bit of its class.  No capability overrides the
+ * the read and the write bit of its class, or only the read bit to join
+ * with a file opened read-only (a read-only member, which can wait and
+ * map but not store: see main.c).  No capability overrides the
  * mode: a group is a rendezvous between cooperating processes, not a
  * file an administrator manages, and a mode of 0600 means "only this
  * user" even for root.  Every join reports the owner (as the joiner's
@@ -127,16 +129,22 @@ static void agile_group_unpublish(struct agile_group *group)
 	atomic_dec(&agile_nr_groups);
 }
 
-/* 0 when the caller may join @group: rw in its class of @group->mode. */
-static int agile_group_permission(const struct agile_group *group)
+/*
+ * 0 when the caller may join @group: the read and the write bit of its
+ * class of @group->mode, or the read bit alone for a read-only member
+ * (a file opened without write access).
+ */
+static int agile_group_permission(const struct agile_group *group,
+				  bool writable)
 {
+	u32 need = writable ? 06 : 04;
 	u32 mode = group->mode;
 
 	if (uid_eq(current_euid(), group->uid))
 		mode >>= 6;
 	else if (in_egroup_p(group->gid))
 		mode >>= 3;
-	return (mode & 06) == 06 ? 0 : -EACCES;
+	return (mode & need) == need ? 0 : -EACCES;
 }
 
 /*
@@ -178,14 +186,14 @@ static struct agile_ctx *agile_group_spare(const struct agile_group_join *args)
 
 /* The caller's member index in @group, or an error: may it join? */
 static int agile_group_admit(const struct agile_group *group,
-			     const struct agile_group_join *args)
+			     const struct agile_group_join *args, bool writable)
 {
 	const struct agile_ctx *ctx = group->ctx;
 	int ret;
 
 	if (args->flags & AGILE_GROUP_EXCL)
 		return -EEXIST;
-	ret = agile_group_permission(group);
+	ret = agile_group_permission(group, writable);
 	if (ret)
 		return ret;
 	if (args->nr_slots != ctx->nr_slots ||
@@ -233,7 +241,7 @@ static void agile_group_fill(const struct agile_group *group, u32 member,
  */
 static int agile_group_join_locked(struct agile_group_join *args,
 				   struct agile_group_join __user *uarg,
-				   struct agile_ctx **spare,
+				   bool writable, struct agile_ctx **spare,
 				   struct agile_ctx **ctx)
 {
 	struct agile_group *group;
@@ -242,7 +250,7 @@ static int agile_group_join_locked(struct agile_group_join *args,
 	lockdep_assert_held(&agile_group_lock);
 	group = agile_group_find(args->key);
 	if (group) {
-		ret = agile_group_admit(group, args);
+		ret = agile_group_admit(group, args, writable);
 		if (ret)
 			return ret;
 		agile_group_fill(group, group->nr_members,
@@ -271,6 +279,9 @@ static int agile_group_join_locked(struct agile_group_join *args,
 /**
  * agile_group_join_ioctl - AGILE_IOC_GROUP_JOIN on a file without context
  * @uarg: the caller's struct agile_group_join.
+ * @writable: the file was opened for writing.  A read-only file joins as
+ *	a read-only member (the read bit of its class suffices) and may not
+ *	create a group: EBADF.
  *
  * Called by the file's claim holder.  Returns the group's context with a
  * reference for the file, or an ERR_PTR(); on error the registry is as it
@@ -282,7 +293,8 @@ static int agile_group_join_locked(struct agile_group_join *args,
  * release takes, is never held while a user's page faults (slowly, if
  * it is a userfaultfd or FUSE page).
  */
-struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg)
+struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg,
+					 bool writable)
 {
 	struct agile_ctx *ctx = NULL, *spare = NULL;
 	struct agile_group_join args;
@@ -293,10 +305,13 @@ struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg)
 	ret = agile_group_check(&args);
 	if (ret)
 		return ERR_PTR(ret);
+	if ((args.flags & AGILE_GROUP_CREATE) && !writable)
+		return ERR_PTR(-EBADF);
 
 	for (;;) {
 		spin_lock(&agile_group_lock);
-		ret = agile_group_join_locked(&args, uarg, &spare, &ctx);
+		ret = agile_group_join_locked(&args, uarg, writable, &spare,
+					      &ctx);
 		spin_unlock(&agile_group_lock);
 		if (ret == -EAGAIN) {
 			spare = agile_group_spare(&args);

@@ -191,7 +191,8 @@ static int agile_info(struct agile_info __user *uarg)
  * alone, and one that fails leaves the file as it was.
  */
 static int agile_file_ctx_init(struct agile_file *af,
-			       struct agile_ctx_init __user *uarg)
+			       struct agile_ctx_init __user *uarg,
+			       bool writable)
 {
 	struct agile_ctx_init args;
 	struct agile_ctx *ctx;
@@ -202,6 +203,8 @@ static int agile_file_ctx_init(struct agile_file *af,
 	ret = agile_ctx_check_init(&args);
 	if (ret)
 		return ret;
+	if (!writable)
+		return -EBADF;
 
 	ret = agile_file_claim(af);
 	if (ret)
@@ -227,7 +230,8 @@ err_unclaim:
 }
 
 static int agile_file_group_join(struct agile_file *af,
-				 struct agile_group_join __user *uarg)
+				 struct agile_group_join __user *uarg,
+				 bool writable)
 {
 	struct agile_ctx *ctx;
 	u32 flags;
@@ -241,7 +245,7 @@ static int agile_file_group_join(struct agile_file *af,
 	ret = agile_file_claim(af);
 	if (ret)
 		return ret;
-	ctx = agile_group_join_ioctl(uarg);
+	ctx = agile_group_join_ioctl(uarg, writable);
 	if (IS_ERR(ctx)) {
 		agile_file_unclaim(af);
 		return PTR_ERR(ctx);
@@ -259,8 +263,16 @@ static int agile_stats(struct agile_ctx *ctx, struct agile_stats __user *uarg)
 	return copy_to_user(uarg, &stats, sizeof(stats)) ? -EFAULT : 0;
 }
 
+/*
+ * What changes state needs a file opened for writing (EBADF otherwise):
+ * CTX_INIT, creating a group, SIGNAL, SEG_CREATE and a writable
+ * EXPORT_DMABUF.  A read-only file may join an existing group as a
+ * read-only member, and then wait, map read-only and export read-only;
+ * the VFS already refuses it a writable shared mapping.
+ */
 static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	bool writable = file->f_mode & FMODE_WRITE;
 	struct agile_file *af = file->private_data;
 	void __user *argp = (void __user *)arg;
 	struct agile_ctx *ctx;
@@ -269,9 +281,9 @@ static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case AGILE_IOC_INFO:
 		return agile_info(argp);
 	case AGILE_IOC_CTX_INIT:
-		return agile_file_ctx_init(af, argp);
+		return agile_file_ctx_init(af, argp, writable);
 	case AGILE_IOC_GROUP_JOIN:
-		return agile_file_group_join(af, argp);
+		return agile_file_group_join(af, argp, writable);
 	case AGILE_IOC_STATS:
 		return agile_stats(agile_file_ctx(af), argp);
 	case AGILE_IOC_FENCE:
@@ -288,13 +300,13 @@ static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EBADFD;
 	switch (cmd) {
 	case AGILE_IOC_FENCE:
-		return agile_fence_ioctl(ctx, argp);
+		return agile_fence_ioctl(ctx, argp, writable);
 	case AGILE_IOC_WAIT_ANY:
 		return agile_wait_any_ioctl(ctx, argp);
 	case AGILE_IOC_SEG_CREATE:
-		return agile_seg_create_ioctl(ctx, argp);
+		return writable ? agile_seg_create_ioctl(ctx, argp) : -EBADF;
 	default:
-		return agile_dmabuf_export_ioctl(ctx, argp);
+		return agile_dmabuf_export_ioctl(ctx, argp, writable);
 	}
 }
 

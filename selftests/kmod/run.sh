@@ -23,7 +23,7 @@
 # (seconds per program, default 600).
 
 PROGRAMS="abi mmap fence wait_any sysfs pin memcg limits trace seg dmabuf group
-stall stress"
+stall rdonly stress"
 SYSFS=/sys/class/misc/agile
 
 # ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.

@@ -23,7 +23,9 @@
  *       timeouts above KTIME_MAX other than AGILE_TIMEOUT_INFINITE are
  *       EINVAL; the pages of contexts and segments count against
  *       RLIMIT_MEMLOCK (ENOMEM over it) and each user holds at most
- *       max_contexts_per_user contexts (ENOSPC over it).
+ *       max_contexts_per_user contexts (ENOSPC over it); state-changing
+ *       ioctls need a writable file (EBADF), and an O_RDONLY file joins
+ *       a group as a read-only member.
  *       Added later without a bump: AGILE_FEAT_GROUP_INFO, that is
  *       groups scoped to the creator's user and IPC namespaces,
  *       agile_group_join's owner_uid, owner_gid, group_mode and
@@ -33,6 +35,19 @@
  * pointers travel as __u64; "to kernel" fields are read by the kernel,
  * "from kernel" fields are written by it.  A reserved or padding field
  * that is not zero is rejected with EINVAL.
+ *
+ * File access mode
+ *
+ * What changes state needs a file opened for writing: CTX_INIT, creating
+ * a group (GROUP_JOIN with AGILE_GROUP_CREATE), FENCE SIGNAL, SEG_CREATE
+ * and an EXPORT_DMABUF with O_RDWR fail with EBADF on a file opened
+ * O_RDONLY (after the arguments are checked: bad input is still EINVAL).
+ * An O_RDONLY file may join an existing group as a read-only member: the
+ * read bit of its class of the group's mode is then enough; it may WAIT,
+ * WAIT_ANY, BARRIER, map the areas and segments read-only (MAP_SHARED
+ * with PROT_WRITE is refused by the VFS with EACCES) and export
+ * read-only dma-bufs, and it is a member like any other: its release
+ * ends the group.
  *
  * Shared-page layout
  *
@@ -211,10 +226,11 @@ struct agile_info {
  * at most max_contexts_per_user contexts (sysfs; CAP_SYS_RESOURCE
  * exempts), whether made by CTX_INIT or by creating a group.
  *
- * Errors: EINVAL (a bad field or size), ENOSPC (@nr_slots above
- * max_slots, or the user holds max_contexts_per_user contexts), ENOMEM
- * (over RLIMIT_MEMLOCK, or no memory: large allocations fail rather than
- * invoke the OOM killer), EBUSY, EFAULT.
+ * Errors: EINVAL (a bad field or size), EBADF (the file was opened
+ * O_RDONLY), ENOSPC (@nr_slots above max_slots, or the user holds
+ * max_contexts_per_user contexts), ENOMEM (over RLIMIT_MEMLOCK, or no
+ * memory: large allocations fail rather than invoke the OOM killer),
+ * EBUSY, EFAULT.
  */
 struct agile_ctx_init {
 	__u32 nr_slots;
@@ -292,7 +308,8 @@ struct agile_ctx_init {
  * that has ended (AGILE_IOC_GROUP_JOIN) WAIT fails with EPIPE, at once or
  * when the end comes while it sleeps, even if its condition holds;
  * SIGNAL and BARRIER keep working there (a store in the shared page is
- * no harm: nobody can sleep on it any more).
+ * no harm: nobody can sleep on it any more).  SIGNAL needs a file opened
+ * for writing (EBADF otherwise); WAIT and BARRIER do not.
  */
 struct agile_fence {
 	__u32 op;
@@ -394,7 +411,8 @@ struct agile_stats {
  * segment.  Errors: EINVAL for a bad field or @bytes 0, ENOSPC for
  * @bytes above max_segment_bytes or a context that already holds
  * AGILE_MAX_SEGMENTS segments, ENOMEM over RLIMIT_MEMLOCK or without
- * memory, EFAULT, EBADFD before CTX_INIT.
+ * memory, EFAULT, EBADFD before CTX_INIT, EBADF on a file opened
+ * O_RDONLY (a read-only member).
  */
 struct agile_seg_create {
 	__u64 bytes;
@@ -424,8 +442,10 @@ struct agile_seg_create {
  * import the same pages.  The dma-buf holds its own references on the
  * pages: it stays usable after the agile file is closed, and the agile
  * file after the dma-buf is closed.  Its mmap follows the areas' rules
- * (MAP_SHARED, offset 0, no exec).  Errors: EINVAL for a bad field or an
- * unknown segment id, EBADFD before CTX_INIT, EMFILE, ENOMEM, EFAULT.
+ * (MAP_SHARED, offset 0, no exec; PROT_WRITE only for an O_RDWR
+ * export).  Errors: EINVAL for a bad field or an unknown segment id,
+ * EBADF for O_RDWR on a file opened O_RDONLY, EBADFD before CTX_INIT,
+ * EMFILE, ENOMEM, EFAULT.
  */
 struct agile_export_dmabuf {
 	__u32 what;
@@ -464,9 +484,11 @@ struct agile_export_dmabuf {
  *	is the creator's, else in the group class when the creator's gid is
  *	its effective gid or one of its supplementary groups, else in the
  *	others class, and needs both the read and the write bit of its
- *	class.  No capability overrides the mode (0066 refuses even a root
- *	creator's other root processes).  A joiner's own @mode is ignored,
- *	but must still be within AGILE_GROUP_MODE_MASK.
+ *	class (only the read bit for a file opened O_RDONLY, which joins as
+ *	a read-only member).  No capability overrides the mode (0066
+ *	refuses even a root creator's other root processes).  A joiner's
+ *	own @mode is ignored, but must still be within
+ *	AGILE_GROUP_MODE_MASK.
  * @flags: to kernel: AGILE_GROUP_CREATE, AGILE_GROUP_EXCL (only with
  *	CREATE); no other bits.
  * @member: from kernel: this file's member index, in join order; the
@@ -506,8 +528,9 @@ struct agile_export_dmabuf {
  * mappings keep working on the ended group's context, which is freed
  * with its last member, mapping and dma-buf.
  *
- * Errors: EBUSY (the file already has a context, or another CTX_INIT or
- * GROUP_JOIN on it runs), ENOENT (no group has @key and
+ * Errors: EBADF (AGILE_GROUP_CREATE on a file opened O_RDONLY), EBUSY
+ * (the file already has a context, or another CTX_INIT or GROUP_JOIN on
+ * it runs), ENOENT (no group has @key and
  * AGILE_GROUP_CREATE is not given), EEXIST (AGILE_GROUP_EXCL and the
  * group exists), EACCES (the mode refuses this caller), EINVAL (bad
  * field, or a size that differs from the creator's), ENOSPC (the group
