@@ -74,11 +74,16 @@ static DEFINE_HASHTABLE(agile_group_table, AGILE_GROUP_HASH_BITS);
 /* Groups published now: the sysfs counter "groups". */
 atomic_t agile_nr_groups = ATOMIC_INIT(0);
 
-static int agile_group_check(const struct agile_group_join *args)
+/*
+ * EINVAL for a bad join (@query false) or query (true): a query's fields
+ * are checked as a join's, though only @key is used.
+ */
+static int agile_group_check(const struct agile_group_join *args, bool query)
 {
 	u32 flags = args->flags;
 
-	if (flags & ~(AGILE_GROUP_CREATE | AGILE_GROUP_EXCL))
+	if (query ? flags != AGILE_GROUP_QUERY :
+		    flags & ~(AGILE_GROUP_CREATE | AGILE_GROUP_EXCL))
 		return -EINVAL;
 	if ((flags & AGILE_GROUP_EXCL) && !(flags & AGILE_GROUP_CREATE))
 		return -EINVAL;
@@ -302,7 +307,7 @@ struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg,
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return ERR_PTR(-EFAULT);
-	ret = agile_group_check(&args);
+	ret = agile_group_check(&args, false);
 	if (ret)
 		return ERR_PTR(ret);
 	if ((args.flags & AGILE_GROUP_CREATE) && !writable)
@@ -367,9 +372,9 @@ int agile_group_query_ioctl(struct agile_group_join __user *uarg)
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	if (args.flags != AGILE_GROUP_QUERY ||
-	    memchr_inv(args.reserved, 0, sizeof(args.reserved)))
-		return -EINVAL;
+	ret = agile_group_check(&args, true);
+	if (ret)
+		return ret;
 
 	spin_lock(&agile_group_lock);
 	group = agile_group_find(args.key);

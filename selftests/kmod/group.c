@@ -497,14 +497,17 @@ TEST(over_max_slots_enospc)
 	close(fd);
 }
 
-/* The group @key as QUERY reports it into *@q; 0 or -errno. */
+/*
+ * The group @key as QUERY reports it into *@q; 0 or -errno.  The sizes
+ * asked with are valid, but not the group's: the group's come back.
+ */
 static int group_query(int fd, __u64 key, struct agile_group_join *q)
 {
 	group_args(q, key, AGILE_GROUP_QUERY, 0);
-	q->nr_slots = 0xdead;
-	q->task_reg_size = 0xbeef;
-	q->max_members = 0xffff;
-	q->mode = 0123;
+	q->nr_slots = 1;
+	q->task_reg_size = 4096;
+	q->max_members = AGILE_GROUP_MAX_MEMBERS;
+	q->mode = 0444;
 	return group_join(fd, q);
 }
 
@@ -533,7 +536,7 @@ TEST(query)
 	ASSERT_EQ((__u32)NR_SLOTS, q.nr_slots);
 	ASSERT_EQ(64U, q.task_reg_size);
 	ASSERT_EQ(5U, q.max_members);
-	ASSERT_EQ(0123U, q.mode);
+	ASSERT_EQ(0444U, q.mode);
 	ASSERT_EQ(AGILE_GROUP_QUERY, q.flags);
 	ASSERT_EQ(0U, q.member);
 	ASSERT_EQ(1U, q.nr_members);
@@ -590,6 +593,31 @@ TEST(query_bad_inputs)
 		ASSERT_EQ(-EINVAL, group_join(fd, &q));
 		ASSERT_EQ(0xdeadbeefU, q.member);
 	}
+	/* The other fields are checked as for a join. */
+	group_args(&q, key, AGILE_GROUP_QUERY, 0700);
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+	q.max_members = 0;
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+	q.max_members = AGILE_GROUP_MAX_MEMBERS + 1;
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+	q.nr_slots = 0;
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+	q.task_reg_size = 100;
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	ASSERT_EQ(0xdeadbeefU, q.member);
+	/* And valid ones that are not the group's do not matter. */
+	group_args(&q, key, AGILE_GROUP_QUERY, 0);
+	q.nr_slots = 1;
+	q.task_reg_size = 128;
+	q.max_members = 1;
+	ASSERT_EQ(0, group_join(fd, &q));
+	ASSERT_EQ((__u32)NR_SLOTS, q.nr_slots);
+	ASSERT_EQ(64U, q.task_reg_size);
+	ASSERT_EQ((__u32)MAX_MEMBERS, q.max_members);
 	ASSERT_EQ(-EFAULT, agile_ioctl(fd, AGILE_IOC_GROUP_JOIN, NULL));
 	/* Read-only memory: the query is made but cannot be reported. */
 	ro = mmap(NULL, page, PROT_READ | PROT_WRITE,

@@ -558,12 +558,14 @@ struct agile_export_dmabuf {
  *
  * AGILE_GROUP_QUERY (alone in @flags): reports the group with @key in
  * the caller's namespaces without joining it, on any file (with a
- * context or not): @nr_slots, @task_reg_size, @max_members, @owner_uid,
- * @owner_gid, @group_mode, @nr_members, and the offsets and lengths a
- * member maps; @member is zero and @mode is left as it was.  No
- * permission is needed beyond being in the group's namespaces; the other
- * to-kernel fields are ignored.  Errors: ENOENT (no such group), EINVAL
- * (other flags with QUERY, or reserved fields), EFAULT.
+ * context or not, opened for writing or not): @nr_slots, @task_reg_size,
+ * @max_members, @owner_uid, @owner_gid, @group_mode, @nr_members, and the
+ * offsets and lengths a member maps; @member is zero and @mode is left as
+ * it was.  The to-kernel fields are checked as for a join (any valid
+ * sizes, mode and max_members will do: they are replaced by the
+ * group's), but only @key is used.  No permission is needed beyond being
+ * in the group's namespaces.  Errors: ENOENT (no such group), EINVAL
+ * (other flags with QUERY, a bad field as for a join), EFAULT.
  */
 struct agile_group_join {
 	__u64 key;
