@@ -28,19 +28,32 @@
  *
  * Locking, outermost first
  *
- * agile_file.init_lock (mutex): serialises CTX_INIT and GROUP_JOIN on one
- *	file.  Process context only.  Under it: allocations,
- *	agile_group_lock and copy_to_user() (which may take mmap_lock);
- *	mmap never takes it, it reads the published context pointer
- *	instead, so there is no inversion with mmap_lock.
- * agile_group_lock (mutex, group.c): the registry of live groups (the
- *	hash table, agile_group.published, agile_group.nr_members).  Process
- *	context only.  Under it: the new context's allocations, and
- *	copy_to_user() of the join's result (which may take mmap_lock), so
- *	that a failed copy undoes the join whole; no other agile lock nests
- *	inside it.  A member's release takes it to unpublish the key, then
- *	drops it before ending the context; mmap and the waits never take
- *	it.
+ * No lock that another user's file can need is held across a user copy,
+ * a fault or a page allocation: such a lock would let a process whose
+ * page faults slowly (userfaultfd, FUSE) hold other users' processes,
+ * even killed ones, in their ioctls or their ->release.  ->release takes
+ * only spinlocks held for a few instructions.
+ *
+ * agile_file.flags (AGILE_FILE_CLAIMED, main.c): not a lock but a claim:
+ *	CTX_INIT and GROUP_JOIN take it with test_and_set_bit(), so a
+ *	concurrent one on the same file fails with EBUSY at once instead of
+ *	waiting.  The claim holder makes the context and copies the result
+ *	out holding no lock, then publishes agile_file.ctx.  mmap reads the
+ *	published pointer, so there is no ordering against mmap_lock.
+ * agile_group_lock (spinlock, group.c): the registry of live groups (the
+ *	hash table, agile_group.published, agile_group.nr_members).  Held
+ *	for a lookup, the join's checks, a copy_to_user_nofault() of its
+ *	result (page faults disabled) and the commit; a would-be group's
+ *	context is allocated before it is taken, and a result page the
+ *	copy cannot reach is faulted in after it is dropped (then the join
+ *	is tried again).  Process context only; nothing nests inside it.
+ *	A member's release takes it to unpublish the key, then drops it
+ *	before ending the context; mmap and the waits never take it.
+ *	DEBUG_ATOMIC_SLEEP catches any sleep under it.
+ * agile_users_lock (spinlock, limits.c): the per-user counts of
+ *	contexts.  Held for a lookup and a count, never across an
+ *	allocation; taken when a context is made and when it is freed.
+ *	Process context only; nothing nests inside it.
  * agile_ctx.lock (spinlock): the slots' waiter lists and sleeper
  *	counts, the doorbells' sleeper mirrors, the context's list of
  *	sleeping waiters, @poll_armed and the dequeue of every waiter.  Taken
@@ -50,12 +63,12 @@
  *	it, since the poller takes it.  It also orders the end of a group
  *	against queueing waiters: agile_ctx.ended is set under it, and a waiter
  *	checks it under it before it queues.
- * agile_ctx.seg_lock (mutex): serialises SEG_CREATE on one context.
- *	Process context only.  Under it: page allocations and
- *	copy_to_user() (which may take mmap_lock).  mmap and EXPORT_DMABUF
- *	never take it: they read @nr_segs with smp_load_acquire() and use
- *	only the segments below it, which never change until the context
- *	is freed, so there is no inversion with mmap_lock.
+ * agile_ctx.seg_lock (spinlock): the context's segment ids in use
+ *	(@seg_ids).  Process context only; held to reserve or return an id,
+ *	nothing else: SEG_CREATE allocates the pages and copies its result
+ *	out with no lock held, then publishes the segment in @segs[id] with
+ *	smp_store_release().  mmap and EXPORT_DMABUF never take it: they
+ *	read @segs[id] with smp_load_acquire().
  * agile_dmabuf.lock (mutex): a dma-buf's list of DMA mappings.  Taken by
  *	map/unmap (inside the dma-buf's reservation lock where the dma-buf
  *	core holds it) and by begin/end_cpu_access; nothing nests inside.
@@ -71,11 +84,11 @@
 #define AGILE_KMOD_AGILE_H
 
 #include <linux/atomic.h>
+#include <linux/bitmap.h>
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
-#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
@@ -117,19 +130,41 @@ struct agile_slot {
 };
 
 /**
+ * struct agile_charge - pages charged to a user and a process (limits.c)
+ * @user: the user whose locked_vm (RLIMIT_MEMLOCK) holds them, with a
+ *	reference; NULL when its task had CAP_IPC_LOCK.
+ * @mm: the mm whose pinned_vm (VmPin) holds them, with an mmgrab()
+ *	reference (not on its address space); NULL for a kernel thread.
+ * @nr_pages: the pages charged.
+ */
+struct agile_charge {
+	struct user_struct *user;
+	struct mm_struct *mm;
+	unsigned long nr_pages;
+};
+
+/**
  * struct agile_seg - a data segment
  * @pages: its zeroed pages.
  * @nr_pages: pages in @pages.
+ * @charge: its pages, charged to the member that created it.
  */
 struct agile_seg {
 	struct page **pages;
 	unsigned long nr_pages;
+	struct agile_charge charge;
 };
 
 /**
  * struct agile_group - a group: a context shared by processes, by key
  * @node: in the registry's hash table while @published.
  * @key: the key it was created with.
+ * @user_ns: the creator's user namespace, with a reference: only callers
+ *	in it find the group.
+ * @ipc_ns: the creator's IPC namespace, without a reference (put_ipc_ns()
+ *	is not exported), compared with @ipc_ns_inum; see group.c for why
+ *	that is safe enough.  Only callers in it find the group.
+ * @ipc_ns_inum: @ipc_ns's inode number (ns.inum).
  * @uid: the creator's effective uid.
  * @gid: the creator's effective gid.
  * @mode: permission bits within AGILE_GROUP_MODE_MASK.
@@ -143,6 +178,9 @@ struct agile_seg {
 struct agile_group {
 	struct hlist_node node;
 	u64 key;
+	struct user_namespace *user_ns;
+	struct ipc_namespace *ipc_ns;
+	unsigned int ipc_ns_inum;
 	kuid_t uid;
 	kgid_t gid;
 	u32 mode;
@@ -162,6 +200,9 @@ struct agile_group {
  * @pages: the doorbell area's pages, then the task-register area's.
  * @nr_doorbell_pages: pages of the doorbell area.
  * @nr_pages: pages in @pages.
+ * @charge: @pages, charged to the task that made the context (a group's
+ *	creator).
+ * @owner: the user whose count of contexts it is in (limits.c).
  * @counters: this context's counters, per CPU.
  * @lock: see the locking rules at the top of this file.
  * @sleepers: waiters queued on the context (struct agile_waiter.node).
@@ -173,10 +214,13 @@ struct agile_group {
  *	READ_ONCE() elsewhere.  Always false outside groups.
  * @group: the group sharing the context, or NULL; set before the
  *	context is reachable by anyone but its creator, freed with it.
- * @seg_lock: serialises SEG_CREATE; see "Locking" above.
- * @nr_segs: segments created; published with smp_store_release() after
- *	@segs[@nr_segs] is set, read with smp_load_acquire().
- * @segs: the segments, by id.
+ * @seg_lock: guards @seg_ids; see "Locking" above.
+ * @seg_ids: the segment ids in use: published, or reserved by a
+ *	SEG_CREATE that runs.
+ * @segs: the published segments, by id; NULL for a free or reserved id.
+ *	Each set once with smp_store_release(), read with
+ *	smp_load_acquire(); a segment never changes until the context is
+ *	freed.
  */
 struct agile_ctx {
 	struct kref ref;
@@ -187,6 +231,8 @@ struct agile_ctx {
 	struct page **pages;
 	unsigned long nr_doorbell_pages;
 	unsigned long nr_pages;
+	struct agile_charge charge;
+	struct agile_user *owner;
 	struct agile_counters __percpu *counters;
 
 	/* waiter lists and sleeper counts: see "Locking" above */
@@ -198,8 +244,8 @@ struct agile_ctx {
 
 	struct agile_group *group;
 
-	struct mutex seg_lock; /* serialises SEG_CREATE */
-	u32 nr_segs;
+	spinlock_t seg_lock; /* guards @seg_ids */
+	DECLARE_BITMAP(seg_ids, AGILE_MAX_SEGMENTS);
 	struct agile_seg *segs[AGILE_MAX_SEGMENTS];
 };
 
@@ -255,6 +301,7 @@ extern unsigned int agile_poll_interval_us;
 extern unsigned int agile_spin_ns;
 extern unsigned int agile_max_slots;
 extern unsigned int agile_max_segment_bytes;
+extern unsigned int agile_max_contexts_per_user;
 
 /* ctx.c */
 extern atomic_t agile_nr_contexts;
@@ -284,7 +331,8 @@ static inline void agile_count(struct agile_ctx *ctx,
 }
 
 /* fence.c */
-int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg);
+int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg,
+		      bool writable);
 int agile_wait_any_ioctl(struct agile_ctx *ctx,
 			 struct agile_wait_any __user *uarg);
 bool agile_waiter_check(const struct agile_ctx *ctx,
@@ -297,8 +345,11 @@ void agile_ctx_end(struct agile_ctx *ctx);
 /* group.c */
 extern atomic_t agile_nr_groups;
 
-struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg);
+struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg,
+					 bool writable);
+int agile_group_query_ioctl(struct agile_group_join __user *uarg);
 void agile_group_leave(struct agile_ctx *ctx);
+void agile_group_free(struct agile_group *group);
 
 /* seg.c */
 int agile_seg_create_ioctl(struct agile_ctx *ctx,
@@ -308,9 +359,18 @@ int agile_seg_find_mmap(struct agile_ctx *ctx, unsigned long pgoff,
 			struct page ***pages, unsigned long *nr_pages);
 void agile_seg_free_all(struct agile_ctx *ctx);
 
+/* limits.c */
+extern atomic_long_t agile_nr_pages;
+
+int agile_charge(struct agile_charge *charge, unsigned long nr_pages);
+void agile_uncharge(struct agile_charge *charge);
+struct agile_user *agile_user_get(void);
+void agile_user_put(struct agile_user *user);
+
 /* dmabuf.c */
 int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
-			      struct agile_export_dmabuf __user *uarg);
+			      struct agile_export_dmabuf __user *uarg,
+			      bool writable);
 
 /* poll.c */
 void agile_poll_init(struct agile_ctx *ctx);

@@ -16,6 +16,7 @@
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -60,37 +61,64 @@ int agile_ctx_check_init(const struct agile_ctx_init *args)
 	       agile_ctx_check_limit(args->nr_slots);
 }
 
+/* May run for a million pages: it yields the CPU as it goes. */
 void agile_pages_free(struct page **pages, unsigned long nr_pages)
 {
 	unsigned long i;
 
 	/* Mapped pages keep the references their PTEs hold. */
-	for (i = 0; i < nr_pages; i++)
+	for (i = 0; i < nr_pages; i++) {
 		put_page(pages[i]);
+		cond_resched();
+	}
 	kvfree(pages);
+	atomic_long_sub(nr_pages, &agile_nr_pages);
 }
 
+/*
+ * @nr_pages zeroed pages, charged to the caller's memory cgroup, or NULL.
+ * A large request that memory cannot meet fails (ENOMEM for the caller)
+ * rather than invoking the OOM killer on someone else: no retries, no
+ * warning.  May run for a million pages: it yields the CPU as it goes.
+ */
 struct page **agile_pages_alloc(unsigned long nr_pages)
 {
+	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NORETRY |
+			  __GFP_NOWARN;
 	struct page **pages;
 	unsigned long i;
 
-	pages = kvcalloc(nr_pages, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	pages = kvcalloc(nr_pages, sizeof(*pages),
+			 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pages)
 		return NULL;
+	atomic_long_add(nr_pages, &agile_nr_pages);
 	for (i = 0; i < nr_pages; i++) {
-		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		pages[i] = alloc_page(gfp);
 		if (!pages[i]) {
+			atomic_long_sub(nr_pages - i, &agile_nr_pages);
 			agile_pages_free(pages, i);
 			return NULL;
 		}
+		cond_resched();
 	}
 	return pages;
 }
 
+/**
+ * agile_ctx_create - a new context, made by and charged to the caller
+ * @nr_slots: its slots, checked by agile_ctx_check_sizes().
+ * @task_reg_size: bytes per task register, likewise.
+ *
+ * Counts for the caller's user (ENOSPC over max_contexts_per_user) and
+ * charges its pages to the caller's RLIMIT_MEMLOCK (ENOMEM over it), its
+ * VmPin and its memory cgroup.  Returns the context with one reference,
+ * or an ERR_PTR().
+ */
 struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
 {
 	struct agile_ctx *ctx;
+	int ret = -ENOMEM;
 	u32 i;
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
@@ -105,11 +133,20 @@ struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
 			(PAGE_ALIGN((size_t)nr_slots * task_reg_size) >>
 			 PAGE_SHIFT);
 
+	ctx->owner = agile_user_get();
+	if (IS_ERR(ctx->owner)) {
+		ret = PTR_ERR(ctx->owner);
+		goto err_free_ctx;
+	}
+	ret = agile_charge(&ctx->charge, ctx->nr_pages);
+	if (ret)
+		goto err_put_user;
+	ret = -ENOMEM;
 	ctx->pages = agile_pages_alloc(ctx->nr_pages);
 	if (!ctx->pages)
-		goto err_free_ctx;
+		goto err_uncharge;
 	ctx->slots = kvcalloc(nr_slots, sizeof(*ctx->slots),
-			      GFP_KERNEL_ACCOUNT);
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ctx->slots)
 		goto err_free_pages;
 	ctx->counters = alloc_percpu_gfp(struct agile_counters,
@@ -128,7 +165,7 @@ struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
 	kref_init(&ctx->ref);
 	spin_lock_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->sleepers);
-	mutex_init(&ctx->seg_lock);
+	spin_lock_init(&ctx->seg_lock);
 	agile_poll_init(ctx);
 	ctx->id = atomic_inc_return(&agile_ctx_ids);
 	atomic_inc(&agile_nr_contexts);
@@ -138,9 +175,13 @@ err_free_slots:
 	kvfree(ctx->slots);
 err_free_pages:
 	agile_pages_free(ctx->pages, ctx->nr_pages);
+err_uncharge:
+	agile_uncharge(&ctx->charge);
+err_put_user:
+	agile_user_put(ctx->owner);
 err_free_ctx:
 	kfree(ctx);
-	return ERR_PTR(-ENOMEM);
+	return ERR_PTR(ret);
 }
 
 void agile_ctx_fill_init(const struct agile_ctx *ctx,
@@ -162,11 +203,12 @@ static void agile_ctx_release(struct kref *ref)
 	agile_poll_stop(ctx);
 	agile_seg_free_all(ctx);
 	/* Unpublished by the first member's release: no one finds it. */
-	kfree(ctx->group);
-	mutex_destroy(&ctx->seg_lock);
+	agile_group_free(ctx->group);
 	free_percpu(ctx->counters);
 	kvfree(ctx->slots);
 	agile_pages_free(ctx->pages, ctx->nr_pages);
+	agile_uncharge(&ctx->charge);
+	agile_user_put(ctx->owner);
 	kfree(ctx);
 	atomic_dec(&agile_nr_contexts);
 }

@@ -51,11 +51,13 @@ struct agile_dmabuf {
  * @sgt: the mapped table, returned to the importer.
  * @node: in agile_dmabuf.mappings.
  * @dev: the importer's device.
+ * @dir: the direction it was mapped with, which every sync of it uses.
  */
 struct agile_dmabuf_map {
 	struct sg_table sgt;
 	struct list_head node;
 	struct device *dev;
+	enum dma_data_direction dir;
 };
 
 static struct sg_table *agile_dmabuf_map(struct dma_buf_attachment *attach,
@@ -76,6 +78,7 @@ static struct sg_table *agile_dmabuf_map(struct dma_buf_attachment *attach,
 	if (ret)
 		goto err_free_table;
 	map->dev = attach->dev;
+	map->dir = dir;
 	mutex_lock(&ab->lock);
 	list_add(&map->node, &ab->mappings);
 	mutex_unlock(&ab->lock);
@@ -104,6 +107,13 @@ static void agile_dmabuf_unmap(struct dma_buf_attachment *attach,
 	kfree(map);
 }
 
+/*
+ * The CPU-access hooks sync every mapping in the direction it was mapped
+ * with: the DMA API requires a sync to use the mapping's direction, and
+ * the caller's says only what the CPU is about to do.  Syncing a
+ * DMA_TO_DEVICE mapping "from the device" would copy a bounce buffer's
+ * stale bytes over the CPU's own stores.
+ */
 static int agile_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					 enum dma_data_direction dir)
 {
@@ -112,7 +122,7 @@ static int agile_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 
 	mutex_lock(&ab->lock);
 	list_for_each_entry(map, &ab->mappings, node)
-		dma_sync_sgtable_for_cpu(map->dev, &map->sgt, dir);
+		dma_sync_sgtable_for_cpu(map->dev, &map->sgt, map->dir);
 	mutex_unlock(&ab->lock);
 	return 0;
 }
@@ -125,7 +135,7 @@ static int agile_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 
 	mutex_lock(&ab->lock);
 	list_for_each_entry(map, &ab->mappings, node)
-		dma_sync_sgtable_for_device(map->dev, &map->sgt, dir);
+		dma_sync_sgtable_for_device(map->dev, &map->sgt, map->dir);
 	mutex_unlock(&ab->lock);
 	return 0;
 }
@@ -211,8 +221,10 @@ static int agile_dmabuf_pages(struct agile_ctx *ctx,
 	}
 }
 
+/* @writable: the file was opened for writing, as an O_RDWR export needs. */
 int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
-			      struct agile_export_dmabuf __user *uarg)
+			      struct agile_export_dmabuf __user *uarg,
+			      bool writable)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
 	struct agile_export_dmabuf args;
@@ -225,6 +237,9 @@ int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
 	if (args.flags & ~(O_CLOEXEC | O_RDWR) ||
 	    memchr_inv(args.reserved, 0, sizeof(args.reserved)))
 		return -EINVAL;
+	/* A writable dma-buf of a read-only file would let it store. */
+	if ((args.flags & O_ACCMODE) == O_RDWR && !writable)
+		return -EBADF;
 
 	ab = kzalloc(sizeof(*ab), GFP_KERNEL_ACCOUNT);
 	if (!ab)

@@ -319,7 +319,7 @@ static int agile_wait_sleep(struct agile_ctx *ctx, struct agile_waiter *w,
 		if (holds)
 			break;
 		if (signal_pending(current)) {
-			ret = -EINTR;
+			ret = -ERESTARTSYS;
 			break;
 		}
 		if (timed_out) {
@@ -363,13 +363,36 @@ static int agile_wait_sleep(struct agile_ctx *ctx, struct agile_waiter *w,
 	return ret;
 }
 
+/* EINVAL for a timeout beyond KTIME_MAX other than the infinite one. */
+static int agile_timeout_check(u64 timeout_ns)
+{
+	if (timeout_ns == AGILE_TIMEOUT_INFINITE)
+		return 0;
+	return timeout_ns > KTIME_MAX ? -EINVAL : 0;
+}
+
+/* Nanoseconds until @expires; 0 once it passed (a restart checks once). */
+static u64 agile_time_left(ktime_t expires)
+{
+	s64 left = ktime_to_ns(ktime_sub(expires, ktime_get()));
+
+	return left > 0 ? left : 0;
+}
+
 /*
- * Wait for any condition of @w.  Returns 0, -ETIMEDOUT, -EINTR or -EPIPE
- * (the context's group ended); on all four w->index and w->observed are
- * the results.
+ * Wait for any condition of @w.  Returns 0, -ETIMEDOUT, -ERESTARTSYS or
+ * -EPIPE (the context's group ended); on all four w->index and
+ * w->observed are the results.
+ *
+ * -ERESTARTSYS: a signal arrived.  The system call is restarted where the
+ * signal's disposition allows it (no handler, as for a stop signal, or a
+ * handler with SA_RESTART) and fails with EINTR otherwise.  For a
+ * relative timeout *@timeout_ns is then the time left, which the caller
+ * writes back, so that a restart waits only for the remainder, as
+ * select() does; an absolute deadline needs no rewrite.
  */
 static int agile_wait(struct agile_ctx *ctx, struct agile_waiter *w,
-		      u64 timeout_ns, u32 flags)
+		      u64 *timeout_ns, u32 flags)
 {
 	ktime_t deadline, *expires = NULL;
 	u32 index, observed;
@@ -378,10 +401,11 @@ static int agile_wait(struct agile_ctx *ctx, struct agile_waiter *w,
 	agile_count(ctx, AGILE_CNT_WAITS);
 	trace_agile_wait_start(ctx->id, w->nr_entries, w->entries[0].slot,
 			       w->entries[0].cmp, w->entries[0].value,
-			       timeout_ns, flags);
+			       *timeout_ns, flags);
 
-	if (timeout_ns != AGILE_TIMEOUT_INFINITE) {
-		deadline = ns_to_ktime(min_t(u64, timeout_ns, KTIME_MAX));
+	/* agile_timeout_check() passed: at most KTIME_MAX, or infinite. */
+	if (*timeout_ns != AGILE_TIMEOUT_INFINITE) {
+		deadline = ns_to_ktime(*timeout_ns);
 		if (!(flags & AGILE_WAIT_ABSTIME))
 			deadline = ktime_add_safe(ktime_get(), deadline);
 		expires = &deadline;
@@ -398,7 +422,7 @@ static int agile_wait(struct agile_ctx *ctx, struct agile_waiter *w,
 		goto out;
 	}
 	/* Zero, or a deadline already past: that was the one check. */
-	if (!timeout_ns ||
+	if (!*timeout_ns ||
 	    (expires && ktime_compare(ktime_get(), *expires) >= 0)) {
 		ret = -ETIMEDOUT;
 	} else if (agile_wait_spin(ctx, w, expires, &index, &observed)) {
@@ -408,10 +432,13 @@ static int agile_wait(struct agile_ctx *ctx, struct agile_waiter *w,
 		ret = agile_wait_sleep(ctx, w, expires, &index, &observed);
 	}
 
-	if (ret == -ETIMEDOUT)
+	if (ret == -ETIMEDOUT) {
 		agile_count(ctx, AGILE_CNT_TIMEOUTS);
-	else if (ret == -EINTR)
+	} else if (ret == -ERESTARTSYS) {
 		agile_count(ctx, AGILE_CNT_INTERRUPTED);
+		if (expires && !(flags & AGILE_WAIT_ABSTIME))
+			*timeout_ns = agile_time_left(*expires);
+	}
 out:
 	w->index = index;
 	w->observed = observed;
@@ -434,7 +461,7 @@ static int agile_fence_check(const struct agile_ctx *ctx,
 		if (!agile_cond_valid(ctx, f->slot, f->cmp) ||
 		    f->flags & ~AGILE_WAIT_ABSTIME)
 			return -EINVAL;
-		return 0;
+		return agile_timeout_check(f->timeout_ns);
 	case AGILE_FENCE_BARRIER:
 		if (f->slot || f->value || f->cmp || f->flags || f->timeout_ns)
 			return -EINVAL;
@@ -460,7 +487,9 @@ static void agile_wait_entry_init(const struct agile_ctx *ctx,
 			e->linked = false;
 }
 
-int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg)
+/* @writable: the file was opened for writing, as SIGNAL needs. */
+int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg,
+		      bool writable)
 {
 	struct agile_wait_entry entry;
 	struct agile_waiter w = { .entries = &entry, .nr_entries = 1 };
@@ -475,6 +504,9 @@ int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg)
 
 	switch (f.op) {
 	case AGILE_FENCE_SIGNAL:
+		/* A store: a read-only member may wait, not signal. */
+		if (!writable)
+			return -EBADF;
 		return agile_fence_signal(ctx, &f);
 	case AGILE_FENCE_BARRIER:
 		/* The caller's full fence; it pairs with whatever it orders. */
@@ -483,8 +515,11 @@ int agile_fence_ioctl(struct agile_ctx *ctx, struct agile_fence __user *uarg)
 	}
 
 	agile_wait_entry_init(ctx, &w, 0, f.slot, f.cmp, f.value);
-	ret = agile_wait(ctx, &w, f.timeout_ns, f.flags);
+	ret = agile_wait(ctx, &w, &f.timeout_ns, f.flags);
 	if (put_user(w.observed, &uarg->observed))
+		return -EFAULT;
+	/* The time left, for the restart or the caller (EINTR). */
+	if (ret == -ERESTARTSYS && put_user(f.timeout_ns, &uarg->timeout_ns))
 		return -EFAULT;
 	return ret;
 }
@@ -504,6 +539,9 @@ int agile_wait_any_ioctl(struct agile_ctx *ctx,
 	    args.flags & ~AGILE_WAIT_ABSTIME ||
 	    args.reserved[0] || args.reserved[1])
 		return -EINVAL;
+	ret = agile_timeout_check(args.timeout_ns);
+	if (ret)
+		return ret;
 
 	conds = memdup_user(u64_to_user_ptr(args.conds),
 			    array_size(args.nr_conds, sizeof(*conds)));
@@ -525,9 +563,13 @@ int agile_wait_any_ioctl(struct agile_ctx *ctx,
 				      conds[i].value);
 	}
 
-	ret = agile_wait(ctx, &w, args.timeout_ns, args.flags);
+	ret = agile_wait(ctx, &w, &args.timeout_ns, args.flags);
 	if (put_user(w.index, &uarg->index) ||
 	    put_user(w.observed, &uarg->observed))
+		ret = -EFAULT;
+	/* The time left, for the restart or the caller (EINTR). */
+	else if (ret == -ERESTARTSYS &&
+		 put_user(args.timeout_ns, &uarg->timeout_ns))
 		ret = -EFAULT;
 out_free_entries:
 	kfree(w.entries);

@@ -11,13 +11,14 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/compat.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/kernel.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -46,25 +47,95 @@ module_param_named(max_segment_bytes, agile_max_segment_bytes, uint, 0444);
 MODULE_PARM_DESC(max_segment_bytes,
 		 "Largest data segment in bytes, 4096 to 1073741824 (default 268435456)");
 
+unsigned int agile_max_contexts_per_user = 1024;
+module_param_named(max_contexts_per_user, agile_max_contexts_per_user, uint,
+		   0444);
+MODULE_PARM_DESC(max_contexts_per_user,
+		 "Most contexts one user holds, 1 to 1048576 (default 1024)");
+
+/*
+ * The device node's mode.  0660 by default: the udev rule gives the node
+ * group "agile", whose members may use it; 0600 (root only) and 0666
+ * (everyone) by choice of the site.  Read-only once loaded.
+ */
+static unsigned int agile_dev_mode = 0660;
+
+static int agile_dev_mode_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int mode;
+	int ret;
+
+	ret = kstrtouint(val, 8, &mode);
+	if (ret)
+		return ret;
+	if (mode != 0600 && mode != 0660 && mode != 0666)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = mode;
+	return 0;
+}
+
+static int agile_dev_mode_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%04o\n", *(unsigned int *)kp->arg);
+}
+
+static const struct kernel_param_ops agile_dev_mode_ops = {
+	.set = agile_dev_mode_set,
+	.get = agile_dev_mode_get,
+};
+
+module_param_cb(dev_mode, &agile_dev_mode_ops, &agile_dev_mode, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "Mode of /dev/agile, in octal: 0600, 0660 (default; group agile by the udev rule) or 0666");
+
+/* Bits of agile_file.flags */
+enum {
+	/*
+	 * Set by the first CTX_INIT or GROUP_JOIN and kept once it
+	 * succeeds: a concurrent or later one fails with EBUSY at once.
+	 */
+	AGILE_FILE_CLAIMED,
+};
+
 /**
  * struct agile_file - private data of an open /dev/agile
- * @init_lock: serialises CTX_INIT and GROUP_JOIN.
- * @ctx: the file's context, NULL before CTX_INIT or GROUP_JOIN.  Set once
- *	under @init_lock with smp_store_release(); read with
- *	smp_load_acquire() by agile_file_ctx() without the lock.
+ * @flags: AGILE_FILE_CLAIMED.
+ * @ctx: the file's context, NULL before CTX_INIT or GROUP_JOIN.  Set once,
+ *	by the call that holds the claim, with smp_store_release(); read with
+ *	smp_load_acquire() by agile_file_ctx().
+ *
+ * No lock: the claim bit makes CTX_INIT and GROUP_JOIN exclusive on the
+ * file without one, so nobody ever sleeps behind another caller's page
+ * allocation or slow user copy (a fault on a userfaultfd or FUSE page).
  */
 struct agile_file {
-	struct mutex init_lock; /* serialises CTX_INIT and GROUP_JOIN */
+	unsigned long flags;
 	struct agile_ctx *ctx;
 };
 
 static struct agile_ctx *agile_file_ctx(struct agile_file *af)
 {
-	/*
-	 * Pairs with smp_store_release() in agile_file_ctx_init() and
-	 * agile_file_group_join().
-	 */
+	/* Pairs with smp_store_release() in agile_file_publish(). */
 	return smp_load_acquire(&af->ctx);
+}
+
+/* EBUSY when the file has a context or another caller is making one. */
+static int agile_file_claim(struct agile_file *af)
+{
+	return test_and_set_bit(AGILE_FILE_CLAIMED, &af->flags) ? -EBUSY : 0;
+}
+
+/* The claimed setup failed: the file may be set up again. */
+static void agile_file_unclaim(struct agile_file *af)
+{
+	clear_bit(AGILE_FILE_CLAIMED, &af->flags);
+}
+
+/* The claimed setup succeeded: the claim stays, @ctx is the file's. */
+static void agile_file_publish(struct agile_file *af, struct agile_ctx *ctx)
+{
+	/* Pairs with smp_load_acquire() in agile_file_ctx(). */
+	smp_store_release(&af->ctx, ctx);
 }
 
 static int agile_open(struct inode *inode, struct file *file)
@@ -74,7 +145,6 @@ static int agile_open(struct inode *inode, struct file *file)
 	af = kzalloc(sizeof(*af), GFP_KERNEL_ACCOUNT);
 	if (!af)
 		return -ENOMEM;
-	mutex_init(&af->init_lock);
 	file->private_data = af;
 	return nonseekable_open(inode, file);
 }
@@ -89,7 +159,6 @@ static int agile_release(struct inode *inode, struct file *file)
 		agile_group_leave(af->ctx);
 		agile_ctx_put(af->ctx);
 	}
-	mutex_destroy(&af->init_lock);
 	kfree(af);
 	return 0;
 }
@@ -100,7 +169,8 @@ static int agile_info(struct agile_info __user *uarg)
 		.abi_version = AGILE_ABI_VERSION,
 		.features = AGILE_FEAT_WAIT_ANY | AGILE_FEAT_POLL_WAKE |
 			    AGILE_FEAT_SLEEPER_COUNT | AGILE_FEAT_SEGMENTS |
-			    AGILE_FEAT_DMABUF | AGILE_FEAT_GROUPS,
+			    AGILE_FEAT_DMABUF | AGILE_FEAT_GROUPS |
+			    AGILE_FEAT_GROUP_INFO,
 		.max_slots = READ_ONCE(agile_max_slots),
 		.doorbell_stride = AGILE_DOORBELL_STRIDE,
 		.task_reg_min_size = AGILE_TASK_REG_MIN_SIZE,
@@ -115,8 +185,14 @@ static int agile_info(struct agile_info __user *uarg)
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
+/*
+ * The context is made and its offsets copied out with no lock held; only
+ * then is it published, so a copy that faults slowly delays this caller
+ * alone, and one that fails leaves the file as it was.
+ */
 static int agile_file_ctx_init(struct agile_file *af,
-			       struct agile_ctx_init __user *uarg)
+			       struct agile_ctx_init __user *uarg,
+			       bool writable)
 {
 	struct agile_ctx_init args;
 	struct agile_ctx *ctx;
@@ -127,55 +203,55 @@ static int agile_file_ctx_init(struct agile_file *af,
 	ret = agile_ctx_check_init(&args);
 	if (ret)
 		return ret;
+	if (!writable)
+		return -EBADF;
 
-	mutex_lock(&af->init_lock);
-	if (af->ctx) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
+	ret = agile_file_claim(af);
+	if (ret)
+		return ret;
 	ctx = agile_ctx_create(args.nr_slots, args.task_reg_size);
 	if (IS_ERR(ctx)) {
 		ret = PTR_ERR(ctx);
-		goto out_unlock;
+		goto err_unclaim;
 	}
 	agile_ctx_fill_init(ctx, &args);
 	if (copy_to_user(uarg, &args, sizeof(args))) {
 		ret = -EFAULT;
-		goto out_put;
+		goto err_put;
 	}
-	/* Pairs with smp_load_acquire() in agile_file_ctx(). */
-	smp_store_release(&af->ctx, ctx);
-	mutex_unlock(&af->init_lock);
+	agile_file_publish(af, ctx);
 	return 0;
 
-out_put:
+err_put:
 	agile_ctx_put(ctx);
-out_unlock:
-	mutex_unlock(&af->init_lock);
+err_unclaim:
+	agile_file_unclaim(af);
 	return ret;
 }
 
 static int agile_file_group_join(struct agile_file *af,
-				 struct agile_group_join __user *uarg)
+				 struct agile_group_join __user *uarg,
+				 bool writable)
 {
 	struct agile_ctx *ctx;
-	int ret = 0;
+	u32 flags;
+	int ret;
 
-	mutex_lock(&af->init_lock);
-	if (af->ctx) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
-	ctx = agile_group_join_ioctl(uarg);
+	if (get_user(flags, &uarg->flags))
+		return -EFAULT;
+	/* A query joins nothing: any file may ask, set up or not. */
+	if (flags & AGILE_GROUP_QUERY)
+		return agile_group_query_ioctl(uarg);
+	ret = agile_file_claim(af);
+	if (ret)
+		return ret;
+	ctx = agile_group_join_ioctl(uarg, writable);
 	if (IS_ERR(ctx)) {
-		ret = PTR_ERR(ctx);
-		goto out_unlock;
+		agile_file_unclaim(af);
+		return PTR_ERR(ctx);
 	}
-	/* Pairs with smp_load_acquire() in agile_file_ctx(). */
-	smp_store_release(&af->ctx, ctx);
-out_unlock:
-	mutex_unlock(&af->init_lock);
-	return ret;
+	agile_file_publish(af, ctx);
+	return 0;
 }
 
 static int agile_stats(struct agile_ctx *ctx, struct agile_stats __user *uarg)
@@ -187,8 +263,16 @@ static int agile_stats(struct agile_ctx *ctx, struct agile_stats __user *uarg)
 	return copy_to_user(uarg, &stats, sizeof(stats)) ? -EFAULT : 0;
 }
 
+/*
+ * What changes state needs a file opened for writing (EBADF otherwise):
+ * CTX_INIT, creating a group, SIGNAL, SEG_CREATE and a writable
+ * EXPORT_DMABUF.  A read-only file may join an existing group as a
+ * read-only member, and then wait, map read-only and export read-only;
+ * the VFS already refuses it a writable shared mapping.
+ */
 static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	bool writable = file->f_mode & FMODE_WRITE;
 	struct agile_file *af = file->private_data;
 	void __user *argp = (void __user *)arg;
 	struct agile_ctx *ctx;
@@ -197,9 +281,9 @@ static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case AGILE_IOC_INFO:
 		return agile_info(argp);
 	case AGILE_IOC_CTX_INIT:
-		return agile_file_ctx_init(af, argp);
+		return agile_file_ctx_init(af, argp, writable);
 	case AGILE_IOC_GROUP_JOIN:
-		return agile_file_group_join(af, argp);
+		return agile_file_group_join(af, argp, writable);
 	case AGILE_IOC_STATS:
 		return agile_stats(agile_file_ctx(af), argp);
 	case AGILE_IOC_FENCE:
@@ -216,13 +300,13 @@ static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EBADFD;
 	switch (cmd) {
 	case AGILE_IOC_FENCE:
-		return agile_fence_ioctl(ctx, argp);
+		return agile_fence_ioctl(ctx, argp, writable);
 	case AGILE_IOC_WAIT_ANY:
 		return agile_wait_any_ioctl(ctx, argp);
 	case AGILE_IOC_SEG_CREATE:
-		return agile_seg_create_ioctl(ctx, argp);
+		return writable ? agile_seg_create_ioctl(ctx, argp) : -EBADF;
 	default:
-		return agile_dmabuf_export_ioctl(ctx, argp);
+		return agile_dmabuf_export_ioctl(ctx, argp, writable);
 	}
 }
 
@@ -249,7 +333,7 @@ static struct miscdevice agile_misc = {
 	.name = "agile",
 	.fops = &agile_fops,
 	.groups = agile_groups,
-	.mode = 0666,
+	/* agile_dev_mode, set in agile_init() */
 };
 
 static int __init agile_init(void)
@@ -261,6 +345,7 @@ static int __init agile_init(void)
 	ret = agile_sysfs_check_params();
 	if (ret)
 		return ret;
+	agile_misc.mode = agile_dev_mode;
 	return misc_register(&agile_misc);
 }
 

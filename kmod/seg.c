@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * agile data segments: zeroed, memcg-charged order-0 pages that tasks
+ * agile data segments: zeroed order-0 pages, charged to the creating
+ * member's RLIMIT_MEMLOCK, VmPin and memory cgroup (limits.c), that tasks
  * use as data buffers, mapped like the areas at their own offsets and
  * exportable as dma-bufs.  A context holds at most AGILE_MAX_SEGMENTS of
  * them, each at most max_segment_bytes; they live as long as the context.
+ * Ids are the lowest free: an id is missing below a higher one only while
+ * its SEG_CREATE runs (or after it failed, until the next one takes it).
  */
 
+#include <linux/bitmap.h>
 #include <linux/err.h>
 #include <linux/mm.h>
+#include <linux/nospec.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
@@ -31,12 +37,40 @@ static int agile_seg_check(const struct agile_seg_create *args)
 	return 0;
 }
 
+/* The lowest free segment id of @ctx, now reserved; or -ENOSPC. */
+static int agile_seg_reserve(struct agile_ctx *ctx)
+{
+	unsigned long id;
+
+	spin_lock(&ctx->seg_lock);
+	id = find_first_zero_bit(ctx->seg_ids, AGILE_MAX_SEGMENTS);
+	if (id < AGILE_MAX_SEGMENTS)
+		__set_bit(id, ctx->seg_ids);
+	spin_unlock(&ctx->seg_lock);
+	return id < AGILE_MAX_SEGMENTS ? id : -ENOSPC;
+}
+
+/* Give back a reserved id whose segment was never published. */
+static void agile_seg_unreserve(struct agile_ctx *ctx, u32 id)
+{
+	spin_lock(&ctx->seg_lock);
+	__clear_bit(id, ctx->seg_ids);
+	spin_unlock(&ctx->seg_lock);
+}
+
+/*
+ * The id is reserved under the short ctx->seg_lock; the pages are
+ * allocated and the result copied out with no lock held, then the segment
+ * is published.  So a member of a group whose copy faults slowly, or
+ * whose allocation is large, delays no other member's SEG_CREATE, and a
+ * failure returns its id.
+ */
 int agile_seg_create_ioctl(struct agile_ctx *ctx,
 			   struct agile_seg_create __user *uarg)
 {
 	struct agile_seg_create args;
 	struct agile_seg *seg;
-	int ret;
+	int ret, id;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
@@ -44,54 +78,57 @@ int agile_seg_create_ioctl(struct agile_ctx *ctx,
 	if (ret)
 		return ret;
 
-	mutex_lock(&ctx->seg_lock);
-	if (ctx->nr_segs >= AGILE_MAX_SEGMENTS) {
-		ret = -ENOSPC;
-		goto out_unlock;
-	}
+	id = agile_seg_reserve(ctx);
+	if (id < 0)
+		return id;
 	seg = kzalloc(sizeof(*seg), GFP_KERNEL_ACCOUNT);
 	if (!seg) {
 		ret = -ENOMEM;
-		goto out_unlock;
+		goto err_unreserve;
 	}
 	/* bytes <= max_segment_bytes (at most 1 GiB): no overflow. */
 	seg->nr_pages = PAGE_ALIGN(args.bytes) >> PAGE_SHIFT;
+	/* ENOMEM over the caller's RLIMIT_MEMLOCK. */
+	ret = agile_charge(&seg->charge, seg->nr_pages);
+	if (ret)
+		goto err_free_seg;
 	seg->pages = agile_pages_alloc(seg->nr_pages);
 	if (!seg->pages) {
 		ret = -ENOMEM;
-		goto out_free_seg;
+		goto err_uncharge;
 	}
 
-	args.id = ctx->nr_segs;
+	args.id = id;
 	args.pad2 = 0;
-	args.mmap_offset = agile_seg_offset(args.id);
+	args.mmap_offset = agile_seg_offset(id);
 	args.mmap_bytes = (u64)seg->nr_pages << PAGE_SHIFT;
 	if (copy_to_user(uarg, &args, sizeof(args))) {
 		ret = -EFAULT;
-		goto out_free_pages;
+		goto err_free_pages;
 	}
-	ctx->segs[args.id] = seg;
 	/* Pairs with smp_load_acquire() in agile_seg_get(). */
-	smp_store_release(&ctx->nr_segs, args.id + 1);
-	mutex_unlock(&ctx->seg_lock);
+	smp_store_release(&ctx->segs[id], seg);
 	return 0;
 
-out_free_pages:
+err_free_pages:
 	agile_pages_free(seg->pages, seg->nr_pages);
-out_free_seg:
+err_uncharge:
+	agile_uncharge(&seg->charge);
+err_free_seg:
 	kfree(seg);
-out_unlock:
-	mutex_unlock(&ctx->seg_lock);
+err_unreserve:
+	agile_seg_unreserve(ctx, id);
 	return ret;
 }
 
 /* The published segment @id, or NULL.  Valid while @ctx lives. */
 const struct agile_seg *agile_seg_get(struct agile_ctx *ctx, u32 id)
 {
-	/* Pairs with smp_store_release() in agile_seg_create_ioctl(). */
-	if (id >= smp_load_acquire(&ctx->nr_segs))
+	if (id >= AGILE_MAX_SEGMENTS)
 		return NULL;
-	return ctx->segs[id];
+	id = array_index_nospec(id, AGILE_MAX_SEGMENTS);
+	/* Pairs with smp_store_release() in agile_seg_create_ioctl(). */
+	return smp_load_acquire(&ctx->segs[id]);
 }
 
 /* The segment mapped at page offset @pgoff; called under mmap_lock. */
@@ -121,8 +158,11 @@ void agile_seg_free_all(struct agile_ctx *ctx)
 {
 	u32 i;
 
-	for (i = 0; i < ctx->nr_segs; i++) {
+	for (i = 0; i < AGILE_MAX_SEGMENTS; i++) {
+		if (!ctx->segs[i])
+			continue;
 		agile_pages_free(ctx->segs[i]->pages, ctx->segs[i]->nr_pages);
+		agile_uncharge(&ctx->segs[i]->charge);
 		kfree(ctx->segs[i]);
 	}
 }

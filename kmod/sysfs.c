@@ -68,12 +68,14 @@ AGILE_TUNABLE(spin_ns, 0, 10000000);
 AGILE_TUNABLE(max_slots, 1, 65536);
 /* Whole pages up to 1 GiB: SEG_CREATE rounds up without overflow. */
 AGILE_TUNABLE(max_segment_bytes, PAGE_SIZE, 1U << 30);
+AGILE_TUNABLE(max_contexts_per_user, 1, 1U << 20);
 
 static struct agile_tunable *const agile_tunables[] = {
 	&agile_tunable_poll_interval_us,
 	&agile_tunable_spin_ns,
 	&agile_tunable_max_slots,
 	&agile_tunable_max_segment_bytes,
+	&agile_tunable_max_contexts_per_user,
 };
 
 /* The module parameters obey the same ranges as the sysfs files. */
@@ -129,13 +131,33 @@ static ssize_t groups_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(groups);
 
+/* Pages held by every context and segment, module-wide. */
+static ssize_t pages_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&agile_nr_pages));
+}
+static DEVICE_ATTR_RO(pages);
+
+/* A fixed cap, shown beside the tunable ones. */
+static ssize_t max_segments_per_context_show(struct device *dev,
+					     struct device_attribute *attr,
+					     char *buf)
+{
+	return sysfs_emit(buf, "%d\n", AGILE_MAX_SEGMENTS);
+}
+static DEVICE_ATTR_RO(max_segments_per_context);
+
 static struct attribute *agile_attrs[] = {
 	&agile_tunable_poll_interval_us.attr.attr,
 	&agile_tunable_spin_ns.attr.attr,
 	&agile_tunable_max_slots.attr.attr,
 	&agile_tunable_max_segment_bytes.attr.attr,
+	&agile_tunable_max_contexts_per_user.attr.attr,
+	&dev_attr_max_segments_per_context.attr,
 	&dev_attr_contexts.attr,
 	&dev_attr_groups.attr,
+	&dev_attr_pages.attr,
 	&agile_counter_signals.attr.attr,
 	&agile_counter_waits.attr.attr,
 	&agile_counter_wakeups_signal.attr.attr,

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -361,57 +362,138 @@ static inline int agile_fence_thread_join(struct agile_fence_thread *ft)
 }
 
 /*
- * A thread that interrupts @target once it sleeps on @slot: it waits for
- * the sleeper count, then sends SIGALRM, at most three times a second
- * apart until agile_interrupter_stop(), so that a wait wrongly restarted
- * ends by its own timeout instead of hanging.
+ * A thread that interrupts @target once it sleeps on @slot of @fd: it
+ * waits for the slot's sleeper count, sends one SIGALRM, and, with
+ * @wake, then waits until the wait sleeps again after its restart (the
+ * context's wait count went up and the slot has its sleeper back) before
+ * it SIGNALs @wake_value into the slot, so that a restarted wait ends by
+ * its condition.  A wait that was not restarted is not waited for past
+ * AGILE_TEST_WAIT_MS, and ends by its own timeout at worst.
  */
 struct agile_interrupter {
 	pthread_t thread;
 	pthread_t target;
+	int fd;
 	struct agile_doorbell *db;
 	__u32 slot;
+	bool wake;
+	__u32 wake_value;
 	int found;	/* 0 once the target was seen asleep */
-	int done;
+	int restarted; /* 0 once it was seen asleep again after the signal */
 };
+
+static inline __u64 agile_waits_count(int fd)
+{
+	struct agile_stats st;
+
+	return agile_stats(fd, &st) ? 0 : st.waits;
+}
 
 static inline void *agile_interrupter_fn(void *arg)
 {
 	struct agile_interrupter *in = arg;
-	int sent, ms;
+	__u64 deadline, waits;
 
 	in->found = agile_db_wait_sleepers(in->db, in->slot, 1,
 					   AGILE_TEST_WAIT_MS);
-	for (sent = 0; sent < 3; sent++) {
-		if (__atomic_load_n(&in->done, __ATOMIC_ACQUIRE))
+	waits = agile_waits_count(in->fd);
+	pthread_kill(in->target, SIGALRM);
+	if (!in->wake)
+		return NULL;
+	deadline = agile_now_ns() + AGILE_TEST_WAIT_MS * NSEC_PER_MSEC;
+	in->restarted = -ETIMEDOUT;
+	while (agile_now_ns() < deadline) {
+		if (agile_waits_count(in->fd) > waits &&
+		    agile_db_sleepers(in->db, in->slot) == 1) {
+			in->restarted = 0;
 			break;
-		pthread_kill(in->target, SIGALRM);
-		for (ms = 0; ms < 1000; ms += 10) {
-			if (__atomic_load_n(&in->done, __ATOMIC_ACQUIRE))
-				break;
-			agile_sleep_ms(10);
 		}
+		agile_sleep_ms(1);
 	}
+	agile_signal(in->fd, in->slot, in->wake_value);
 	return NULL;
 }
 
-/* Interrupt the calling thread once it sleeps on @slot. */
-static inline int agile_interrupter_start(struct agile_interrupter *in,
-					  struct agile_doorbell *db,
-					  __u32 slot)
+/* Interrupt the calling thread once it sleeps on @slot of @fd. */
+static inline int agile_interrupter_start(struct agile_interrupter *in, int fd,
+					  struct agile_doorbell *db, __u32 slot,
+					  bool wake, __u32 wake_value)
 {
 	memset(in, 0, sizeof(*in));
 	in->target = pthread_self();
+	in->fd = fd;
 	in->db = db;
 	in->slot = slot;
+	in->wake = wake;
+	in->wake_value = wake_value;
 	in->found = -EINPROGRESS;
+	in->restarted = -EINPROGRESS;
 	return -pthread_create(&in->thread, NULL, agile_interrupter_fn, in);
 }
 
 static inline int agile_interrupter_stop(struct agile_interrupter *in)
 {
-	__atomic_store_n(&in->done, 1, __ATOMIC_RELEASE);
 	return -pthread_join(in->thread, NULL);
+}
+
+/*
+ * The state letter of process @pid in /proc/<pid>/stat ('S', 'D', 'T',
+ * 'Z', ...), or '?' when it cannot be read.
+ */
+static inline char agile_proc_state(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return '?';
+	buf[len] = '\0';
+	/* "pid (comm) S ...": comm may hold spaces and parentheses. */
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' ? paren[2] : '?';
+}
+
+/* Wait until process @pid is in state @state; 0 or -ETIMEDOUT. */
+static inline int agile_wait_proc_state(pid_t pid, char state,
+					unsigned int timeout_ms)
+{
+	__u64 deadline = agile_now_ns() + timeout_ms * NSEC_PER_MSEC;
+
+	while (agile_proc_state(pid) != state) {
+		if (agile_now_ns() > deadline)
+			return -ETIMEDOUT;
+		agile_sleep_ms(1);
+	}
+	return 0;
+}
+
+/*
+ * Reap child @pid, waiting at most @timeout_ms: its wait status, or
+ * -ETIMEDOUT while it still runs (it is not reaped then).
+ */
+static inline int agile_reap_within(pid_t pid, unsigned int timeout_ms)
+{
+	__u64 deadline = agile_now_ns() + timeout_ms * NSEC_PER_MSEC;
+	int status;
+	pid_t ret;
+
+	for (;;) {
+		ret = waitpid(pid, &status, WNOHANG);
+		if (ret == pid)
+			return status;
+		if (ret < 0)
+			return -errno;
+		if (agile_now_ns() > deadline)
+			return -ETIMEDOUT;
+		agile_sleep_ms(5);
+	}
 }
 
 /*
@@ -508,6 +590,26 @@ static inline int agile_sysfs_write_u64(const char *name,
 
 	snprintf(buf, sizeof(buf), "%llu\n", val);
 	return agile_sysfs_write(name, buf);
+}
+
+/*
+ * Become uid and gid @id (65534: nobody) with no supplementary group, or
+ * with /dev/agile's group as the only one when @device_group, as a member
+ * of group "agile" would be: the device is 0660 root:agile by default,
+ * so only such a member may open it.  0 or -errno.
+ */
+static inline int agile_become(uid_t id, bool device_group)
+{
+	struct stat st;
+	gid_t gid;
+
+	if (stat(AGILE_DEV_PATH, &st))
+		return -errno;
+	gid = st.st_gid;
+	if (setgroups(device_group ? 1 : 0, &gid) || setresgid(id, id, id) ||
+	    setresuid(id, id, id))
+		return -errno;
+	return 0;
 }
 
 /*

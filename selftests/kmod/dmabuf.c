@@ -399,7 +399,11 @@ TEST_F(exp, importer_bad_inputs)
 			    O_CLOEXEC | O_RDWR);
 	ASSERT_LE(0, buf);
 
-	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, 0, 2, 0, NULL));
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, 0, 4, 0, NULL));
+	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, 0,
+				       AGILE_PIN_TEST_DMABUF_VMAP |
+					       AGILE_PIN_TEST_DMABUF_TO_DEVICE,
+				       0, NULL));
 	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, 0, ~0U, 0, NULL));
 	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, 2, 0, 0, NULL));
 	ASSERT_EQ(-EINVAL, import_swap(pin_fd, buf, bytes, 0, 0, NULL));
@@ -424,6 +428,48 @@ TEST_F(exp, importer_bad_inputs)
 	ASSERT_EQ(0, import_swap(pin_fd, buf, 0, 0, 0, NULL));
 	close(buf);
 	close(pin_fd);
+}
+
+/*
+ * A CPU-access sync uses the direction of each mapping, not the
+ * caller's: the importer maps DMA_TO_DEVICE, stores through the page,
+ * then begins CPU access DMA_FROM_DEVICE; syncing its mapping "from the
+ * device" would copy the bounce buffer (what the page held at map time)
+ * back over the store.  Only where DMA bounces (boot the guest with
+ * swiotlb=force: AGILE_VM_APPEND=swiotlb=force) does the direction show;
+ * elsewhere the test checks the path and skips.
+ */
+TEST_F(exp, importer_sync_uses_mapping_direction)
+{
+	struct agile_pin_test_dmabuf args;
+	volatile __u32 *a;
+	int pin_fd, buf;
+
+	pin_fd = open_importer(_metadata);
+	if (pin_fd < 0)
+		SKIP(return, "%s missing", PIN_DEV_PATH);
+	buf = export_dmabuf(self->fd, AGILE_DMABUF_SEGMENT, 0,
+			    O_CLOEXEC | O_RDWR);
+	ASSERT_LE(0, buf);
+	a = agile_map_rw(self->fd, self->seg.mmap_offset, self->seg.mmap_bytes);
+	ASSERT_NE(MAP_FAILED, a);
+	a[1] = 0x5151;
+
+	memset(&args, 0, sizeof(args));
+	args.fd = buf;
+	args.flags = AGILE_PIN_TEST_DMABUF_TO_DEVICE;
+	args.offset = 4;
+	args.marker = 0x7272;
+	ASSERT_EQ(0, agile_ioctl(pin_fd, AGILE_PIN_TEST_IOC_DMABUF, &args));
+	ASSERT_EQ(0x5151U, args.seen);
+	ASSERT_EQ(0x7272U, args.after) TH_LOG("bounced %u", args.bounced);
+	ASSERT_EQ(0x7272U, a[1]);
+	munmap((void *)a, self->seg.mmap_bytes);
+	close(buf);
+	close(pin_fd);
+	if (!args.bounced)
+		SKIP(return,
+			   "DMA does not bounce here (boot with swiotlb=force)");
 }
 
 /* The first /dev/dri/card* whose driver is vgem, or -1. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * AGILE_IOC_FENCE: SIGNAL stores and wakes, WAIT compares, times out, is
- * interrupted and woken by SIGNAL or by the poller, the sleeper count,
- * WAKE_ONLY and BARRIER, and every bad input of each op.
+ * interrupted (EINTR, or restarted with the time left) and woken by
+ * SIGNAL or by the poller, the sleeper count, WAKE_ONLY and BARRIER, and
+ * every bad input of each op.
  */
 #include "agile_test.h"
 
@@ -779,8 +780,10 @@ TEST_F(ctx, poller_only_while_sleeping)
 }
 
 /*
- * EINTR: a signal ends the wait with EINTR and is never restarted, with or
- * without SA_RESTART on the handler.
+ * Signals: a wait interrupted by a handler without SA_RESTART fails with
+ * EINTR and writes the time left of a relative timeout back; under
+ * SA_RESTART it is restarted and ends by its condition, having waited
+ * only for the remainder.  Absolute deadlines are never rewritten.
  */
 static volatile sig_atomic_t alarms;
 
@@ -789,82 +792,259 @@ static void on_alarm(int sig)
 	alarms++;
 }
 
-FIXTURE(eintr)
+FIXTURE(intr)
 {
 	int fd;
 	struct agile_ctx_init init;
 	struct agile_doorbell *db;
 };
 
-FIXTURE_VARIANT(eintr)
+FIXTURE_VARIANT(intr)
 {
 	int sa_flags;
-	__u64 timeout_ns;
 	__u32 wait_flags;
 };
 
-FIXTURE_VARIANT_ADD(eintr, no_restart)
+FIXTURE_VARIANT_ADD(intr, no_restart)
 {
-	.sa_flags = 0, .timeout_ns = 5 * NSEC_PER_SEC,
+	.sa_flags = 0,
 };
 
-FIXTURE_VARIANT_ADD(eintr, sa_restart)
+FIXTURE_VARIANT_ADD(intr, no_restart_abstime)
 {
-	.sa_flags = SA_RESTART, .timeout_ns = 5 * NSEC_PER_SEC,
-};
-
-FIXTURE_VARIANT_ADD(eintr, sa_restart_abstime)
-{
-	.sa_flags = SA_RESTART, .timeout_ns = 5 * NSEC_PER_SEC,
+	.sa_flags = 0,
 	.wait_flags = AGILE_WAIT_ABSTIME,
 };
 
-FIXTURE_SETUP(eintr)
+FIXTURE_VARIANT_ADD(intr, sa_restart)
+{
+	.sa_flags = SA_RESTART,
+};
+
+FIXTURE_VARIANT_ADD(intr, sa_restart_abstime)
+{
+	.sa_flags = SA_RESTART,
+	.wait_flags = AGILE_WAIT_ABSTIME,
+};
+
+FIXTURE_SETUP(intr)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
 
 	sa.sa_flags = variant->sa_flags;
 	sigemptyset(&sa.sa_mask);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
-	AGILE_OPEN(self->fd);
-	ASSERT_EQ(0, agile_ctx_init(self->fd, 2, 64, &self->init));
-	self->db = agile_map_rw(self->fd, self->init.doorbell_offset,
-				self->init.doorbell_bytes);
-	ASSERT_NE(MAP_FAILED, self->db);
+	agile_db_fixture_setup(_metadata, &self->fd, 2, &self->init, &self->db);
 }
 
-FIXTURE_TEARDOWN(eintr)
+FIXTURE_TEARDOWN(intr)
 {
-	if (self->db && self->db != MAP_FAILED)
-		munmap(self->db, self->init.doorbell_bytes);
-	if (self->fd >= 0)
-		close(self->fd);
+	agile_db_fixture_teardown(self->fd, &self->init, self->db);
 }
 
-TEST_F(eintr, wait_interrupted)
+#define INTR_TIMEOUT_NS (60 * NSEC_PER_SEC)
+
+TEST_F(intr, wait_interrupted)
 {
+	bool restart = variant->sa_flags & SA_RESTART;
+	bool abstime = variant->wait_flags & AGILE_WAIT_ABSTIME;
+	struct agile_fence f = {
+		.op = AGILE_FENCE_WAIT,
+		.slot = 1,
+		.cmp = AGILE_CMP_EQ,
+		.value = 8,
+		.flags = variant->wait_flags,
+		.timeout_ns = INTR_TIMEOUT_NS,
+	};
 	struct agile_interrupter in;
-	__u64 timeout = variant->timeout_ns;
 	struct agile_stats st;
-	__u32 observed;
+	__u64 start;
 	int ret;
 
-	if (variant->wait_flags & AGILE_WAIT_ABSTIME)
-		timeout += agile_now_ns();
+	start = agile_now_ns();
+	if (abstime)
+		f.timeout_ns += start;
 	ASSERT_EQ(0, agile_signal(self->fd, 1, 7));
-	ASSERT_EQ(0, agile_interrupter_start(&in, self->db, 1));
-	ret = agile_wait_flags(self->fd, 1, AGILE_CMP_EQ, 8, timeout,
-			       variant->wait_flags, &observed);
+	ASSERT_EQ(0, agile_interrupter_start(&in, self->fd, self->db, 1,
+					     restart, 8));
+	ret = agile_fence(self->fd, &f);
 	ASSERT_EQ(0, agile_interrupter_stop(&in));
 	ASSERT_EQ(0, in.found) TH_LOG("the waiter never slept");
-	ASSERT_EQ(-EINTR, ret);
-	ASSERT_EQ(7U, observed);
 	ASSERT_LE(1, alarms);
 	ASSERT_EQ(0U, agile_db_sleepers(self->db, 1));
 	ASSERT_EQ(0, agile_stats(self->fd, &st));
-	ASSERT_EQ(1ULL, st.waits);
 	ASSERT_EQ(1ULL, st.interrupted);
 	ASSERT_EQ(0ULL, st.timeouts);
+	if (restart) {
+		/* Restarted, asleep again, then woken by the condition. */
+		ASSERT_EQ(0, in.restarted) TH_LOG("not restarted");
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(8U, f.observed);
+		ASSERT_EQ(2ULL, st.waits);
+	} else {
+		ASSERT_EQ(-EINTR, ret);
+		ASSERT_EQ(7U, f.observed);
+		ASSERT_EQ(1ULL, st.waits);
+	}
+	if (abstime) {
+		ASSERT_EQ(start + INTR_TIMEOUT_NS, f.timeout_ns);
+	} else {
+		/* The time left, written back before the restart or EINTR. */
+		ASSERT_GT(INTR_TIMEOUT_NS, f.timeout_ns);
+		ASSERT_LT(INTR_TIMEOUT_NS - (agile_now_ns() - start) -
+				  NSEC_PER_SEC,
+			  f.timeout_ns);
+	}
+}
+
+/*
+ * A stop signal and SIGCONT (job control, a debugger attaching) do not
+ * end a wait: it is restarted, ends by its condition or its timeout, and
+ * a relative timeout is not stretched by the restart: the restart waits
+ * for what was left when the stop came (the short time spent stopped is
+ * not counted, as with select()).  The waiter is a forked child sharing
+ * the context (a stop signal stops every thread of a process); its exit
+ * code names the check that failed.
+ */
+struct stop_child_arg {
+	int fd;
+	__u64 timeout_ns;
+	__u32 value; /* what the wait waits for */
+	int want; /* its expected result */
+};
+
+/*
+ * The stop comes 2 s into the wait; the slack allowed past a relative
+ * deadline (the stop itself, wake-up latency) is well below that, which
+ * a restart with the whole timeout again would add.
+ */
+#define STOP_AFTER_NS (2 * NSEC_PER_SEC)
+#define STOP_SLACK_NS NSEC_PER_SEC
+
+static int stop_child(void *p)
+{
+	struct stop_child_arg *a = p;
+	struct agile_fence f = {
+		.op = AGILE_FENCE_WAIT,
+		.slot = 1,
+		.cmp = AGILE_CMP_EQ,
+		.value = a->value,
+		.timeout_ns = a->timeout_ns,
+	};
+	__u64 start = agile_now_ns(), elapsed;
+	int ret;
+
+	ret = agile_fence(a->fd, &f);
+	elapsed = agile_now_ns() - start;
+	if (ret != a->want)
+		return ret == -EINTR ? 21 : 20;
+	if (a->timeout_ns == AGILE_TIMEOUT_INFINITE)
+		return f.timeout_ns == AGILE_TIMEOUT_INFINITE ? 0 : 22;
+	/* The restart's remainder was written back. */
+	if (f.timeout_ns >= a->timeout_ns)
+		return 23;
+	/* Not stretched past the original deadline (plus slack). */
+	if (elapsed > a->timeout_ns + STOP_SLACK_NS)
+		return 24;
+	return 0;
+}
+
+static void stop_and_continue(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(ctx) *self,
+			      struct stop_child_arg *arg, bool wake)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(stop_child(arg));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(self->db, 1, 1, AGILE_TEST_WAIT_MS));
+	agile_sleep_ms(STOP_AFTER_NS / NSEC_PER_MSEC);
+	ASSERT_EQ(0, kill(pid, SIGSTOP));
+	ASSERT_EQ(0, agile_wait_proc_state(pid, 'T', AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0, kill(pid, SIGCONT));
+	if (wake) {
+		/* Back in the wait: a restart, not a new call of the child. */
+		ASSERT_EQ(0, agile_db_wait_sleepers(self->db, 1, 1,
+						    AGILE_TEST_WAIT_MS));
+		ASSERT_EQ(0, agile_signal(self->fd, 1, arg->value));
+	}
+	status = agile_reap_within(pid, 4 * AGILE_TEST_WAIT_MS);
+	if (status == -ETIMEDOUT) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		ASSERT_TRUE(false) TH_LOG("the waiter did not end");
+	}
+	ASSERT_TRUE(WIFEXITED(status));
+	/* The exit code names the check: see stop_child(). */
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/* Stopped and continued, an infinite wait still ends by its condition. */
+TEST_F(ctx, stop_signal_restarts_wait)
+{
+	struct stop_child_arg arg = {
+		.fd = self->fd,
+		.timeout_ns = AGILE_TIMEOUT_INFINITE,
+		.value = 5,
+		.want = 0,
+	};
+	struct agile_stats st;
+
+	stop_and_continue(_metadata, self, &arg, true);
+	ASSERT_EQ(0, agile_stats(self->fd, &st));
+	ASSERT_LE(1ULL, st.interrupted);
+	ASSERT_EQ(0U, agile_db_sleepers(self->db, 1));
+}
+
+/*
+ * A relative timeout of 4 s, stopped and continued 2 s in: the wait
+ * times out about 4 s after it began, not 2 s + 4 s.
+ */
+TEST_F(ctx, stop_signal_keeps_deadline)
+{
+	struct stop_child_arg arg = {
+		.fd = self->fd,
+		.timeout_ns = 4 * NSEC_PER_SEC,
+		.value = 5,
+		.want = -ETIMEDOUT,
+	};
+
+	stop_and_continue(_metadata, self, &arg, false);
+}
+
+/* Timeouts above KTIME_MAX other than AGILE_TIMEOUT_INFINITE: EINVAL. */
+TEST_F(ctx, wait_bad_timeout)
+{
+	static const __u64 bad[] = { 1ULL << 63, (1ULL << 63) + 1,
+				     AGILE_TIMEOUT_INFINITE - 1 };
+	struct agile_fence f = { .op = AGILE_FENCE_WAIT,
+				 .slot = 1,
+				 .cmp = AGILE_CMP_EQ };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		/* The condition holds: only the timeout is wrong. */
+		f.timeout_ns = bad[i];
+		f.flags = 0;
+		check_fence_rejected(_metadata, self->fd, self->db, &f);
+		f.flags = AGILE_WAIT_ABSTIME;
+		check_fence_rejected(_metadata, self->fd, self->db, &f);
+	}
+	/* KTIME_MAX itself and INFINITE, relative or absolute, are valid. */
+	ASSERT_EQ(0, agile_wait(self->fd, 1, AGILE_CMP_EQ, 0, (1ULL << 63) - 1,
+				NULL));
+	ASSERT_EQ(0,
+		  agile_wait_flags(self->fd, 1, AGILE_CMP_EQ, 0,
+				   (1ULL << 63) - 1, AGILE_WAIT_ABSTIME, NULL));
+	ASSERT_EQ(0, agile_wait_flags(self->fd, 1, AGILE_CMP_EQ, 0,
+				      AGILE_TIMEOUT_INFINITE,
+				      AGILE_WAIT_ABSTIME, NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -1291,6 +1291,10 @@ static const struct field group_fields[] = {
 	FLD(struct agile_group_join, doorbell_bytes, FLD_OUT),
 	FLD(struct agile_group_join, task_reg_offset, FLD_OUT),
 	FLD(struct agile_group_join, task_reg_bytes, FLD_OUT),
+	FLD(struct agile_group_join, owner_uid, FLD_OUT),
+	FLD(struct agile_group_join, owner_gid, FLD_OUT),
+	FLD(struct agile_group_join, group_mode, FLD_OUT),
+	FLD(struct agile_group_join, nr_members, FLD_OUT),
 	FLD_ARRAY(struct agile_group_join, reserved, FLD_ZERO),
 };
 
@@ -1321,8 +1325,9 @@ static void build_group(struct thread *t, const struct fent *f, void *arg)
 	a->max_members = k == 0 ? 2 : AGILE_GROUP_MAX_MEMBERS;
 	a->mode = rnd_pct(&t->rng, 50) ? 0600 : 0666;
 	r = rnd_below(&t->rng, 10);
-	a->flags = r < 7 ? AGILE_GROUP_CREATE :
-		   r < 8 ? AGILE_GROUP_CREATE | AGILE_GROUP_EXCL :
+	a->flags = r < 6 ? AGILE_GROUP_CREATE :
+		   r < 7 ? AGILE_GROUP_CREATE | AGILE_GROUP_EXCL :
+		   r < 8 ? GROUP_QUERY :
 			   0;
 }
 
@@ -1489,8 +1494,9 @@ static const struct desc descs[NR_DESCS] = {
 	  .build = build_seg, .verdict = verdict_seg, .post = post_seg },
 	{ DESC("GROUP_JOIN", AGILE_IOC_GROUP_JOIN, struct agile_group_join,
 	       group_fields),
+	  /* EINTR: a signal cut the fault-in of the result page short. */
 	  .errnos = ERRNOS(EBUSY, ENOENT, EEXIST, EACCES, EINVAL, ENOSPC,
-			   ENOMEM, EFAULT),
+			   ENOMEM, EFAULT, EINTR),
 	  .early = ERRNOS(EFAULT, EBUSY), .inits = true, .writes_back = true,
 	  .state_changing = true, .weight = 8, .build = build_group,
 	  .verdict = verdict_group, .post = post_group },
@@ -1776,6 +1782,15 @@ static bool call_changes_state(const struct desc *d, const void *arg)
 	return d->state_changing;
 }
 
+/* A GROUP_JOIN that only asks (AGILE_GROUP_QUERY) works on any file. */
+static bool call_inits(const struct desc *d, const void *arg)
+{
+	if (d->cmd == AGILE_IOC_GROUP_JOIN &&
+	    ((const struct agile_group_join *)arg)->flags & GROUP_QUERY)
+		return false;
+	return d->inits;
+}
+
 /*
  * What a module that refuses state changes on O_RDONLY files must refuse:
  * a GROUP_JOIN may make a read-only member, and a read-only dma-buf
@@ -1838,7 +1853,7 @@ static void check_result(const struct desc *d, const struct fent *snap,
 		/* A known context never goes: no EBADFD, no second one. */
 		if (snap->has_ctx && d->needs_ctx && err == EBADFD)
 			ok = false;
-		if (snap->has_ctx && d->inits && err != EBUSY &&
+		if (snap->has_ctx && call_inits(d, built) && err != EBUSY &&
 		    !errno_in(d->early, err) && err != EINVAL &&
 		    !(ro && errno_in(RDONLY_ERRNOS, err)))
 			ok = false;

@@ -11,6 +11,7 @@
 
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 
 #define NOBODY 65534
 #define NR_SLOTS 4
@@ -68,6 +69,20 @@ static int group_join_key(int fd, __u64 key, __u32 flags)
 	ret = group_join(fd, &g);
 	return ret ? ret : (int)g.member;
 }
+
+static int create_mode(int fd, __u64 key, __u32 mode)
+{
+	struct agile_group_join g;
+
+	group_args(&g, key, AGILE_GROUP_CREATE | AGILE_GROUP_EXCL, mode);
+	return group_join(fd, &g);
+}
+
+#define REQUIRE_ROOT()                                                        \
+	do {                                                                  \
+		if (geteuid())                                                \
+			SKIP(return, "needs root");                           \
+	} while (0)
 
 static int sysfs_read_int(const char *name)
 {
@@ -256,6 +271,8 @@ TEST(info_feature)
 	AGILE_OPEN(fd);
 	ASSERT_EQ(0, agile_info(fd, &info));
 	ASSERT_EQ(AGILE_FEAT_GROUPS, info.features & AGILE_FEAT_GROUPS);
+	ASSERT_EQ(AGILE_FEAT_GROUP_INFO,
+		  info.features & AGILE_FEAT_GROUP_INFO);
 	close(fd);
 }
 
@@ -275,9 +292,19 @@ TEST(create_and_join)
 	AGILE_OPEN(fd2);
 	ASSERT_EQ(0, agile_ctx_init(fd2, NR_SLOTS, 64, &init));
 	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	/* Formerly reserved, now from kernel: ignored on input. */
+	g.owner_uid = 0xdead;
+	g.owner_gid = 0xbeef;
+	g.group_mode = 0777;
+	g.nr_members = 99;
 	ASSERT_EQ(0, group_join(fd0, &g));
 	ASSERT_EQ(0U, g.member);
 	ASSERT_EQ(key, g.key);
+	/* The owner, the mode and the count come back to the creator... */
+	ASSERT_EQ((__u32)geteuid(), g.owner_uid);
+	ASSERT_EQ((__u32)getegid(), g.owner_gid);
+	ASSERT_EQ(0600U, g.group_mode);
+	ASSERT_EQ(1U, g.nr_members);
 	ASSERT_EQ(init.doorbell_offset, g.doorbell_offset);
 	ASSERT_EQ(init.doorbell_bytes, g.doorbell_bytes);
 	ASSERT_EQ(init.task_reg_offset, g.task_reg_offset);
@@ -287,6 +314,11 @@ TEST(create_and_join)
 	group_args(&j, key, 0, 0);
 	ASSERT_EQ(0, group_join(fd1, &j));
 	ASSERT_EQ(1U, j.member);
+	/* ...and to every joiner. */
+	ASSERT_EQ((__u32)geteuid(), j.owner_uid);
+	ASSERT_EQ((__u32)getegid(), j.owner_gid);
+	ASSERT_EQ(0600U, j.group_mode);
+	ASSERT_EQ(2U, j.nr_members);
 	ASSERT_EQ(g.doorbell_bytes, j.doorbell_bytes);
 	ASSERT_EQ(g.task_reg_bytes, j.task_reg_bytes);
 	ASSERT_EQ(groups + 1, sysfs_read_int("groups"));
@@ -379,13 +411,11 @@ static void check_rejected(struct __test_metadata *_metadata, int fd,
 	struct agile_group_join g = *bad;
 
 	ASSERT_EQ(err, group_join(fd, &g))
-		TH_LOG("slots %u size %u max %u mode %#o flags %#x reserved %llx %llx %llx %llx",
+		TH_LOG("slots %u size %u max %u mode %#o flags %#x reserved %llx %llx",
 		       bad->nr_slots, bad->task_reg_size, bad->max_members,
 		       bad->mode, bad->flags,
 		       (unsigned long long)bad->reserved[0],
-		       (unsigned long long)bad->reserved[1],
-		       (unsigned long long)bad->reserved[2],
-		       (unsigned long long)bad->reserved[3]);
+		       (unsigned long long)bad->reserved[1]);
 	/* Nothing was written back. */
 	ASSERT_EQ(0xdeadbeefU, g.member);
 }
@@ -409,8 +439,10 @@ TEST(bad_fields_einval)
 		g.reserved[i] = 1ULL << 63;
 		check_rejected(_metadata, fd, &g, -EINVAL);
 	}
-	for (i = 2; i < 32; i++) {
+	for (i = 3; i < 32; i++) {
 		group_args(&g, key, AGILE_GROUP_CREATE | (1U << i), 0600);
+		check_rejected(_metadata, fd, &g, -EINVAL);
+		group_args(&g, key, 1U << i, 0600);
 		check_rejected(_metadata, fd, &g, -EINVAL);
 	}
 	/* EXCL means something only with CREATE. */
@@ -463,6 +495,332 @@ TEST(over_max_slots_enospc)
 	check_rejected(_metadata, fd, &g, -ENOSPC);
 	ASSERT_EQ(-ENOENT, group_join_key(fd, test_key(7), 0));
 	close(fd);
+}
+
+/*
+ * The group @key as QUERY reports it into *@q; 0 or -errno.  The sizes
+ * asked with are valid, but not the group's: the group's come back.
+ */
+static int group_query(int fd, __u64 key, struct agile_group_join *q)
+{
+	group_args(q, key, AGILE_GROUP_QUERY, 0);
+	q->nr_slots = 1;
+	q->task_reg_size = 4096;
+	q->max_members = AGILE_GROUP_MAX_MEMBERS;
+	q->mode = 0444;
+	return group_join(fd, q);
+}
+
+/*
+ * QUERY reports a group without joining it, on any file, whoever asks:
+ * owner, mode, sizes, member count and offsets; ENOENT for no group.
+ */
+TEST(query)
+{
+	struct agile_group_join g, q;
+	__u64 key = test_key(40);
+	int fd0, fd1, fd2;
+
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	AGILE_OPEN(fd2);
+	ASSERT_EQ(-ENOENT, group_query(fd1, key, &q));
+	ASSERT_EQ(0xdeadbeefU, q.member);
+	group_args(&g, key, AGILE_GROUP_CREATE, 0640);
+	g.max_members = 5;
+	ASSERT_EQ(0, group_join(fd0, &g));
+
+	/* A file without a context asks; it stays free. */
+	ASSERT_EQ(0, group_query(fd1, key, &q));
+	ASSERT_EQ(key, q.key);
+	ASSERT_EQ((__u32)NR_SLOTS, q.nr_slots);
+	ASSERT_EQ(64U, q.task_reg_size);
+	ASSERT_EQ(5U, q.max_members);
+	ASSERT_EQ(0444U, q.mode);
+	ASSERT_EQ(AGILE_GROUP_QUERY, q.flags);
+	ASSERT_EQ(0U, q.member);
+	ASSERT_EQ(1U, q.nr_members);
+	ASSERT_EQ((__u32)geteuid(), q.owner_uid);
+	ASSERT_EQ((__u32)getegid(), q.owner_gid);
+	ASSERT_EQ(0640U, q.group_mode);
+	ASSERT_EQ(g.doorbell_offset, q.doorbell_offset);
+	ASSERT_EQ(g.doorbell_bytes, q.doorbell_bytes);
+	ASSERT_EQ(g.task_reg_offset, q.task_reg_offset);
+	ASSERT_EQ(g.task_reg_bytes, q.task_reg_bytes);
+	ASSERT_EQ(-EBADFD, agile_signal(fd1, 0, 1));
+
+	/* It took no member index: the next joiner is member 1. */
+	group_args(&g, key, 0, 0);
+	g.max_members = 5;
+	ASSERT_EQ(0, group_join(fd1, &g));
+	ASSERT_EQ(1U, g.member);
+	/* A file with a context, even another group's, may ask. */
+	ASSERT_EQ(0, agile_ctx_init(fd2, 1, 64, NULL));
+	ASSERT_EQ(0, group_query(fd2, key, &q));
+	ASSERT_EQ(2U, q.nr_members);
+	ASSERT_EQ(0, group_query(fd0, key, &q));
+	ASSERT_EQ(2U, q.nr_members);
+	close(fd0);
+	close(fd1);
+	close(fd2);
+	/* The group ended with its first member: gone for QUERY too. */
+	AGILE_OPEN(fd0);
+	ASSERT_EQ(-ENOENT, group_query(fd0, key, &q));
+	close(fd0);
+}
+
+TEST(query_bad_inputs)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct agile_group_join q, *ro;
+	__u64 key = test_key(41);
+	unsigned int i;
+	int fd;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(0, group_join_key(fd, key, AGILE_GROUP_CREATE));
+	/* QUERY with any other flag. */
+	for (i = 0; i < 32; i++) {
+		if ((1U << i) == AGILE_GROUP_QUERY)
+			continue;
+		group_args(&q, key, AGILE_GROUP_QUERY | (1U << i), 0600);
+		ASSERT_EQ(-EINVAL, group_join(fd, &q)) TH_LOG("bit %u", i);
+		ASSERT_EQ(0xdeadbeefU, q.member);
+	}
+	for (i = 0; i < ARRAY_SIZE(q.reserved); i++) {
+		group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+		q.reserved[i] = 1;
+		ASSERT_EQ(-EINVAL, group_join(fd, &q));
+		ASSERT_EQ(0xdeadbeefU, q.member);
+	}
+	/* The other fields are checked as for a join. */
+	group_args(&q, key, AGILE_GROUP_QUERY, 0700);
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+	q.max_members = 0;
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+	q.max_members = AGILE_GROUP_MAX_MEMBERS + 1;
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+	q.nr_slots = 0;
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	group_args(&q, key, AGILE_GROUP_QUERY, 0600);
+	q.task_reg_size = 100;
+	ASSERT_EQ(-EINVAL, group_join(fd, &q));
+	ASSERT_EQ(0xdeadbeefU, q.member);
+	/* And valid ones that are not the group's do not matter. */
+	group_args(&q, key, AGILE_GROUP_QUERY, 0);
+	q.nr_slots = 1;
+	q.task_reg_size = 128;
+	q.max_members = 1;
+	ASSERT_EQ(0, group_join(fd, &q));
+	ASSERT_EQ((__u32)NR_SLOTS, q.nr_slots);
+	ASSERT_EQ(64U, q.task_reg_size);
+	ASSERT_EQ((__u32)MAX_MEMBERS, q.max_members);
+	ASSERT_EQ(-EFAULT, agile_ioctl(fd, AGILE_IOC_GROUP_JOIN, NULL));
+	/* Read-only memory: the query is made but cannot be reported. */
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	group_args(ro, key, AGILE_GROUP_QUERY, 0);
+	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
+	ASSERT_EQ(-EFAULT, group_join(fd, ro));
+	munmap(ro, page);
+	close(fd);
+}
+
+/*
+ * Who joins learns the owner as its own user namespace sees it: another
+ * user (nobody) may QUERY a 0600 group it cannot join.
+ */
+static int stranger_queries(void *arg)
+{
+	struct agile_group_join q;
+	__u64 key = *(__u64 *)arg;
+	int fd;
+
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || agile_become(NOBODY, false))
+		return 10;
+	if (group_query(fd, key, &q))
+		return 20;
+	if (q.owner_uid != 0 || q.group_mode != 0600 || q.nr_members != 1)
+		return 21;
+	if (group_join_key(fd, key, 0) != -EACCES)
+		return 22;
+	return 0;
+}
+
+TEST(query_needs_no_permission)
+{
+	__u64 key = test_key(42);
+	int fd, status;
+
+	REQUIRE_ROOT();
+	AGILE_OPEN(fd);
+	ASSERT_EQ(0, group_join_key(fd, key, AGILE_GROUP_CREATE));
+	status = agile_run_child(stranger_queries, &key);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	close(fd);
+}
+
+/*
+ * A squatter: another user creates the key first, mode 0666.  A creator
+ * with EXCL gets EEXIST instead of joining it; QUERY, or the join's own
+ * report without EXCL, shows the squatter as the owner.
+ */
+static int squatter(__u64 key, int reply, int hold)
+{
+	int fd, ret;
+	char c;
+
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || agile_become(NOBODY, false))
+		return 10;
+	ret = create_mode(fd, key, 0666);
+	if (write(reply, &ret, sizeof(ret)) != sizeof(ret))
+		return 11;
+	/* Hold the group until the test closes its end of @hold. */
+	while (read(hold, &c, 1) > 0)
+		;
+	return ret ? 12 : 0;
+}
+
+TEST(excl_refuses_squatter)
+{
+	int reply[2], hold[2], ret, fd0, fd1, status;
+	struct agile_group_join g, q;
+	__u64 key = test_key(43);
+	pid_t pid;
+
+	REQUIRE_ROOT();
+	ASSERT_EQ(0, pipe(reply));
+	ASSERT_EQ(0, pipe(hold));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(reply[0]);
+		close(hold[1]);
+		_exit(squatter(key, reply[1], hold[0]));
+	}
+	close(reply[1]);
+	close(hold[0]);
+	ASSERT_EQ((ssize_t)sizeof(ret), read(reply[0], &ret, sizeof(ret)));
+	ASSERT_EQ(0, ret);
+
+	AGILE_OPEN(fd0);
+	AGILE_OPEN(fd1);
+	group_args(&g, key, AGILE_GROUP_CREATE | AGILE_GROUP_EXCL, 0600);
+	ASSERT_EQ(-EEXIST, group_join(fd0, &g));
+	ASSERT_EQ(0xdeadbeefU, g.member);
+	ASSERT_EQ(0, group_query(fd0, key, &q));
+	ASSERT_EQ((__u32)NOBODY, q.owner_uid);
+	ASSERT_EQ(0666U, q.group_mode);
+	/* Without EXCL the creator joins, and its report says whose. */
+	group_args(&g, key, AGILE_GROUP_CREATE, 0600);
+	ASSERT_EQ(0, group_join(fd1, &g));
+	ASSERT_EQ(1U, g.member);
+	ASSERT_EQ((__u32)NOBODY, g.owner_uid);
+	ASSERT_EQ((__u32)NOBODY, g.owner_gid);
+	ASSERT_EQ(0666U, g.group_mode);
+	close(hold[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	close(reply[0]);
+	close(fd0);
+	close(fd1);
+}
+
+/*
+ * Groups live in their creator's IPC and user namespaces: a process in a
+ * new one does not see the host's group (ENOENT for a join or a query)
+ * and makes its own with the same key, which others in that namespace
+ * join; the host's group is untouched.  Exit codes name the check.
+ */
+struct ns_arg {
+	__u64 key;
+	int flags;	/* CLONE_NEWIPC or CLONE_NEWUSER */
+};
+
+static int ns_joiner(void *arg)
+{
+	const struct ns_arg *a = arg;
+	int fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return 40;
+	/* The namespace's own group, joined from the same namespace. */
+	return group_join_key(fd, a->key, 0) == 1 ? 0 : 41;
+}
+
+static int ns_child(void *arg)
+{
+	const struct ns_arg *a = arg;
+	struct agile_group_join g, q;
+	int fd, status;
+
+	/* Opened before: in a new user namespace root is not root. */
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 10;
+	if (unshare(a->flags))
+		return 11;
+	if (group_query(fd, a->key, &q) != -ENOENT)
+		return 20;
+	if (group_join_key(fd, a->key, 0) != -ENOENT)
+		return 21;
+	group_args(&g, a->key, AGILE_GROUP_CREATE | AGILE_GROUP_EXCL, 0600);
+	if (group_join(fd, &g) || g.member != 0 || g.nr_members != 1)
+		return 22;
+	if (a->flags & CLONE_NEWUSER) {
+		/* Root has no mapping in the new namespace: overflow ids. */
+		if (g.owner_uid != NOBODY || g.owner_gid != NOBODY)
+			return 23;
+	} else if (g.owner_uid != 0) {
+		return 24;
+	}
+	status = agile_run_child(ns_joiner, arg);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 25;
+	return 0;
+}
+
+static void check_namespace(struct __test_metadata *_metadata, int flags,
+			    unsigned int n)
+{
+	struct ns_arg a = { .key = test_key(n), .flags = flags };
+	struct agile_group_join q;
+	int fd, status;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(0, group_join_key(fd, a.key, AGILE_GROUP_CREATE));
+	status = agile_run_child(ns_child, &a);
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 11)
+		SKIP(return, "unshare(%#x): not supported here", flags);
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* The host's group saw none of it. */
+	ASSERT_EQ(0, group_query(fd, a.key, &q));
+	ASSERT_EQ(1U, q.nr_members);
+	ASSERT_EQ(0U, q.owner_uid);
+	close(fd);
+}
+
+TEST(ipc_namespace)
+{
+	REQUIRE_ROOT();
+	check_namespace(_metadata, CLONE_NEWIPC, 44);
+}
+
+TEST(user_namespace)
+{
+	REQUIRE_ROOT();
+	check_namespace(_metadata, CLONE_NEWUSER, 45);
 }
 
 /* Each of the three sizes must equal the creator's. */
@@ -690,22 +1048,25 @@ struct perm_case {
 	int want;
 };
 
-/* Become uid/gid (and the one supplementary group), then join. */
+/*
+ * Open the device (0660: as root, before the groups change), become
+ * uid/gid (and the one supplementary group), then join.
+ */
 static int perm_child(void *arg)
 {
 	const struct perm_case *pc = arg;
 	gid_t supp = (gid_t)pc->supplementary;
 	int fd, ret;
 
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 13;
 	if (setgroups(pc->supplementary < 0 ? 0 : 1, &supp))
 		return 10;
 	if (setresgid(pc->gid, pc->gid, pc->gid))
 		return 11;
 	if (setresuid(pc->uid, pc->uid, pc->uid))
 		return 12;
-	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return 13;
 	ret = group_join_key(fd, pc->key, 0);
 	if (pc->want < 0)
 		return ret == pc->want ? 0 : 20;
@@ -723,20 +1084,6 @@ static void check_perm(struct __test_metadata *_metadata, __u64 key,
 		TH_LOG("uid %u gid %u supplementary %d", uid, gid,
 		       supplementary);
 }
-
-static int create_mode(int fd, __u64 key, __u32 mode)
-{
-	struct agile_group_join g;
-
-	group_args(&g, key, AGILE_GROUP_CREATE | AGILE_GROUP_EXCL, mode);
-	return group_join(fd, &g);
-}
-
-#define REQUIRE_ROOT()                                                        \
-	do {                                                                  \
-		if (geteuid())                                                \
-			SKIP(return, "needs root");                           \
-	} while (0)
 
 /*
  * The creator's euid/egid and mode decide: owner, group, other class,

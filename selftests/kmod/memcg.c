@@ -2,10 +2,11 @@
 /*
  * A context's pages are charged to the memory cgroup of the task that
  * ran CTX_INIT, and stay charged until the file and its last mapping are
- * both gone; so are a data segment's.  Needs root and cgroup2 at
- * /sys/fs/cgroup with the memory controller; skipped otherwise.  The
- * cgroup made here is removed, and the root's subtree_control restored,
- * before the test ends.
+ * both gone; so are a data segment's.  One larger than the cgroup's
+ * memory.max fails with ENOMEM instead of invoking the OOM killer.  Needs
+ * root and cgroup2 at /sys/fs/cgroup with the memory controller; skipped
+ * otherwise.  The cgroup made here is removed, and the root's
+ * subtree_control restored, before the test ends.
  */
 #include "agile_test.h"
 
@@ -228,6 +229,96 @@ TEST_F(memcg, segment_charged)
 	ASSERT_TRUE(WIFEXITED(status));
 	/* The exit code names the check: see seg_charge_child(). */
 	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+#define MEMCG_MAX (32LL << 20)
+#define BIG_SEG_BYTES (64LL << 20)
+
+/* The value of @key in a flat-keyed cgroup file such as memory.events. */
+static long long read_key(const char *path, const char *key)
+{
+	char line[128], name[64];
+	long long val = -1, v;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", name, &v) == 2 &&
+		    !strcmp(name, key))
+			val = v;
+	fclose(f);
+	return val;
+}
+
+/*
+ * In a child inside a cgroup with memory.max of 32 MiB, as root (no
+ * RLIMIT_MEMLOCK in the way).  Exit code: 0 passed, 1x setup, 40
+ * SEG_CREATE did not fail with ENOMEM, 41 the file is unusable after.
+ * Killed by the OOM killer instead: the test sees SIGKILL.
+ */
+static int over_max_child(void *p)
+{
+	struct charge_arg *arg = p;
+	struct agile_seg_create seg;
+	char procs[192], pid[32];
+	int fd, ret;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", arg->dir);
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (write_str(procs, pid))
+		return 10;
+	fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 11;
+	if (agile_ctx_init(fd, 2, 64, NULL))
+		return 12;
+	memset(&seg, 0, sizeof(seg));
+	seg.bytes = BIG_SEG_BYTES;
+	ret = agile_ioctl(fd, AGILE_IOC_SEG_CREATE, &seg);
+	if (ret != -ENOMEM)
+		return 40;
+	/* What failed left nothing behind: a small one still fits. */
+	seg.bytes = 4096;
+	if (agile_ioctl(fd, AGILE_IOC_SEG_CREATE, &seg) || seg.id != 0)
+		return 41;
+	return 0;
+}
+
+/*
+ * A segment larger than the cgroup's memory.max fails with ENOMEM: the
+ * module's page allocations do not retry or invoke the OOM killer, which
+ * would kill a task of the cgroup (here the caller) instead.
+ */
+TEST_F(memcg, over_max_enomem_not_oom)
+{
+	struct charge_arg arg = { .dir = self->dir, .current = self->current };
+	char path[192], max[32];
+	struct agile_info info;
+	long long kills;
+	int fd, status;
+
+	AGILE_OPEN(fd);
+	ASSERT_EQ(0, agile_info(fd, &info));
+	close(fd);
+	if (info.max_segment_bytes < BIG_SEG_BYTES)
+		SKIP(return, "max_segment_bytes %llu < %lld",
+		     (unsigned long long)info.max_segment_bytes,
+		     BIG_SEG_BYTES);
+	snprintf(path, sizeof(path), "%s/memory.max", self->dir);
+	snprintf(max, sizeof(max), "%lld\n", MEMCG_MAX);
+	ASSERT_EQ(0, write_str(path, max));
+	snprintf(path, sizeof(path), "%s/memory.events", self->dir);
+	kills = read_key(path, "oom_kill");
+	ASSERT_LE(0, kills);
+
+	status = agile_run_child(over_max_child, &arg);
+	ASSERT_TRUE(WIFEXITED(status))
+		TH_LOG("killed by signal %d", WTERMSIG(status));
+	/* The exit code names the check: see over_max_child(). */
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(kills, read_key(path, "oom_kill"));
 }
 
 TEST_HARNESS_MAIN

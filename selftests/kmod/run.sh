@@ -5,8 +5,10 @@
 # (tools/vm/run-guest.sh <K> selftests/kmod/run.sh), as root, busybox sh.
 #
 # Loads agile.ko (first with non-default parameters, to check that they set
-# the sysfs defaults, then plainly), agile_pin_test.ko and vgem (for the
-# dmabuf test's import), runs every test
+# the sysfs defaults and the device's mode, then plainly), agile_pin_test.ko
+# and vgem (for the dmabuf test's import), gives /dev/agile the group
+# "agile" as udev/60-agile.rules would (the guest has no udev; run-guest.sh
+# writes the group into /etc/group), runs every test
 # program, then checks that agile.ko cannot go while /dev/agile is open and
 # unloads once everything is closed.
 #
@@ -20,13 +22,17 @@
 # agile.ko and agile_pin_test.ko are; default: searched), AGILE_TEST_TIMEOUT
 # (seconds per program, default 600), AGILE_KMOD_PROGRAMS (the programs to
 # run, default all), AGILE_FUZZ_SECONDS (the fuzzer's budget, default 60)
-# and AGILE_FUZZ_SEED (its seed, default random).
+# AGILE_FUZZ_SEED (its seed, default random) and AGILE_FUZZ_HARDENED
+# (default 1: the fuzzer requires the hardened ABI).
 
 # AGILE_KMOD_PROGRAMS narrows the run to some programs (make mutate).
 # fuzz last: it runs for its budget over what the others left, and the
 # unload checks below then see that it leaked nothing.
-PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stress fuzz"}
+PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg limits trace seg dmabuf group stall rdonly stress fuzz"}
 export AGILE_FUZZ_SECONDS="${AGILE_FUZZ_SECONDS:-60}"
+# The module is hardened: the fuzzer requires it (read-only files refused,
+# out-of-range timeouts EINVAL, waits restarted after stop signals).
+export AGILE_FUZZ_HARDENED="${AGILE_FUZZ_HARDENED:-1}"
 SYSFS=/sys/class/misc/agile
 
 # ok, not_ok, run_program, wait_for_node: one TAP stream from many programs.
@@ -78,14 +84,55 @@ sysfs_is() {
 	}
 }
 
+# node_is <mode> <group>: /dev/agile's mode (octal) and group name.
+node_is() {
+	v=$(stat -c '%a %G' /dev/agile 2>&1)
+	[ "$v" = "$1 $2" ] || {
+		echo "/dev/agile is '$v', want '$1 $2'"
+		return 1
+	}
+}
+
 param_defaults() {
 	sysfs_is poll_interval_us 200 && sysfs_is spin_ns 0 &&
-		sysfs_is max_slots 16
+		sysfs_is max_slots 16 && sysfs_is max_contexts_per_user 7 &&
+		node_is 666 root && param_is dev_mode 0666
 }
 
 plain_defaults() {
 	sysfs_is poll_interval_us 100 && sysfs_is spin_ns 2000 &&
-		sysfs_is max_slots 4096
+		sysfs_is max_slots 4096 && sysfs_is max_contexts_per_user 1024 &&
+		node_is 660 root && param_is dev_mode 0660
+}
+
+# param_is <name> <value>: /sys/module/agile/parameters/<name>
+param_is() {
+	v=$(cat "/sys/module/agile/parameters/$1" 2>&1)
+	[ "$v" = "$2" ] || {
+		echo "parameter $1 is '$v', want '$2'"
+		return 1
+	}
+}
+
+# What udev/60-agile.rules does where udev runs, but for its MODE, which
+# would only repeat the module's default: the tests see the module's mode.
+udev_rule() {
+	chgrp agile /dev/agile && node_is 660 agile
+}
+
+# dev_mode=0600 makes a root-only node; insmod refuses a dev_mode outside
+# 0600, 0660, 0666.
+dev_modes() {
+	insmod "$AGILE_KO" dev_mode=600 && wait_for_node && node_is 600 root &&
+		param_is dev_mode 0600 && rmmod agile || return 1
+	for mode in 0777 0644 0606 0 666x; do
+		if insmod "$AGILE_KO" dev_mode=$mode 2>/dev/null; then
+			echo "dev_mode=$mode was accepted"
+			rmmod agile
+			return 1
+		fi
+	done
+	[ ! -d /sys/module/agile ]
 }
 
 echo "TAP version 13"
@@ -105,16 +152,20 @@ echo "# agile_pin_test.ko: ${PIN_KO:-none}"
 echo "# tests: $TESTS"
 [ -d /sys/module/agile ] && rmmod agile 2>/dev/null
 
-# Module parameters set the defaults of the sysfs tunables.
-if insmod "$AGILE_KO" poll_interval_us=200 spin_ns=0 max_slots=16 \
-	>/tmp/.agile-check 2>&1; then
-	ok "insmod agile.ko poll_interval_us=200 spin_ns=0 max_slots=16"
-	check "module parameters are the sysfs defaults" param_defaults
+# Module parameters set the defaults of the sysfs tunables and the mode.
+params="poll_interval_us=200 spin_ns=0 max_slots=16"
+params="$params max_contexts_per_user=7 dev_mode=0666"
+if insmod "$AGILE_KO" $params >/tmp/.agile-check 2>&1; then
+	ok "insmod agile.ko $params"
+	check "/dev/agile appears (parameters)" wait_for_node
+	check "module parameters are the sysfs defaults and the mode" \
+		param_defaults
 	check "rmmod agile (parameters)" rmmod agile
 else
-	not_ok "insmod agile.ko poll_interval_us=200 spin_ns=0 max_slots=16"
+	not_ok "insmod agile.ko $params"
 	sed 's/^/# /' /tmp/.agile-check
 fi
+check "dev_mode=600; insmod refuses other than 0600, 0660, 0666" dev_modes
 
 check "insmod agile.ko" insmod "$AGILE_KO"
 if [ ! -d /sys/module/agile ]; then
@@ -122,7 +173,9 @@ if [ ! -d /sys/module/agile ]; then
 	exit 1
 fi
 check "/dev/agile appears" wait_for_node
-check "default tunables 100 us, 2000 ns, 4096 slots" plain_defaults
+check "defaults: 100 us, 2000 ns, 4096 slots, 1024 contexts, mode 0660" \
+	plain_defaults
+check "/dev/agile gets group agile (the udev rule)" udev_rule
 
 if [ -n "$PIN_KO" ]; then
 	check "insmod agile_pin_test.ko" insmod "$PIN_KO"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Tracepoints (TRACE_SYSTEM agile): agile_signal, agile_wait_start and
- * agile_wait_end exist and fire.  Needs root and tracefs; skipped
- * otherwise.  The events' enable files are restored and the trace buffer
- * cleared before the test ends.
+ * agile_wait_end exist and fire, and their formats decode every enum.
+ * Needs root and tracefs; skipped otherwise.  The events' enable files
+ * are restored and the trace buffer cleared before the test ends.
  */
 #include "agile_test.h"
 
@@ -110,6 +110,29 @@ TEST_F(trace, events_exist)
 		ASSERT_EQ(0, access(path, R_OK)) TH_LOG("%s", path);
 		ASSERT_NE('?', self->saved[i]) TH_LOG("%s enable", events[i]);
 	}
+}
+
+/*
+ * The enum values in agile_wait_end's print format are numbers: every
+ * AGILE_WOKEN_* has a TRACE_DEFINE_ENUM(), without which the format keeps
+ * the bare name and perf and trace-cmd cannot decode the field.
+ */
+TEST_F(trace, wait_end_enums_decoded)
+{
+	char path[256], buf[4096];
+	ssize_t len;
+	int fd;
+
+	event_path(path, sizeof(path), self->tracefs, "agile_wait_end",
+		   "format");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ASSERT_LT(0, len);
+	buf[len] = '\0';
+	ASSERT_NE(NULL, strstr(buf, "\"ended\""));
+	ASSERT_EQ(NULL, strstr(buf, "AGILE_WOKEN_")) TH_LOG("%s", buf);
 }
 
 /* Count lines of the trace buffer that name @event. */

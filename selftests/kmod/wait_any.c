@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * AGILE_IOC_WAIT_ANY: the lowest index that holds, timeouts, wakes by
- * SIGNAL and by the poller, EINTR, and every bad input.
+ * SIGNAL and by the poller, signals (EINTR or a restart with the time
+ * left), and every bad input.
  */
 #include "agile_test.h"
 
@@ -426,32 +427,85 @@ static void on_alarm(int sig)
 	alarms++;
 }
 
-/* EINTR, not restarted even under SA_RESTART. */
-TEST_F(ctx, interrupted)
+/*
+ * Interrupted by a handler: EINTR and the time left written back without
+ * SA_RESTART; restarted, and ended by its condition, with it.
+ */
+static void check_interrupted(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(ctx) *self, int sa_flags)
 {
-	struct sigaction sa = { .sa_handler = on_alarm,
-				.sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = sa_flags };
 	struct agile_wait_cond conds[2] = {
 		cond(30, AGILE_CMP_EQ, 1), cond(31, AGILE_CMP_EQ, 1),
 	};
+	const __u64 timeout = 60 * NSEC_PER_SEC;
+	struct agile_wait_any any = {
+		.conds = (__u64)(uintptr_t)conds,
+		.nr_conds = 2,
+		.timeout_ns = timeout,
+	};
+	bool restart = sa_flags & SA_RESTART;
 	struct agile_interrupter in;
 	struct agile_stats st;
-	__u32 index;
 	int ret;
 
 	sigemptyset(&sa.sa_mask);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
-	ASSERT_EQ(0, agile_interrupter_start(&in, self->db, 31));
-	ret = agile_wait_any(self->fd, conds, 2, 0, 5 * NSEC_PER_SEC, &index,
-			     NULL);
+	ASSERT_EQ(0, agile_interrupter_start(&in, self->fd, self->db, 31,
+					     restart, 1));
+	ret = agile_ioctl(self->fd, AGILE_IOC_WAIT_ANY, &any);
 	ASSERT_EQ(0, agile_interrupter_stop(&in));
 	ASSERT_EQ(0, in.found) TH_LOG("the waiter never slept");
-	ASSERT_EQ(-EINTR, ret);
 	ASSERT_LE(1, alarms);
 	ASSERT_EQ(0U, agile_db_sleepers(self->db, 30));
 	ASSERT_EQ(0U, agile_db_sleepers(self->db, 31));
 	ASSERT_EQ(0, agile_stats(self->fd, &st));
 	ASSERT_EQ(1ULL, st.interrupted);
+	ASSERT_GT(timeout, any.timeout_ns);
+	ASSERT_LT(0ULL, any.timeout_ns);
+	if (restart) {
+		ASSERT_EQ(0, in.restarted) TH_LOG("not restarted");
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(1U, any.index);
+		ASSERT_EQ(2ULL, st.waits);
+	} else {
+		ASSERT_EQ(-EINTR, ret);
+		ASSERT_EQ(1ULL, st.waits);
+	}
+}
+
+TEST_F(ctx, interrupted_eintr)
+{
+	check_interrupted(_metadata, self, 0);
+}
+
+TEST_F(ctx, interrupted_sa_restart)
+{
+	check_interrupted(_metadata, self, SA_RESTART);
+}
+
+/* Timeouts above KTIME_MAX other than AGILE_TIMEOUT_INFINITE: EINVAL. */
+TEST_F(ctx, bad_timeout)
+{
+	static const __u64 bad[] = { 1ULL << 63, (1ULL << 63) + 1,
+				     AGILE_TIMEOUT_INFINITE - 1 };
+	struct agile_wait_cond conds[1] = { cond(0, AGILE_CMP_EQ, 0) };
+	struct agile_stats st;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ASSERT_EQ(-EINVAL, agile_wait_any(self->fd, conds, 1, 0, bad[i],
+						  NULL, NULL));
+		ASSERT_EQ(-EINVAL,
+			  agile_wait_any(self->fd, conds, 1, AGILE_WAIT_ABSTIME,
+					 bad[i], NULL, NULL));
+	}
+	ASSERT_EQ(0, agile_stats(self->fd, &st));
+	ASSERT_EQ(0ULL, st.waits);
+	ASSERT_EQ(0, agile_wait_any(self->fd, conds, 1, 0, (1ULL << 63) - 1,
+				    NULL, NULL));
+	ASSERT_EQ(0, agile_wait_any(self->fd, conds, 1, AGILE_WAIT_ABSTIME,
+				    AGILE_TIMEOUT_INFINITE, NULL, NULL));
 }
 
 TEST_HARNESS_MAIN

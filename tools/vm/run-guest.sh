@@ -128,8 +128,12 @@ cat >"$STAGE/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/sh
 nobody:x:65534:65534:nobody:/nonexistent:/bin/false
 EOF
+# Group "agile", as udev/60-agile.rules and the install would have it: the
+# kmod runner gives /dev/agile this group after it loads the module, as the
+# udev rule would (the guest has no udev).
 cat >"$STAGE/etc/group" <<'EOF'
 root:x:0:
+agile:x:990:
 nogroup:x:65534:
 EOF
 

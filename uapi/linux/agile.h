@@ -17,11 +17,37 @@
  *       Added later without a bump: SEG_CREATE and agile_info's
  *       max_segment_bytes (AGILE_FEAT_SEGMENTS), EXPORT_DMABUF
  *       (AGILE_FEAT_DMABUF), GROUP_JOIN (AGILE_FEAT_GROUPS).
+ *       Changed later without a bump: a WAIT or WAIT_ANY interrupted by
+ *       a signal is restarted (EINTR only after a handler without
+ *       SA_RESTART) and writes a relative timeout's time left back;
+ *       timeouts above KTIME_MAX other than AGILE_TIMEOUT_INFINITE are
+ *       EINVAL; the pages of contexts and segments count against
+ *       RLIMIT_MEMLOCK (ENOMEM over it) and each user holds at most
+ *       max_contexts_per_user contexts (ENOSPC over it); state-changing
+ *       ioctls need a writable file (EBADF), and an O_RDONLY file joins
+ *       a group as a read-only member.
+ *       Added later without a bump: AGILE_FEAT_GROUP_INFO, that is
+ *       groups scoped to the creator's user and IPC namespaces,
+ *       agile_group_join's owner_uid, owner_gid, group_mode and
+ *       nr_members (formerly reserved[0..1]) and AGILE_GROUP_QUERY.
  *
  * Conventions: every field has a fixed width and explicit padding; user
  * pointers travel as __u64; "to kernel" fields are read by the kernel,
  * "from kernel" fields are written by it.  A reserved or padding field
  * that is not zero is rejected with EINVAL.
+ *
+ * File access mode
+ *
+ * What changes state needs a file opened for writing: CTX_INIT, creating
+ * a group (GROUP_JOIN with AGILE_GROUP_CREATE), FENCE SIGNAL, SEG_CREATE
+ * and an EXPORT_DMABUF with O_RDWR fail with EBADF on a file opened
+ * O_RDONLY (after the arguments are checked: bad input is still EINVAL).
+ * An O_RDONLY file may join an existing group as a read-only member: the
+ * read bit of its class of the group's mode is then enough; it may WAIT,
+ * WAIT_ANY, BARRIER, map the areas and segments read-only (MAP_SHARED
+ * with PROT_WRITE is refused by the VFS with EACCES) and export
+ * read-only dma-bufs, and it is a member like any other: its release
+ * ends the group.
  *
  * Shared-page layout
  *
@@ -52,6 +78,12 @@
 #define AGILE_FEAT_SEGMENTS (1U << 3)	/* SEG_CREATE, max_segment_bytes */
 #define AGILE_FEAT_DMABUF (1U << 4)	/* EXPORT_DMABUF */
 #define AGILE_FEAT_GROUPS (1U << 5)	/* GROUP_JOIN */
+/*
+ * Groups are scoped to the creator's user and IPC namespaces; joins
+ * report owner_uid, owner_gid, group_mode and nr_members;
+ * AGILE_GROUP_QUERY.
+ */
+#define AGILE_FEAT_GROUP_INFO (1U << 6)
 
 /* Size of one doorbell line: the largest GPU cache line in use. */
 #define AGILE_DOORBELL_STRIDE 128
@@ -180,9 +212,25 @@ struct agile_info {
  * @task_reg_bytes: from kernel: its mmap length (whole pages).
  * @reserved: must be zero.
  *
- * Sets up the file's context once: a second call fails with EBUSY.  The
- * pages are zeroed and charged to the caller's memory cgroup; they live
- * until the file is released and the last mapping is gone.
+ * Sets up the file's context once: a second call, or one made while
+ * another CTX_INIT or GROUP_JOIN on the same file runs, fails with EBUSY
+ * at once (it never waits for the other: a slow copy of another caller's
+ * result, say a userfaultfd page, delays no one else).  The pages are
+ * zeroed and live until the file is released and the last mapping is
+ * gone.
+ *
+ * Limits: the pages count against the RLIMIT_MEMLOCK of the caller's
+ * user (shared by all its processes, as for io_uring's registered
+ * buffers; CAP_IPC_LOCK exempts), show in the caller's VmPin and are
+ * charged to its memory cgroup, until they are freed.  Each user holds
+ * at most max_contexts_per_user contexts (sysfs; CAP_SYS_RESOURCE
+ * exempts), whether made by CTX_INIT or by creating a group.
+ *
+ * Errors: EINVAL (a bad field or size), EBADF (the file was opened
+ * O_RDONLY), ENOSPC (@nr_slots above max_slots, or the user holds
+ * max_contexts_per_user contexts), ENOMEM (over RLIMIT_MEMLOCK, or no
+ * memory: large allocations fail rather than invoke the OOM killer),
+ * EBUSY, EFAULT.
  */
 struct agile_ctx_init {
 	__u32 nr_slots;
@@ -229,9 +277,13 @@ struct agile_ctx_init {
  *	AGILE_WAIT_ABSTIME; no other bits.
  * @observed: from kernel: WAIT: the doorbell value that satisfied the
  *	comparison, or the last value seen on timeout or signal.
- * @timeout_ns: to kernel: WAIT: relative nanoseconds, or an absolute
- *	CLOCK_MONOTONIC time with AGILE_WAIT_ABSTIME;
- *	AGILE_TIMEOUT_INFINITE waits forever; must be zero otherwise.
+ * @timeout_ns: to kernel: WAIT: relative nanoseconds, at most
+ *	KTIME_MAX (2^63 - 1), or an absolute CLOCK_MONOTONIC time, at most
+ *	KTIME_MAX, with AGILE_WAIT_ABSTIME; AGILE_TIMEOUT_INFINITE waits
+ *	forever (with or without AGILE_WAIT_ABSTIME); any other value above
+ *	KTIME_MAX is EINVAL; must be zero for SIGNAL and BARRIER.  From
+ *	kernel: when a signal interrupts a relative WAIT, the time left
+ *	(see below); otherwise left as it was.
  * @reserved: must be zero.
  *
  * SIGNAL stores with release ordering, then wakes the sleepers whose
@@ -239,12 +291,25 @@ struct agile_ctx_init {
  * condition is checked again after the waiter is queued, so a store
  * between the caller's own check and the ioctl is never lost.  A store
  * that never enters the kernel is seen by the poller within about
- * poll_interval_us.  WAIT fails with ETIMEDOUT when the timeout passes
- * and with EINTR when a signal arrives (it is not restarted).  In a group
+ * poll_interval_us.  WAIT fails with ETIMEDOUT when the timeout passes.
+ *
+ * Signals: a WAIT that a signal interrupts is restarted as futex waits
+ * are: transparently after a stop signal (SIGSTOP, SIGTSTP, a debugger
+ * attaching) or a handler installed with SA_RESTART, and with EINTR
+ * after a handler without SA_RESTART.  Before it returns, an
+ * interrupted relative WAIT writes the time left into @timeout_ns, as
+ * select() does, so the restarted call (or the caller's own retry after
+ * EINTR) waits only for the remainder, not the whole timeout again; the
+ * time left is taken when the signal interrupts the wait, so time spent
+ * stopped or in the handler is not counted (as with select()).  Use an
+ * absolute deadline, which is left alone, where that matters.  Each
+ * interruption counts in agile_stats.interrupted, and each restart as a
+ * new wait in agile_stats.waits.  In a group
  * that has ended (AGILE_IOC_GROUP_JOIN) WAIT fails with EPIPE, at once or
  * when the end comes while it sleeps, even if its condition holds;
  * SIGNAL and BARRIER keep working there (a store in the shared page is
- * no harm: nobody can sleep on it any more).
+ * no harm: nobody can sleep on it any more).  SIGNAL needs a file opened
+ * for writing (EBADF otherwise); WAIT and BARRIER do not.
  */
 struct agile_fence {
 	__u32 op;
@@ -276,13 +341,15 @@ struct agile_wait_cond {
  * @conds: to kernel: user pointer to an array of struct agile_wait_cond.
  * @nr_conds: to kernel: 1 .. AGILE_WAIT_ANY_MAX.
  * @flags: to kernel: AGILE_WAIT_ABSTIME or zero.
- * @timeout_ns: to kernel: as in struct agile_fence.
+ * @timeout_ns: to kernel and from kernel: as in struct agile_fence (the
+ *	time left is written back when a signal interrupts a relative wait).
  * @index: from kernel: the lowest index whose condition held.
  * @observed: from kernel: the doorbell value that made it hold.
  * @reserved: must be zero.
  *
- * Sleeps until any one condition holds; same timeout, signal,
- * lost-wakeup and ended-group (EPIPE) rules as AGILE_FENCE_WAIT.
+ * Sleeps until any one condition holds; same timeout (EINVAL out of
+ * range), signal (restart), lost-wakeup and ended-group (EPIPE) rules as
+ * AGILE_FENCE_WAIT.
  */
 struct agile_wait_any {
 	__u64 conds;
@@ -297,11 +364,13 @@ struct agile_wait_any {
 /**
  * struct agile_stats - AGILE_IOC_STATS, from kernel: this context's counters
  * @signals: SIGNAL operations.
- * @waits: WAIT and WAIT_ANY calls.
+ * @waits: WAIT and WAIT_ANY calls; a call restarted after a signal
+ *	counts again.
  * @wakeups_signal: sleeps ended by a SIGNAL.
  * @wakeups_poll: sleeps ended by the poller seeing a plain store.
  * @timeouts: waits that ended with ETIMEDOUT.
- * @interrupted: waits that ended with EINTR.
+ * @interrupted: waits that a signal interrupted, whether they were
+ *	then restarted or failed with EINTR.
  * @spin_hits: waits whose condition held before or while spinning.
  * @reserved: zero.
  *
@@ -324,19 +393,26 @@ struct agile_stats {
  *	whole pages.
  * @flags: to kernel: must be zero.
  * @pad: must be zero.
- * @id: from kernel: the segment's id in this context, from 0.
+ * @id: from kernel: the segment's id in this context: the lowest free,
+ *	so 0, 1, 2, ... in creation order, except that the id of a
+ *	SEG_CREATE still running or failed is skipped (and taken by the
+ *	next one once it failed).
  * @pad2: from kernel: zero.
  * @mmap_offset: from kernel: the segment's mmap offset,
  *	AGILE_MMAP_SEGMENTS + (@id << AGILE_MMAP_SEGMENT_SHIFT).
  * @mmap_bytes: from kernel: its mmap length (@bytes in whole pages).
  * @reserved: must be zero.
  *
- * Creates a data segment: zeroed pages charged to the caller's memory
- * cgroup, mapped with mmap(MAP_SHARED) like the areas and living until
- * the context and every mapping (and dma-buf) of it are gone.  Errors:
- * EINVAL for a bad field or @bytes 0, ENOSPC for @bytes above
- * max_segment_bytes or a context that already holds AGILE_MAX_SEGMENTS
- * segments, ENOMEM, EFAULT, EBADFD before CTX_INIT.
+ * Creates a data segment: zeroed pages, mapped with mmap(MAP_SHARED)
+ * like the areas and living until the context and every mapping (and
+ * dma-buf) of it are gone.  They count against the caller's
+ * RLIMIT_MEMLOCK, VmPin and memory cgroup as a context's do (see struct
+ * agile_ctx_init); in a group, against the member that created the
+ * segment.  Errors: EINVAL for a bad field or @bytes 0, ENOSPC for
+ * @bytes above max_segment_bytes or a context that already holds
+ * AGILE_MAX_SEGMENTS segments, ENOMEM over RLIMIT_MEMLOCK or without
+ * memory, EFAULT, EBADFD before CTX_INIT, EBADF on a file opened
+ * O_RDONLY (a read-only member).
  */
 struct agile_seg_create {
 	__u64 bytes;
@@ -366,8 +442,10 @@ struct agile_seg_create {
  * import the same pages.  The dma-buf holds its own references on the
  * pages: it stays usable after the agile file is closed, and the agile
  * file after the dma-buf is closed.  Its mmap follows the areas' rules
- * (MAP_SHARED, offset 0, no exec).  Errors: EINVAL for a bad field or an
- * unknown segment id, EBADFD before CTX_INIT, EMFILE, ENOMEM, EFAULT.
+ * (MAP_SHARED, offset 0, no exec; PROT_WRITE only for an O_RDWR
+ * export).  Errors: EINVAL for a bad field or an unknown segment id,
+ * EBADF for O_RDWR on a file opened O_RDONLY, EBADFD before CTX_INIT,
+ * EMFILE, ENOMEM, EFAULT.
  */
 struct agile_export_dmabuf {
 	__u32 what;
@@ -381,6 +459,8 @@ struct agile_export_dmabuf {
 #define AGILE_GROUP_CREATE (1U << 0)	/* create the group if the key is free */
 #define AGILE_GROUP_EXCL (1U << 1)	/* with CREATE: EEXIST if it exists */
 /* EXCL without CREATE is EINVAL. */
+#define AGILE_GROUP_QUERY (1U << 2)	/* report the group; join nothing */
+/* QUERY with any other flag is EINVAL. */
 
 /* Most members one group holds. */
 #define AGILE_GROUP_MAX_MEMBERS 256
@@ -404,9 +484,11 @@ struct agile_export_dmabuf {
  *	is the creator's, else in the group class when the creator's gid is
  *	its effective gid or one of its supplementary groups, else in the
  *	others class, and needs both the read and the write bit of its
- *	class.  No capability overrides the mode (0066 refuses even a root
- *	creator's other root processes).  A joiner's own @mode is ignored,
- *	but must still be within AGILE_GROUP_MODE_MASK.
+ *	class (only the read bit for a file opened O_RDONLY, which joins as
+ *	a read-only member).  No capability overrides the mode (0066
+ *	refuses even a root creator's other root processes).  A joiner's
+ *	own @mode is ignored, but must still be within
+ *	AGILE_GROUP_MODE_MASK.
  * @flags: to kernel: AGILE_GROUP_CREATE, AGILE_GROUP_EXCL (only with
  *	CREATE); no other bits.
  * @member: from kernel: this file's member index, in join order; the
@@ -415,14 +497,26 @@ struct agile_export_dmabuf {
  * @doorbell_bytes: from kernel: as in struct agile_ctx_init.
  * @task_reg_offset: from kernel: as in struct agile_ctx_init.
  * @task_reg_bytes: from kernel: as in struct agile_ctx_init.
+ * @owner_uid: from kernel: the creator's effective uid, as the caller's
+ *	user namespace sees it (the overflow uid, 65534, if it has no
+ *	mapping there).  Formerly reserved (AGILE_FEAT_GROUP_INFO); ignored
+ *	on input.
+ * @owner_gid: from kernel: the creator's effective gid, likewise.
+ * @group_mode: from kernel: the mode the creator gave the group.
+ *	Formerly reserved; ignored on input.
+ * @nr_members: from kernel: how many members have joined, this one
+ *	included (for QUERY: so far).  Formerly reserved; ignored on input.
  * @reserved: must be zero.
  *
  * Instead of CTX_INIT: makes this file a member of the group with @key,
- * creating it (and its context, charged to the creator's memory cgroup)
- * when AGILE_GROUP_CREATE is given and no live group has the key.  All
+ * creating it (and its context, which counts for the creator as
+ * CTX_INIT's does: RLIMIT_MEMLOCK, VmPin, memory cgroup and
+ * max_contexts_per_user) when AGILE_GROUP_CREATE is given and no live
+ * group has the key; joining charges the joiner nothing.  All
  * members share one context: the same doorbells, task registers and
  * segments (a segment created by any member is mapped by every member
- * at its offset; the segment ids are the context's, in creation order).
+ * at its offset; the segment ids are the context's, see struct
+ * agile_seg_create).
  *
  * A group ends when any member's file is released, that is when its last
  * reference goes: the process exits or is killed, or closes the
@@ -434,14 +528,44 @@ struct agile_export_dmabuf {
  * mappings keep working on the ended group's context, which is freed
  * with its last member, mapping and dma-buf.
  *
- * Errors: EBUSY (the file already has a context), ENOENT (no group has
- * @key and AGILE_GROUP_CREATE is not given), EEXIST (AGILE_GROUP_EXCL and
- * the group exists), EACCES (the mode refuses this caller), EINVAL (bad
+ * Errors: EBADF (AGILE_GROUP_CREATE on a file opened O_RDONLY), EBUSY
+ * (the file already has a context, or another CTX_INIT or GROUP_JOIN on
+ * it runs), ENOENT (no group has @key and
+ * AGILE_GROUP_CREATE is not given), EEXIST (AGILE_GROUP_EXCL and the
+ * group exists), EACCES (the mode refuses this caller), EINVAL (bad
  * field, or a size that differs from the creator's), ENOSPC (the group
- * has max_members members, or, when creating, nr_slots above
- * max_slots), ENOMEM, EFAULT.  A failed call leaves no trace: no group,
- * no member index used.  Keys are global to the machine: the mode is
- * what keeps groups apart.
+ * has max_members members, or, when creating, nr_slots above max_slots
+ * or max_contexts_per_user reached), ENOMEM (creating: over
+ * RLIMIT_MEMLOCK, or no memory), EFAULT, EINTR (a signal cut short the fault of
+ * the result page; restarted under SA_RESTART).  A join commits only
+ * once its result is in the caller's struct, so a failed call leaves no
+ * trace: no group, no member index used.  Its result page is written
+ * with no lock held that others need: a page that faults slowly
+ * (userfaultfd, FUSE) delays this caller alone.  Within a namespace
+ * (below) keys are shared by every user: the mode is what keeps groups
+ * apart.
+ *
+ * Namespaces: a group belongs to its creator's user namespace and IPC
+ * namespace.  Only a caller in both finds it (to join or query it); in
+ * any other, the key is free, and a group made there with the same key
+ * is another group.
+ *
+ * Trust: every successful join (and QUERY) fills @owner_uid, @owner_gid,
+ * @group_mode and @nr_members, so a joiner can check who made the group
+ * and with what mode before it trusts the pages, and a creator that must
+ * not join a group another user made first (a squatter on its key) gives
+ * AGILE_GROUP_EXCL and fails with EEXIST instead.
+ *
+ * AGILE_GROUP_QUERY (alone in @flags): reports the group with @key in
+ * the caller's namespaces without joining it, on any file (with a
+ * context or not, opened for writing or not): @nr_slots, @task_reg_size,
+ * @max_members, @owner_uid, @owner_gid, @group_mode, @nr_members, and the
+ * offsets and lengths a member maps; @member is zero and @mode is left as
+ * it was.  The to-kernel fields are checked as for a join (any valid
+ * sizes, mode and max_members will do: they are replaced by the
+ * group's), but only @key is used.  No permission is needed beyond being
+ * in the group's namespaces.  Errors: ENOENT (no such group), EINVAL
+ * (other flags with QUERY, a bad field as for a join), EFAULT.
  */
 struct agile_group_join {
 	__u64 key;
@@ -455,7 +579,11 @@ struct agile_group_join {
 	__u64 doorbell_bytes;
 	__u64 task_reg_offset;
 	__u64 task_reg_bytes;
-	__u64 reserved[4];
+	__u32 owner_uid;
+	__u32 owner_gid;
+	__u32 group_mode;
+	__u32 nr_members;
+	__u64 reserved[2];
 };
 
 #define AGILE_IOC_MAGIC 0xA9

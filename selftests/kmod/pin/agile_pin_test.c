@@ -102,13 +102,17 @@ static int agile_pin_test_sg(struct dma_buf_attachment *attach,
 	struct sg_dma_page_iter dma_iter;
 	struct sg_page_iter iter;
 	struct page *page = NULL;
+	bool to_device = args->flags & AGILE_PIN_TEST_DMABUF_TO_DEVICE;
+	enum dma_data_direction dir = to_device ? DMA_TO_DEVICE :
+						  DMA_BIDIRECTIONAL;
 	struct sg_table *sgt;
 	u32 *vaddr;
 	int ret;
 
-	sgt = dma_buf_map_attachment_unlocked(attach, DMA_BIDIRECTIONAL);
+	sgt = dma_buf_map_attachment_unlocked(attach, dir);
 	if (IS_ERR(sgt))
 		return PTR_ERR(sgt);
+	args->bounced = dma_need_sync(attach->dev, sg_dma_address(sgt->sgl));
 	/* The device's view covers the whole buffer... */
 	for_each_sgtable_dma_page(sgt, &dma_iter, 0)
 		dma_bytes += PAGE_SIZE;
@@ -122,16 +126,28 @@ static int agile_pin_test_sg(struct dma_buf_attachment *attach,
 		goto out_unmap;
 	}
 
+	vaddr = kmap_local_page(page);
+	if (to_device) {
+		/* The store the exporter's sync for the CPU must not undo. */
+		agile_pin_test_swap(vaddr + offset_in_page(args->offset) / 4,
+				    args);
+		ret = dma_buf_begin_cpu_access(dmabuf, DMA_FROM_DEVICE);
+		args->after =
+			READ_ONCE(vaddr[offset_in_page(args->offset) / 4]);
+		if (!ret)
+			ret = dma_buf_end_cpu_access(dmabuf, DMA_FROM_DEVICE);
+		goto out_kunmap;
+	}
 	ret = dma_buf_begin_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
 	if (ret)
-		goto out_unmap;
-	vaddr = kmap_local_page(page);
+		goto out_kunmap;
 	agile_pin_test_swap(vaddr + offset_in_page(args->offset) / 4, args);
-	kunmap_local(vaddr);
 	ret = dma_buf_end_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
 
+out_kunmap:
+	kunmap_local(vaddr);
 out_unmap:
-	dma_buf_unmap_attachment_unlocked(attach, sgt, DMA_BIDIRECTIONAL);
+	dma_buf_unmap_attachment_unlocked(attach, sgt, dir);
 	return ret;
 }
 
@@ -178,10 +194,15 @@ static long agile_pin_test_dmabuf(struct agile_pin_test_dmabuf __user *uarg)
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	if (args.flags & ~AGILE_PIN_TEST_DMABUF_VMAP ||
+	if (args.flags & ~(AGILE_PIN_TEST_DMABUF_VMAP |
+			   AGILE_PIN_TEST_DMABUF_TO_DEVICE) ||
+	    (args.flags & AGILE_PIN_TEST_DMABUF_VMAP &&
+	     args.flags & AGILE_PIN_TEST_DMABUF_TO_DEVICE) ||
 	    memchr_inv(args.reserved, 0, sizeof(args.reserved)) ||
 	    !IS_ALIGNED(args.offset, sizeof(u32)))
 		return -EINVAL;
+	args.after = 0;
+	args.bounced = 0;
 
 	dmabuf = dma_buf_get(args.fd);
 	if (IS_ERR(dmabuf))

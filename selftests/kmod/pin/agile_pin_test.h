@@ -43,6 +43,15 @@ struct agile_pin_test_args {
  * instead of the pages of the attachment's scatterlist.
  */
 #define AGILE_PIN_TEST_DMABUF_VMAP 0x1U
+/*
+ * agile_pin_test_dmabuf.flags, not with AGILE_PIN_TEST_DMABUF_VMAP: map
+ * the attachment DMA_TO_DEVICE (the device only reads), store @marker
+ * through the page before dma_buf_begin_cpu_access(DMA_FROM_DEVICE),
+ * and read the word again after it into @after.  An exporter that syncs
+ * the mapping for the CPU in the caller's direction instead of the
+ * mapping's copies a bounce buffer's stale bytes over the store.
+ */
+#define AGILE_PIN_TEST_DMABUF_TO_DEVICE 0x2U
 
 /**
  * struct agile_pin_test_dmabuf - AGILE_PIN_TEST_IOC_DMABUF
@@ -52,6 +61,11 @@ struct agile_pin_test_args {
  *	of four, the whole word inside the buffer.
  * @marker: to kernel: stored into that word once it has been read.
  * @seen: from kernel: what the word held before @marker was stored.
+ * @after: from kernel: with AGILE_PIN_TEST_DMABUF_TO_DEVICE, the word
+ *	after dma_buf_begin_cpu_access(); zero otherwise.
+ * @bounced: from kernel: 1 when the attachment's DMA mapping needs syncs
+ *	(dma_need_sync(): bounce buffers, as with swiotlb=force), so that
+ *	the direction of a sync matters; 0 otherwise.
  * @reserved: must be zero.
  *
  * Imports the dma-buf as a device driver does: dma_buf_get(),
@@ -72,7 +86,9 @@ struct agile_pin_test_dmabuf {
 	__u64 offset;
 	__u32 marker;
 	__u32 seen;
-	__u64 reserved[2];
+	__u32 after;
+	__u32 bounced;
+	__u64 reserved[1];
 };
 
 #define AGILE_PIN_TEST_IOC_DMABUF \
