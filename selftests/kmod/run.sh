@@ -25,7 +25,7 @@
 # AGILE_KMOD_PROGRAMS narrows the run to some programs (make mutate).
 # fuzz last: it runs for its budget over what the others left, and the
 # unload checks below then see that it leaked nothing.
-PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group stress fuzz"}
+PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg trace seg dmabuf group poll stress fuzz"}
 export AGILE_FUZZ_SECONDS="${AGILE_FUZZ_SECONDS:-60}"
 SYSFS=/sys/class/misc/agile
 
@@ -80,12 +80,12 @@ sysfs_is() {
 
 param_defaults() {
 	sysfs_is poll_interval_us 200 && sysfs_is spin_ns 0 &&
-		sysfs_is max_slots 16
+		sysfs_is max_slots 16 && sysfs_is poll_max_checks 128
 }
 
 plain_defaults() {
 	sysfs_is poll_interval_us 100 && sysfs_is spin_ns 2000 &&
-		sysfs_is max_slots 4096
+		sysfs_is max_slots 4096 && sysfs_is poll_max_checks 256
 }
 
 echo "TAP version 13"
@@ -106,14 +106,23 @@ echo "# tests: $TESTS"
 [ -d /sys/module/agile ] && rmmod agile 2>/dev/null
 
 # Module parameters set the defaults of the sysfs tunables.
-if insmod "$AGILE_KO" poll_interval_us=200 spin_ns=0 max_slots=16 \
-	>/tmp/.agile-check 2>&1; then
-	ok "insmod agile.ko poll_interval_us=200 spin_ns=0 max_slots=16"
+PARAMS="poll_interval_us=200 spin_ns=0 max_slots=16 poll_max_checks=128"
+# shellcheck disable=SC2086
+if insmod "$AGILE_KO" $PARAMS >/tmp/.agile-check 2>&1; then
+	ok "insmod agile.ko $PARAMS"
 	check "module parameters are the sysfs defaults" param_defaults
 	check "rmmod agile (parameters)" rmmod agile
 else
-	not_ok "insmod agile.ko poll_interval_us=200 spin_ns=0 max_slots=16"
+	not_ok "insmod agile.ko $PARAMS"
 	sed 's/^/# /' /tmp/.agile-check
+fi
+
+# ... and obey the same ranges.
+if insmod "$AGILE_KO" poll_max_checks=63 >/tmp/.agile-check 2>&1; then
+	not_ok "insmod agile.ko poll_max_checks=63 refused"
+	rmmod agile
+else
+	ok "insmod agile.ko poll_max_checks=63 refused"
 fi
 
 check "insmod agile.ko" insmod "$AGILE_KO"
@@ -122,7 +131,7 @@ if [ ! -d /sys/module/agile ]; then
 	exit 1
 fi
 check "/dev/agile appears" wait_for_node
-check "default tunables 100 us, 2000 ns, 4096 slots" plain_defaults
+check "default tunables 100 us, 2000 ns, 4096 slots, 256 checks" plain_defaults
 
 if [ -n "$PIN_KO" ]; then
 	check "insmod agile_pin_test.ko" insmod "$PIN_KO"
