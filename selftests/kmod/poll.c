@@ -16,7 +16,7 @@
 #define NR_CHURN_SLEEPERS 64
 #define CHURN_ROUNDS 100
 /* Long enough for 512 threads on a TCG guest; a lost wake-up ends here. */
-#define SLEEP_NS (120 * NSEC_PER_SEC)
+#define SLEEP_NS (60 * NSEC_PER_SEC)
 #define POLL_TIMEOUT_S 600
 #define THREAD_STACK (64 * 1024)
 
@@ -237,22 +237,49 @@ FIXTURE_TEARDOWN(poller)
 	}
 }
 
+/* Store 1 to the doorbells of sleepers @first, @first + 2, ...; join them. */
+static void wake_every_other(struct __test_metadata *_metadata,
+			     struct sleeper *s, unsigned int first)
+{
+	struct agile_stats st;
+	unsigned int i;
+
+	for (i = first; i < NR_CTXS; i += 2)
+		agile_db_store(s[i].db, 0, 1);
+	for (i = first; i < NR_CTXS; i += 2) {
+		ASSERT_EQ(0, sleeper_join(&s[i]));
+		ASSERT_EQ(0, s[i].ft.ret) TH_LOG("sleeper %u", i);
+		ASSERT_EQ(1U, s[i].ft.fence.observed);
+		ASSERT_EQ(0, agile_stats(s[i].fd, &st));
+		ASSERT_EQ(1ULL, st.wakeups_poll) TH_LOG("sleeper %u", i);
+		ASSERT_EQ(0ULL, st.wakeups_signal);
+	}
+}
+
 /*
  * NR_CTXS contexts with one sleeper each, on a condition only a plain
  * store makes true.  While all sleep, every tick checks exactly
- * min(sleepers, budget) conditions; after the stores every sleeper
- * returns 0, woken by the poller (its context's wakeups_poll is 1).
+ * min(sleepers, budget) conditions.  After stores to every other
+ * doorbell those sleepers return 0, woken by the poller (their context's
+ * wakeups_poll is 1), although the others, which went to sleep first
+ * and so come first in the poller's order, still sleep: the poller goes
+ * round; then the others are woken too.
  */
 TEST_F_TIMEOUT(poller, all_woken_within_budget, POLL_TIMEOUT_S)
 {
 	unsigned long long budget = 0, wakeups_before = 0, wakeups_after = 0;
 	struct poll_stats a, b;
-	struct agile_stats st;
 	unsigned int i;
 
 	for (i = 0; i < NR_CTXS; i++)
 		sleeper_open(_metadata, &self->s[i], 1);
-	for (i = 0; i < NR_CTXS; i++)
+	/* Even sleepers first: they are listed first. */
+	for (i = 0; i < NR_CTXS; i += 2)
+		ASSERT_EQ(0, sleeper_start(&self->s[i])) TH_LOG("thread %u", i);
+	for (i = 0; i < NR_CTXS; i += 2)
+		ASSERT_EQ(0, agile_db_wait_sleepers(self->s[i].db, 0, 1,
+						    AGILE_TEST_WAIT_MS));
+	for (i = 1; i < NR_CTXS; i += 2)
 		ASSERT_EQ(0, sleeper_start(&self->s[i])) TH_LOG("thread %u", i);
 	ASSERT_EQ(0, wait_all_asleep(self->s, NR_CTXS));
 
@@ -271,16 +298,12 @@ TEST_F_TIMEOUT(poller, all_woken_within_budget, POLL_TIMEOUT_S)
 		       b.checks - a.checks, b.ticks - a.ticks, budget);
 
 	ASSERT_EQ(0, agile_sysfs_read("wakeups_poll", &wakeups_before));
-	for (i = 0; i < NR_CTXS; i++)
-		agile_db_store(self->s[i].db, 0, 1);
-	for (i = 0; i < NR_CTXS; i++) {
-		ASSERT_EQ(0, sleeper_join(&self->s[i]));
-		ASSERT_EQ(0, self->s[i].ft.ret) TH_LOG("sleeper %u", i);
-		ASSERT_EQ(1U, self->s[i].ft.fence.observed);
-		ASSERT_EQ(0, agile_stats(self->s[i].fd, &st));
-		ASSERT_EQ(1ULL, st.wakeups_poll) TH_LOG("sleeper %u", i);
-		ASSERT_EQ(0ULL, st.wakeups_signal);
+	wake_every_other(_metadata, self->s, 1);
+	for (i = 0; i < NR_CTXS; i += 2) {
+		ASSERT_EQ(1U, agile_db_sleepers(self->s[i].db, 0));
+		ASSERT_EQ(1, self->s[i].ft.ret) TH_LOG("sleeper %u", i);
 	}
+	wake_every_other(_metadata, self->s, 0);
 	ASSERT_EQ(0, agile_sysfs_read("wakeups_poll", &wakeups_after));
 	ASSERT_LE(wakeups_before + NR_CTXS, wakeups_after);
 	/* Nobody sleeps: the poller drops every context. */
