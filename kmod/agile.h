@@ -47,8 +47,10 @@
  *	softirq context with spin_lock().  Outside agile_ctx.lock: the poller
  *	takes a context's lock under it; a waiter never takes it while it
  *	holds a context's lock (it registers the context after dropping it,
- *	see poll.c).  The hrtimer base lock nests inside it
- *	(hrtimer_start()); hrtimer_cancel() is never called under it.
+ *	see poll.c).  A context's release takes it wherever the last
+ *	reference goes, under agile_group_lock when a join is undone.  The
+ *	hrtimer base lock nests inside it (hrtimer_start());
+ *	hrtimer_cancel() is never called under it.
  * agile_ctx.lock (spinlock): the slots' waiter lists and sleeper
  *	counts, the doorbells' sleeper mirrors, the context's list of
  *	sleeping waiters and its count, and the dequeue of every waiter.

@@ -36,12 +36,26 @@ struct poll_stats {
 	unsigned long long ticks, checks, ns, contexts;
 };
 
+/*
+ * Sysfs reads one file at a time: read poll_ticks again after the others
+ * and retry until no tick came in between.  poll_checks and poll_ns
+ * change only in a tick, under the lock it counts itself under.
+ */
 static int read_poll(struct poll_stats *p)
 {
-	return agile_sysfs_read("poll_ticks", &p->ticks) ?:
-	       agile_sysfs_read("poll_checks", &p->checks) ?:
-	       agile_sysfs_read("poll_ns", &p->ns) ?:
-	       agile_sysfs_read("poll_contexts", &p->contexts);
+	unsigned long long ticks = 0;
+	int ret, tries;
+
+	for (tries = 0; tries < 10000; tries++) {
+		ret = agile_sysfs_read("poll_ticks", &p->ticks) ?:
+		      agile_sysfs_read("poll_checks", &p->checks) ?:
+		      agile_sysfs_read("poll_ns", &p->ns) ?:
+		      agile_sysfs_read("poll_contexts", &p->contexts) ?:
+		      agile_sysfs_read("poll_ticks", &ticks);
+		if (ret || ticks == p->ticks)
+			return ret;
+	}
+	return -EAGAIN;
 }
 
 /* Wait until sysfs file @name reads @want; 0 or -ETIMEDOUT. */
