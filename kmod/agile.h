@@ -54,15 +54,26 @@
  *	contexts.  Held for a lookup and a count, never across an
  *	allocation; taken when a context is made and when it is freed.
  *	Process context only; nothing nests inside it.
+ * agile_poller.lock (spinlock, poll.c): the poller's list of contexts
+ *	with sleepers, its timer's @armed and its counters.  Taken in
+ *	process context with spin_lock_bh() and by the poller's hrtimer in
+ *	softirq context with spin_lock().  Outside agile_ctx.lock: the poller
+ *	takes a context's lock under it; a waiter never takes it while it
+ *	holds a context's lock (it registers the context after dropping it,
+ *	see poll.c).  A context's release takes it wherever the last
+ *	reference goes.  The
+ *	hrtimer base lock nests inside it (hrtimer_start());
+ *	hrtimer_cancel() is never called under it.
  * agile_ctx.lock (spinlock): the slots' waiter lists and sleeper
  *	counts, the doorbells' sleeper mirrors, the context's list of
- *	sleeping waiters, @poll_armed and the dequeue of every waiter.  Taken
- *	in process context with spin_lock_bh() and by the poller's hrtimer
- *	in softirq context with spin_lock().  The hrtimer base lock nests
- *	inside it (hrtimer_start()); hrtimer_cancel() is never called under
- *	it, since the poller takes it.  It also orders the end of a group
- *	against queueing waiters: agile_ctx.ended is set under it, and a waiter
- *	checks it under it before it queues.
+ *	sleeping waiters and its count, and the dequeue of every waiter.
+ *	Taken in process context with spin_lock_bh() (spin_lock() when
+ *	nested in agile_poller.lock) and by the poller's hrtimer in softirq
+ *	context with spin_lock().  The poller's fields of the context
+ *	(@poll_node, @poll_listed, @poll_round_left) are written only with
+ *	both locks held and read under either.  It also orders the end of
+ *	a group against queueing waiters: agile_ctx.ended is set under it,
+ *	and a waiter checks it under it before it queues.
  * agile_ctx.seg_lock (spinlock): the context's segment ids in use
  *	(@seg_ids).  Process context only; held to reserve or return an id,
  *	nothing else: SEG_CREATE allocates the pages and copies its result
@@ -85,7 +96,6 @@
 
 #include <linux/atomic.h>
 #include <linux/bitmap.h>
-#include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
@@ -205,9 +215,15 @@ struct agile_group {
  * @owner: the user whose count of contexts it is in (limits.c).
  * @counters: this context's counters, per CPU.
  * @lock: see the locking rules at the top of this file.
- * @sleepers: waiters queued on the context (struct agile_waiter.node).
- * @poll_armed: @poll_timer is queued or its callback will restart it.
- * @poll_timer: the poller, armed only while @sleepers is not empty.
+ * @sleepers: waiters queued on the context (struct agile_waiter.node),
+ *	in the order the poller checks them.
+ * @nr_sleepers: waiters on @sleepers.
+ * @poll_node: in the poller's list while @poll_listed (poll.c).
+ * @poll_listed: on the poller's list: set by the first waiter to find it
+ *	clear (agile_poll_add()), cleared by the poller once it finds
+ *	@sleepers empty, or by the context's release.
+ * @poll_round_left: waiters the poller has still to check in this
+ *	context's current round; 0 between rounds.
  * @ended: the context's group has ended (a member's file was released):
  *	every wait fails with EPIPE.  Set once, under @lock, with
  *	WRITE_ONCE(); read under @lock before a waiter queues and with
@@ -238,8 +254,10 @@ struct agile_ctx {
 	/* waiter lists and sleeper counts: see "Locking" above */
 	spinlock_t lock ____cacheline_aligned_in_smp;
 	struct list_head sleepers;
-	bool poll_armed;
-	struct hrtimer poll_timer;
+	unsigned int nr_sleepers;
+	struct list_head poll_node;
+	bool poll_listed;
+	u32 poll_round_left;
 	bool ended;
 
 	struct agile_group *group;
@@ -298,6 +316,7 @@ struct agile_waiter {
 
 /* main.c: tunables (module parameters, also written through sysfs) */
 extern unsigned int agile_poll_interval_us;
+extern unsigned int agile_poll_max_checks;
 extern unsigned int agile_spin_ns;
 extern unsigned int agile_max_slots;
 extern unsigned int agile_max_segment_bytes;
@@ -373,9 +392,19 @@ int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
 			      bool writable);
 
 /* poll.c */
-void agile_poll_init(struct agile_ctx *ctx);
-void agile_poll_arm(struct agile_ctx *ctx);
-void agile_poll_stop(struct agile_ctx *ctx);
+/* The poller's counters, as sysfs shows them. */
+struct agile_poll_stats {
+	u64 ticks;
+	u64 checks;
+	u64 ns;
+	unsigned int contexts;
+};
+
+void agile_poll_init(void);
+void agile_poll_exit(void);
+void agile_poll_add(struct agile_ctx *ctx);
+void agile_poll_ctx_release(struct agile_ctx *ctx);
+void agile_poll_read_stats(struct agile_poll_stats *stats);
 
 /* sysfs.c */
 extern const struct attribute_group *agile_groups[];

@@ -166,7 +166,6 @@ struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
 	spin_lock_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->sleepers);
 	spin_lock_init(&ctx->seg_lock);
-	agile_poll_init(ctx);
 	ctx->id = atomic_inc_return(&agile_ctx_ids);
 	atomic_inc(&agile_nr_contexts);
 	return ctx;
@@ -200,7 +199,7 @@ static void agile_ctx_release(struct kref *ref)
 
 	/* Waiters hold a reference through their file: none is queued. */
 	WARN_ON_ONCE(!list_empty(&ctx->sleepers));
-	agile_poll_stop(ctx);
+	agile_poll_ctx_release(ctx);
 	agile_seg_free_all(ctx);
 	/* Unpublished by the first member's release: no one finds it. */
 	agile_group_free(ctx->group);

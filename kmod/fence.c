@@ -139,9 +139,14 @@ static void agile_slot_set_sleepers(struct agile_slot *slot,
 	WRITE_ONCE(slot->doorbell->sleepers, sleepers);
 }
 
-/* Queue @w; -EPIPE (and nothing queued) once the context has ended. */
+/*
+ * Queue @w, and have the poller watch its context before the caller
+ * re-reads the doorbells; -EPIPE (and nothing queued) once the context
+ * has ended.
+ */
 static int agile_waiter_enqueue(struct agile_ctx *ctx, struct agile_waiter *w)
 {
+	bool listed;
 	u32 i;
 
 	spin_lock_bh(&ctx->lock);
@@ -160,8 +165,12 @@ static int agile_waiter_enqueue(struct agile_ctx *ctx, struct agile_waiter *w)
 		agile_slot_set_sleepers(slot, slot->sleepers + 1);
 	}
 	list_add_tail(&w->node, &ctx->sleepers);
-	agile_poll_arm(ctx);
+	ctx->nr_sleepers++;
+	listed = ctx->poll_listed;
 	spin_unlock_bh(&ctx->lock);
+	/* The poller's lock is outside ctx->lock: see poll.c. */
+	if (!listed)
+		agile_poll_add(ctx);
 	return 0;
 }
 
@@ -180,6 +189,7 @@ static void agile_waiter_dequeue(struct agile_ctx *ctx, struct agile_waiter *w)
 		agile_slot_set_sleepers(slot, slot->sleepers - 1);
 	}
 	list_del(&w->node);
+	ctx->nr_sleepers--;
 }
 
 /**

@@ -32,6 +32,11 @@ module_param_named(poll_interval_us, agile_poll_interval_us, uint, 0444);
 MODULE_PARM_DESC(poll_interval_us,
 		 "Poller period in microseconds, 10 to 1000000 (default 100)");
 
+unsigned int agile_poll_max_checks = 256;
+module_param_named(poll_max_checks, agile_poll_max_checks, uint, 0444);
+MODULE_PARM_DESC(poll_max_checks,
+		 "Most conditions the poller checks per tick, 64 to 65536 (default 256)");
+
 unsigned int agile_spin_ns = 2000;
 module_param_named(spin_ns, agile_spin_ns, uint, 0444);
 MODULE_PARM_DESC(spin_ns,
@@ -346,6 +351,7 @@ static int __init agile_init(void)
 	if (ret)
 		return ret;
 	agile_misc.mode = agile_dev_mode;
+	agile_poll_init();
 	return misc_register(&agile_misc);
 }
 
@@ -353,6 +359,7 @@ static void __exit agile_exit(void)
 {
 	/* fops->owner keeps the module while any file is open. */
 	misc_deregister(&agile_misc);
+	agile_poll_exit();
 }
 
 module_init(agile_init);

@@ -64,6 +64,8 @@ static ssize_t agile_tunable_store(struct device *dev,
 	}
 
 AGILE_TUNABLE(poll_interval_us, 10, 1000000);
+/* Never below one WAIT_ANY's conditions: every tick makes progress. */
+AGILE_TUNABLE(poll_max_checks, AGILE_WAIT_ANY_MAX, 65536);
 AGILE_TUNABLE(spin_ns, 0, 10000000);
 AGILE_TUNABLE(max_slots, 1, 65536);
 /* Whole pages up to 1 GiB: SEG_CREATE rounds up without overflow. */
@@ -72,6 +74,7 @@ AGILE_TUNABLE(max_contexts_per_user, 1, 1U << 20);
 
 static struct agile_tunable *const agile_tunables[] = {
 	&agile_tunable_poll_interval_us,
+	&agile_tunable_poll_max_checks,
 	&agile_tunable_spin_ns,
 	&agile_tunable_max_slots,
 	&agile_tunable_max_segment_bytes,
@@ -147,9 +150,50 @@ static ssize_t max_segments_per_context_show(struct device *dev,
 	return sysfs_emit(buf, "%d\n", AGILE_MAX_SEGMENTS);
 }
 static DEVICE_ATTR_RO(max_segments_per_context);
+/* The poller's cost (poll.c): ticks, conditions checked, time in ticks. */
+static ssize_t poll_ticks_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct agile_poll_stats stats;
+
+	agile_poll_read_stats(&stats);
+	return sysfs_emit(buf, "%llu\n", stats.ticks);
+}
+static DEVICE_ATTR_RO(poll_ticks);
+
+static ssize_t poll_checks_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct agile_poll_stats stats;
+
+	agile_poll_read_stats(&stats);
+	return sysfs_emit(buf, "%llu\n", stats.checks);
+}
+static DEVICE_ATTR_RO(poll_checks);
+
+static ssize_t poll_ns_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	struct agile_poll_stats stats;
+
+	agile_poll_read_stats(&stats);
+	return sysfs_emit(buf, "%llu\n", stats.ns);
+}
+static DEVICE_ATTR_RO(poll_ns);
+
+static ssize_t poll_contexts_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	struct agile_poll_stats stats;
+
+	agile_poll_read_stats(&stats);
+	return sysfs_emit(buf, "%u\n", stats.contexts);
+}
+static DEVICE_ATTR_RO(poll_contexts);
 
 static struct attribute *agile_attrs[] = {
 	&agile_tunable_poll_interval_us.attr.attr,
+	&agile_tunable_poll_max_checks.attr.attr,
 	&agile_tunable_spin_ns.attr.attr,
 	&agile_tunable_max_slots.attr.attr,
 	&agile_tunable_max_segment_bytes.attr.attr,
@@ -163,6 +207,10 @@ static struct attribute *agile_attrs[] = {
 	&agile_counter_wakeups_signal.attr.attr,
 	&agile_counter_wakeups_poll.attr.attr,
 	&agile_counter_timeouts.attr.attr,
+	&dev_attr_poll_ticks.attr,
+	&dev_attr_poll_checks.attr,
+	&dev_attr_poll_ns.attr,
+	&dev_attr_poll_contexts.attr,
 	NULL
 };
 

@@ -2072,9 +2072,19 @@ static bool pick_area(struct thread *t, const struct fent *s, struct area *a)
 		a->len = s->tr_bytes;
 		a->kind = MK_TASK_REGS;
 	} else {
-		r = rnd_below(&t->rng, s->nr_segs);
-		a->off = seg_offset(r);
-		a->len = s->seg_bytes[r];
+		uint32_t id = rnd_below(&t->rng, s->nr_segs), k;
+
+		/*
+		 * Ids are the lowest free: one below a known segment is a
+		 * hole while its SEG_CREATE runs or after it failed, so take
+		 * the next id known to hold a segment.
+		 */
+		for (k = 0; k < s->nr_segs && !s->seg_bytes[id]; k++)
+			id = (id + 1) % s->nr_segs;
+		if (!s->seg_bytes[id])
+			return false;
+		a->off = seg_offset(id);
+		a->len = s->seg_bytes[id];
 		a->kind = MK_SEGMENT;
 	}
 	return true;

@@ -17,6 +17,8 @@ struct bench_opts {
 	int64_t grain;   /* its grain (agile grain, OpenMP chunk, TBB grainsize) */
 	bool no_pin;     /* agile workers unpinned (AGILE_SCHED_NO_PIN) */
 	int64_t trips;   /* round trips per repetition of doorbell (sleep: / 10) */
+	const char *sleepers; /* pollcost: comma-separated sleeper counts */
+	int period_ms;   /* pollcost: milliseconds measured per repetition */
 };
 
 /* One contender's timing. */
@@ -79,6 +81,7 @@ int bench_fib(const struct bench_opts *o);
 int bench_pfor(const struct bench_opts *o);
 int bench_doorbell(const struct bench_opts *o);
 int bench_sleep(const struct bench_opts *o);
+int bench_pollcost(const struct bench_opts *o);
 int bench_gpu(const struct bench_opts *o);
 int bench_allreduce(const struct bench_opts *o);
 

@@ -3,7 +3,7 @@
  * agile-bench - libagile's benchmarks, each printed beside its baseline
  * measured in the same run, as a table and (--csv) a CSV file.
  *
- *	agile-bench [options] fib|pfor|doorbell|sleep|allreduce|gpu|all|list
+ *	agile-bench [options] fib|pfor|doorbell|sleep|pollcost|allreduce|gpu|all|list
  *
  * Ratios, not absolute times, are the results: they are what SPEC §5's
  * targets are written in, and they survive noisy machines better.
@@ -332,6 +332,8 @@ static const struct {
 	  "spinning round trip worker <-> CPU EU (dev and eu layers, user and kmod backends) beside C11 ping-pongs on one line and on the same lines" },
 	{ "sleep", bench_sleep,
 	  "round trip with both sides asleep (user: futex, kmod: SIGNAL and poller wake) beside a futex ping-pong" },
+	{ "pollcost", bench_pollcost,
+	  "the module's poller while -S N contexts each have a plain-store sleeper: its time (sysfs), softirq time and a busy loop's slowdown beside N = 0" },
 #ifndef AGILE_BENCH_NO_TBB
 	{ "allreduce", bench_allreduce,
 	  "allreduce among -t processes, 4 KiB..64 MiB: agile's process scope beside Open MPI's MPI_Allreduce (agile-bench-mpi) and memcpy" },
@@ -360,7 +362,10 @@ static void usage(FILE *out)
 		"  -g, --grain N       parallel-for grain / chunk (default 16)\n"
 		"  -T, --trips N       doorbell round trips per repetition (default 200000;\n"
 		"                      sleep does N / 10)\n"
-		"  -P, --no-pin        do not pin agile's workers (shared, busy machines)\n");
+		"  -P, --no-pin        do not pin agile's workers (shared, busy machines)\n"
+		"  -S, --sleepers LIST pollcost: sleeping contexts, comma-separated\n"
+		"                      (default 0,100,1000)\n"
+		"  -p, --period-ms N   pollcost: milliseconds per measurement (default 1000)\n");
 }
 
 int main(int argc, char **argv)
@@ -374,6 +379,8 @@ int main(int argc, char **argv)
 		{ "grain", required_argument, NULL, 'g' },
 		{ "no-pin", no_argument, NULL, 'P' },
 		{ "trips", required_argument, NULL, 'T' },
+		{ "sleepers", required_argument, NULL, 'S' },
+		{ "period-ms", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -384,11 +391,12 @@ int main(int argc, char **argv)
 		.pfor_n = 100000,
 		.grain = 16,
 		.trips = 200000,
+		.period_ms = 1000,
 	};
 	const char *csv = NULL;
 	int c, err = 0;
 
-	while ((c = getopt_long(argc, argv, "c:t:r:n:N:g:PT:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:t:r:n:N:g:PT:S:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': csv = optarg; break;
 		case 't': o.threads = atoi(optarg); break;
@@ -398,12 +406,15 @@ int main(int argc, char **argv)
 		case 'g': o.grain = atoll(optarg); break;
 		case 'P': o.no_pin = true; break;
 		case 'T': o.trips = atoll(optarg); break;
+		case 'S': o.sleepers = optarg; break;
+		case 'p': o.period_ms = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (optind == argc || o.threads < 1 || o.reps < 1 || o.fib_n < 1 ||
-	    o.fib_n > 45 || o.pfor_n < 1 || o.grain < 1 || o.trips < 1) {
+	    o.fib_n > 45 || o.pfor_n < 1 || o.grain < 1 || o.trips < 1 ||
+	    o.period_ms < 1) {
 		usage(stderr);
 		return 2;
 	}

@@ -73,7 +73,16 @@
 
 /* Feature bits reported in agile_info.features. */
 #define AGILE_FEAT_WAIT_ANY (1U << 0)
-#define AGILE_FEAT_POLL_WAKE (1U << 1)	/* plain stores wake sleepers */
+/*
+ * AGILE_FEAT_POLL_WAKE: plain stores wake sleepers.  One module-wide
+ * poller checks sleepers' conditions every poll_interval_us, at most
+ * poll_max_checks of them per interval (sysfs), round-robin: with N
+ * FENCE WAITs asleep a sleeper's store is seen within
+ * ceil(N / poll_max_checks) intervals, one while N <= poll_max_checks
+ * (a WAIT_ANY counts one per condition; the module's poll.c gives the
+ * exact bound).
+ */
+#define AGILE_FEAT_POLL_WAKE (1U << 1)
 #define AGILE_FEAT_SLEEPER_COUNT (1U << 2) /* agile_doorbell.sleepers */
 #define AGILE_FEAT_SEGMENTS (1U << 3)	/* SEG_CREATE, max_segment_bytes */
 #define AGILE_FEAT_DMABUF (1U << 4)	/* EXPORT_DMABUF */
@@ -173,7 +182,9 @@ struct agile_task_reg {
  * @doorbell_stride: bytes per doorbell line (AGILE_DOORBELL_STRIDE).
  * @task_reg_min_size: smallest task register size.
  * @task_reg_max_size: largest task register size.
- * @poll_interval_us: the poller's period (sysfs poll_interval_us).
+ * @poll_interval_us: the poller's period (sysfs poll_interval_us).  It
+ *	checks at most sysfs poll_max_checks conditions per period; see
+ *	AGILE_FEAT_POLL_WAKE.
  * @spin_ns: how long a waiter spins in the kernel before it sleeps.
  * @wait_any_max: most conditions one WAIT_ANY takes.
  * @page_size: the kernel's PAGE_SIZE: areas are mapped in whole pages.
@@ -291,7 +302,8 @@ struct agile_ctx_init {
  * condition is checked again after the waiter is queued, so a store
  * between the caller's own check and the ioctl is never lost.  A store
  * that never enters the kernel is seen by the poller within about
- * poll_interval_us.  WAIT fails with ETIMEDOUT when the timeout passes.
+ * poll_interval_us while at most poll_max_checks conditions are polled
+ * module-wide (see AGILE_FEAT_POLL_WAKE).  WAIT fails with ETIMEDOUT when the timeout passes.
  *
  * Signals: a WAIT that a signal interrupts is restarted as futex waits
  * are: transparently after a stop signal (SIGSTOP, SIGTSTP, a debugger
