@@ -218,7 +218,9 @@ static int offload_leaf(struct agile_worker *w,
 	for (uint32_t part = 0; part < count; part++) {
 		struct agile_task_reg *reg;
 
-		agile_eu_task_reg(off->pool, first + part, &reg, NULL);
+		err = agile_eu_task_reg(off->pool, first + part, &reg, NULL);
+		if (err)
+			break;
 		if (off->encode)
 			err = off->encode(task, arg, part, count, reg,
 					  off->nr_args, off->encode_arg);
