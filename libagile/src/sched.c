@@ -133,6 +133,11 @@ struct agile_sched {
 	/* Sleepers wait on wake_seq; its own line, touched only by idle paths. */
 	_Alignas(128) _Atomic uint32_t wake_seq;
 	_Atomic int32_t nr_sleepers;
+	/*
+	 * Of those, the ones past their last look for work: only a wake-up
+	 * gets them going again (agile_sched_stats.sleeping).
+	 */
+	_Atomic uint32_t nr_asleep;
 };
 
 /*
@@ -645,7 +650,11 @@ static void sleep_idle(struct worker *w)
 			ask_for_work(s->workers[i]);
 	if (!work_visible(s)) {
 		agile__count(&w->nr_sleeps);
+		atomic_fetch_add_explicit(&s->nr_asleep, 1,
+					  memory_order_relaxed);
 		agile_futex(&s->wake_seq, FUTEX_WAIT, seq, NULL, 0);
+		atomic_fetch_sub_explicit(&s->nr_asleep, 1,
+					  memory_order_relaxed);
 	}
 	atomic_fetch_sub(&s->nr_sleepers, 1);
 }
@@ -1242,5 +1251,7 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *st)
 	st->nr_workers = s->nr_workers;
 	st->nr_pinned = s->nr_pinned;
 	st->pin_error = s->pin_error;
+	st->sleeping = atomic_load_explicit(&s->nr_asleep,
+					    memory_order_relaxed);
 	return 0;
 }

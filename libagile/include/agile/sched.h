@@ -384,6 +384,8 @@ struct agile_sched_opts {
  * @pin_error:  0, or the negative errno that kept workers from being pinned
  *              (-ENOSYS: hwloc topology not available; -EPERM/-EINVAL:
  *              the affinity call failed); 0 also with AGILE_SCHED_NO_PIN
+ * @sleeping:   idle workers asleep now (or about to be: past their last
+ *              look for work), which only a wake-up gets going again
  */
 struct agile_sched_stats {
 	uint64_t tasks;
@@ -395,7 +397,7 @@ struct agile_sched_stats {
 	uint32_t nr_workers;
 	uint32_t nr_pinned;
 	int32_t pin_error;
-	uint32_t reserved;
+	uint32_t sleeping;
 };
 
 /**
