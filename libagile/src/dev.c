@@ -420,8 +420,13 @@ int agile_dev_post(struct agile_dev *dev, uint32_t slot)
 	if (!dev || slot >= dev->nr_slots)
 		return -EINVAL;
 	db = dev_doorbell(dev, slot);
-	/* Only the poster changes IDLE into anything: a relaxed look will do. */
-	if (doorbell_load_relaxed(db) != AGILE_DOORBELL_IDLE)
+	/*
+	 * Acquire: pairs with the release store of IDLE by the execution
+	 * unit (agile_dev_signal): a post that succeeds comes after
+	 * everything the EU did for the slot's previous task, so its results
+	 * are the caller's to read.
+	 */
+	if (doorbell_load_acquire(db) != AGILE_DOORBELL_IDLE)
 		return -EBUSY;
 	/*
 	 * Steps 604 and 606 as one release store (the fence and the store

@@ -152,9 +152,4 @@ static inline uint32_t doorbell_load_acquire(const struct agile_doorbell *db)
 	return __atomic_load_n(&db->value, __ATOMIC_ACQUIRE);
 }
 
-static inline uint32_t doorbell_load_relaxed(const struct agile_doorbell *db)
-{
-	return __atomic_load_n(&db->value, __ATOMIC_RELAXED);
-}
-
 #endif /* AGILE_DEV_IMPL_H */

@@ -520,16 +520,29 @@ static int slot_wait(struct agile_eu_pool *pool, uint32_t eu,
 	}
 }
 
-static bool eu_busy(struct agile_eu_pool *pool, struct eu *eu)
+/*
+ * Whether EU @eu's slot is IDLE, so that its task register is the
+ * poster's.  The acquire load pairs with the EU's release store of IDLE
+ * (agile_dev_signal in eu_main; the persistent kernel's system-scope
+ * release for a GPU EU): every read and write the EU made of the register
+ * for its last task happened before anything the caller does with it
+ * next.  Nothing may write a task register before this said true.
+ */
+static bool slot_idle(struct agile_eu_pool *pool, uint32_t eu)
 {
 	struct agile_doorbell *db;
 
+	agile_dev_slot(pool->dev, eu, &db, NULL);
+	return __atomic_load_n(&db->value, __ATOMIC_ACQUIRE) ==
+	       AGILE_DOORBELL_IDLE;
+}
+
+static bool eu_busy(struct agile_eu_pool *pool, struct eu *eu)
+{
 	if (!atomic_load_explicit(&eu->connected, memory_order_relaxed) ||
 	    eu->disconnect_posted)
 		return false;
-	agile_dev_slot(pool->dev, eu->index, &db, NULL);
-	return __atomic_load_n(&db->value, __ATOMIC_RELAXED) !=
-	       AGILE_DOORBELL_IDLE;
+	return !slot_idle(pool, eu->index);
 }
 
 static int eu_disconnect(struct agile_eu_pool *pool, struct eu *eu,
@@ -544,6 +557,9 @@ static int eu_disconnect(struct agile_eu_pool *pool, struct eu *eu,
 			eu_join(eu);
 			return -ENOTCONN;
 		}
+		/* A task in flight owns the register: leave it untouched. */
+		if (!slot_idle(pool, eu->index))
+			return -EBUSY;
 		reg->opcode = AGILE_OP_DISCONNECT;
 		reg->nr_parts = 0;
 		reg->flags = 0;
@@ -613,9 +629,11 @@ int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
 {
 	if (!pool || eu >= pool->nr_eus || !reg)
 		return -EINVAL;
-	*reg = eu_reg(pool, eu);
 	if (nr_args)
 		*nr_args = pool->nr_args;
+	if (!slot_idle(pool, eu))
+		return -EBUSY;
+	*reg = eu_reg(pool, eu);
 	return 0;
 }
 
@@ -629,6 +647,9 @@ int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu)
 				  memory_order_relaxed) ||
 	    pool->eus[eu].disconnect_posted)
 		return -ENOTCONN;
+	/* The previous task still runs: its register is not ours. */
+	if (!slot_idle(pool, eu))
+		return -EBUSY;
 	reg = eu_reg(pool, eu);
 	/* Step 602: the result fields start clear; released by the post. */
 	reg->status = 0;
@@ -732,18 +753,16 @@ int agile_eu_run_launch(struct agile_eu_pool *pool, uint32_t eu,
 			uint32_t *error_lane)
 {
 	struct agile_task_reg *reg;
-	struct agile_doorbell *db;
 	int err;
 
 	if (!pool || eu >= pool->nr_eus)
 		return -EINVAL;
 	if (!pool->gpu)
 		return -EOPNOTSUPP;
-	agile_dev_slot(pool->dev, eu, &db, &reg);
 	/* The persistent kernel leaves an IDLE slot's register alone. */
-	if (__atomic_load_n(&db->value, __ATOMIC_ACQUIRE) !=
-	    AGILE_DOORBELL_IDLE)
+	if (!slot_idle(pool, eu))
 		return -EBUSY;
+	reg = eu_reg(pool, eu);
 	reg->status = 0;
 	reg->error = 0;
 	reg->error_lane = 0;

@@ -133,6 +133,11 @@ struct agile_sched {
 	/* Sleepers wait on wake_seq; its own line, touched only by idle paths. */
 	_Alignas(128) _Atomic uint32_t wake_seq;
 	_Atomic int32_t nr_sleepers;
+	/*
+	 * Of those, the ones past their last look for work: only a wake-up
+	 * gets them going again (agile_sched_stats.sleeping).
+	 */
+	_Atomic uint32_t nr_asleep;
 };
 
 /*
@@ -484,6 +489,8 @@ struct agile_worker *agile_worker_self(void)
 	return current_worker ? &current_worker->pub : NULL;
 }
 
+static void wait_helping(struct worker *w, _Atomic uint32_t *done);
+
 int agile__run_frame(struct agile_sched *s, struct agile_frame *f)
 {
 	struct worker *w = current_worker;
@@ -519,9 +526,14 @@ int agile__run_frame(struct agile_sched *s, struct agile_frame *f)
 	pthread_mutex_unlock(&s->lock);
 	wake_one(s);
 
-	/* Acquire pairs with the release store in run_root. */
-	while (!atomic_load_explicit(&run.done, memory_order_acquire))
-		agile_futex(&run.done, FUTEX_WAIT, 0, NULL, 0);
+	if (w) {
+		/* A worker of another pool: it works for its own meanwhile. */
+		wait_helping(w, &run.done);
+	} else {
+		/* Acquire pairs with the release store in run_root. */
+		while (!atomic_load_explicit(&run.done, memory_order_acquire))
+			agile_futex(&run.done, FUTEX_WAIT, 0, NULL, 0);
+	}
 	return atomic_load_explicit(&run.error, memory_order_relaxed);
 }
 
@@ -557,6 +569,62 @@ static void run_root(struct worker *w, struct agile_run *r)
 	agile_futex(&r->done, FUTEX_WAKE, 1, NULL, 0);
 }
 
+/*
+ * A worker @w of one pool waits for a run it queued on another: until
+ * *@done, it runs its own pool's queued runs and steals its tasks, as an
+ * idle worker would, so that two pools waiting on each other make
+ * progress (a pool's only worker, waiting on the other pool, still runs
+ * the runs queued on its own).  The tasks run on top of the waiting one,
+ * on its C stack: MAX_RANDOM_NEST bounds how deep, and past it, or when
+ * its frames could not all be published, it just waits.  Its private
+ * frames are published first, so that none is published later under the
+ * run of a task it helps with (publish_frame).
+ */
+static void wait_helping(struct worker *w, _Atomic uint32_t *done)
+{
+	const struct timespec nap = { .tv_nsec = WAIT_SLEEP_NS };
+	struct agile_sched *own = w->sched;
+	bool help = w->random_nest < MAX_RANDOM_NEST && !publish_all(w);
+	unsigned int idle = 0;
+
+	w->random_nest++;
+	/* Acquire pairs with the release store in run_root. */
+	while (!atomic_load_explicit(done, memory_order_acquire)) {
+		struct agile_frame *f;
+
+		if (help &&
+		    atomic_load_explicit(&own->nr_roots, memory_order_relaxed)) {
+			struct agile_run *r = pop_root(own);
+
+			if (r) {
+				run_root(w, r);
+				idle = 0;
+				continue;
+			}
+		}
+		f = help ? steal_random(w) : NULL;
+		if (f) {
+			run_stolen(w, f);
+			idle = 0;
+			continue;
+		}
+		idle++;
+		if (idle < SPIN_ROUNDS) {
+			spin_pause();
+		} else if (idle < SPIN_ROUNDS + YIELD_ROUNDS) {
+			sched_yield();
+		} else {
+			/*
+			 * run_root's wake ends the nap at once; its timeout
+			 * is for looking at our own pool's work again.
+			 */
+			agile_futex(done, FUTEX_WAIT, 0, help ? &nap : NULL,
+				    0);
+		}
+	}
+	w->random_nest--;
+}
+
 static bool work_visible(struct agile_sched *s)
 {
 	if (atomic_load(&s->stop) || atomic_load(&s->nr_roots))
@@ -582,7 +650,11 @@ static void sleep_idle(struct worker *w)
 			ask_for_work(s->workers[i]);
 	if (!work_visible(s)) {
 		agile__count(&w->nr_sleeps);
+		atomic_fetch_add_explicit(&s->nr_asleep, 1,
+					  memory_order_relaxed);
 		agile_futex(&s->wake_seq, FUTEX_WAIT, seq, NULL, 0);
+		atomic_fetch_sub_explicit(&s->nr_asleep, 1,
+					  memory_order_relaxed);
 	}
 	atomic_fetch_sub(&s->nr_sleepers, 1);
 }
@@ -1179,5 +1251,7 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *st)
 	st->nr_workers = s->nr_workers;
 	st->nr_pinned = s->nr_pinned;
 	st->pin_error = s->pin_error;
+	st->sleeping = atomic_load_explicit(&s->nr_asleep,
+					    memory_order_relaxed);
 	return 0;
 }

@@ -59,15 +59,17 @@ int main(void)
 		struct timespec ten_ms = { .tv_nsec = 10000000 };
 
 		agile_sched_stats(s, &st);
-		if (st.sleeps >= st.nr_workers)
+		if (st.sleeping == st.nr_workers)
 			break;
 		nanosleep(&ten_ms, NULL);
 	}
-	tap_ok(st.sleeps >= st.nr_workers, "idle workers went to sleep (%llu)",
-	       (unsigned long long)st.sleeps);
+	tap_ok(st.sleeping == st.nr_workers && st.sleeps >= st.nr_workers,
+	       "idle workers went to sleep, all %u of them (%llu sleeps)",
+	       st.sleeping, (unsigned long long)st.sleeps);
 	r = 0;
 	err = AGILE_RUN(s, fib, 20, &r);
-	tap_ok(err == 0 && r == 6765, "a sleeping pool wakes for a run");
+	tap_ok(err == 0 && r == 6765,
+	       "a sleeping pool wakes for a run (only a wake-up can start it)");
 	tap_ok_call(agile_sched_destroy(s), "destroy");
 	tap_ok(agile_sched_destroy(NULL) == -EINVAL, "destroy(NULL): -EINVAL");
 	tap_ok(agile_sched_nr_workers(NULL) == -EINVAL &&

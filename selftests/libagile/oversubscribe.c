@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * oversubscribe - four times as many workers as processing units (at least
- * 8): results stay right, every worker is pinned when the topology is
- * known, and work spreads over more than one worker.
+ * 8): results stay right and every worker is pinned when the topology is
+ * known; how far the work spread is reported (the OS scheduler decides).
  */
 #include <agile/sched.h>
 #include <stdint.h>

@@ -314,6 +314,7 @@ static int check_split(struct setup *s, uint32_t workers, uint64_t offloads)
 static void test_config(uint32_t workers, uint32_t eus)
 {
 	struct sum_arg a = { .cutoff = 5000 };
+	struct agile_offload_stats os;
 	struct agile_sched_stats ss;
 	struct setup s;
 	int err;
@@ -326,10 +327,18 @@ static void test_config(uint32_t workers, uint32_t eus)
 	}
 	err = run_sum(&s, &a, -1);
 	agile_sched_stats(s.sched, &ss);
+	agile_offload_stats(s.off, &os);
 	tap_ok(!err && atomic_load(&a.total) == expect_sum,
 	       "%u workers, %u EUs: the array sum, %llu leaves offloaded (%s)",
 	       workers, eus, (unsigned long long)ss.offloads,
 	       agile_strerror(err));
+	tap_ok(os.eu_leaves + os.cpu_leaves == ss.offloads &&
+		       !os.fallback_leaves && !os.rerouted_leaves &&
+		       (eus >= workers ? !os.cpu_leaves : 1),
+	       "%u workers, %u EUs: offload stats: %llu on EUs, %llu on CPUs "
+	       "without one",
+	       workers, eus, (unsigned long long)os.eu_leaves,
+	       (unsigned long long)os.cpu_leaves);
 	if (eus >= workers) {
 		int idle = check_split(&s, workers, ss.offloads);
 

@@ -171,9 +171,15 @@ int agile_dev_signal(struct agile_dev *dev, uint32_t slot, uint32_t value);
  *
  * Steps 604-606 of seed 002: the task register, written by the caller, is
  * released, then the doorbell becomes AGILE_DOORBELL_POSTED (and a
- * sleeping execution unit is woken, as agile_dev_signal).  Returns 0,
- * -EBUSY (the doorbell is not AGILE_DOORBELL_IDLE: a task is in flight),
- * -EINVAL, or an errno of the wake-up call.
+ * sleeping execution unit is woken, as agile_dev_signal).  It finds the
+ * doorbell IDLE with an acquire load, pairing with the unit's release
+ * store of IDLE: once a post succeeds, whatever the unit wrote for the
+ * slot's previous task (results in memory the task pointed at) is
+ * visible to the caller.  Write the register only while the slot is
+ * IDLE (a wait for IDLE said so): the check here comes after those
+ * writes, so it cannot make them safe.  Returns 0, -EBUSY (the doorbell
+ * is not AGILE_DOORBELL_IDLE: a task is in flight), -EINVAL, or an errno
+ * of the wake-up call.
  */
 int agile_dev_post(struct agile_dev *dev, uint32_t slot);
 

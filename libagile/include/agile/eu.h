@@ -25,6 +25,16 @@
  * agile_eu_wait waits for the doorbell to come back and turns the status
  * word into 0 or the failed lane's error; agile_eu_call does both.
  *
+ * Who owns the task register: the EU, from a submit until its doorbell is
+ * IDLE again; the poster otherwise.  The poster may write the register
+ * only while it owns it: after agile_eu_task_reg returned 0, or after
+ * agile_eu_wait (or agile_eu_call) returned the task's outcome (0 or the
+ * task's error; not -ETIMEDOUT, nor another error of the wait itself),
+ * and until the next submit.  Every call here checks the slot
+ * IDLE (an acquire load that pairs with the EU's release store of IDLE)
+ * before it writes the register, so a call that returns -EBUSY has
+ * changed nothing: the task in flight runs on undisturbed.
+ *
  * GPU EUs: a pool asked for them (AGILE_EU_POOL_GPU, or AGILE_EU_POOL_AUTO)
  * looks for a usable GPU (agile/gpu.h) and launches the persistent kernel
  * (libagile/gpu/persistent.cu) there, one work-group per EU, polling the
@@ -175,10 +185,13 @@ int agile_eu_pool_kernels(const struct agile_eu_pool *pool,
 
 /**
  * agile_eu_task_reg - EU @eu's task register, to fill in before a submit
- * @nr_args: receives how many argument words it holds (may be NULL)
+ * @nr_args: receives how many argument words it holds (may be NULL); set
+ *           on -EBUSY too
  *
  * Write opcode, nr_parts, flags and args; agile_eu_submit clears the
- * result fields.  Returns 0 or -EINVAL.
+ * result fields.  Returns 0, -EINVAL, or -EBUSY (a task is in flight: the
+ * EU owns the register, which must not be written until a wait has seen
+ * the task finish; *@reg is left alone).
  */
 int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
 		      struct agile_task_reg **reg, uint32_t *nr_args);
@@ -187,7 +200,7 @@ int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
  * agile_eu_submit - post the task in EU @eu's register (steps 602-606)
  *
  * Returns 0, -EINVAL, -ENOTCONN (the EU was disconnected) or -EBUSY (the
- * previous task is not finished).
+ * previous task is not finished: nothing was written, it runs on).
  */
 int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu);
 
@@ -226,8 +239,9 @@ int agile_eu_run_inline(struct agile_eu_pool *pool, struct agile_task_reg *reg,
  * agile_eu_disconnect - post AGILE_OP_DISCONNECT to EU @eu and join it
  *
  * Returns 0, -ENOTCONN (already disconnected), -EBUSY (a task is in
- * flight), -ETIMEDOUT (posted, not yet seen: agile_eu_pool_destroy will
- * finish the job) or -EINVAL.
+ * flight: nothing was written, it runs on and the EU stays connected),
+ * -ETIMEDOUT (posted, not yet seen: agile_eu_pool_destroy will finish the
+ * job) or -EINVAL.
  */
 int agile_eu_disconnect(struct agile_eu_pool *pool, uint32_t eu,
 			uint64_t timeout_ns);

@@ -16,19 +16,41 @@
  * on its own CPU, through the same code an EU would run.
  *
  * How a leaf becomes EU tasks:
- *  - with an encoder: a worker owning n EUs asks it for parts 0 .. n-1 of
- *    the leaf, each written into one EU's task register (a registered
+ *  - with an encoder: a worker with n EUs that can take a part (all it
+ *    owns, unless some failed: Faults below) asks it for parts 0 .. n-1
+ *    of the leaf, each written into one EU's task register (a registered
  *    kernel's opcode, nr_parts lanes and arguments); all n are posted,
  *    then all n are waited for.  This is how a leaf is split across a
  *    worker's EUs;
- *  - without one: the leaf goes whole to the worker's first EU as a call
- *    of ops->leaf(task, arg) (the "agile.leaf" kernel, registered in the
- *    EU pool's registry on first use; CPU EUs only).
+ *  - without one: the leaf goes whole to the worker's first EU that can
+ *    take it, as a call of ops->leaf(copy, arg) (the "agile.leaf" kernel, registered in the
+ *    EU pool's registry on first use; CPU EUs only), on a copy of the
+ *    task: in the task register when it fits (registers of 128 bytes and
+ *    up hold any task), else in a buffer of the EU's that the offload
+ *    object owns.  The task itself lives on the worker's stack, which a
+ *    leaf that outlives its timeout outlives too.
+ *
+ * Faults:
+ *  - timeout: a part that outlives timeout_ns fails the leaf, and so the
+ *    run, with -ETIMEDOUT, while the EU goes on running it.  That EU is
+ *    quarantined: its register and buffer are not touched until its
+ *    doorbell is IDLE again, when it rejoins (looked for at each of its
+ *    worker's leaves).  The late leaf still uses the task type (@ops) and
+ *    the run's @arg: keep them valid until agile_offload_destroy succeeds.
+ *  - disconnect: an EU found disconnected (agile_eu_disconnect, or its
+ *    loop ended) is gone for good; the part that found it runs on the
+ *    worker's CPU.
+ * Leaves go around quarantined and gone EUs: split across the worker's
+ * other EUs (one fewer part each), or, when none is left, run on the
+ * worker's own CPU as for a worker that owns no EU.  agile_offload_stats
+ * counts each case.  A CPU run of an encoded part goes through
+ * agile_eu_run_inline, so its args must be addresses the CPU can use.
  *
  * Thread safety: create and destroy are not thread safe against the
  * scheduler running; the hook runs concurrently on every worker, each on
- * its own EUs.  Destroy the scheduler first, then the offload object, then
- * the EU pool (which DISCONNECTs its EUs).
+ * its own EUs; agile_offload_stats may be called at any time.  Destroy
+ * the scheduler first, then the offload object, then the EU pool (which
+ * DISCONNECTs its EUs).
  */
 #ifndef AGILE_OFFLOAD_H
 #define AGILE_OFFLOAD_H
@@ -48,7 +70,12 @@ struct agile_offload;
  * @nr_args:    how many argument words @reg holds
  * @encode_arg: agile_offload_opts.encode_arg
  *
- * Returns 0 or a negative errno (the leaf fails with it).
+ * Write values into @reg, not pointers into @task: it is the worker's, on
+ * its stack, only until the hook returns (a part may outlive that: see
+ * Faults above).  A part whose EU turns out to be gone is encoded again
+ * (same @part and @nr_parts) into a register of the worker's own, to run
+ * on its CPU; a leaf none of whose EUs can take it is encoded as part 0
+ * of 1.  Returns 0 or a negative errno (the leaf fails with it).
  */
 typedef int (*agile_offload_encode_fn)(const void *task, void *arg,
 				       uint32_t part, uint32_t nr_parts,
@@ -62,7 +89,8 @@ typedef int (*agile_offload_encode_fn)(const void *task, void *arg,
  * @encode:     how to cut a leaf into EU tasks; NULL: whole-leaf calls
  * @encode_arg: passed to @encode
  * @timeout_ns: how long a worker waits for one EU task (default
- *              AGILE_TIMEOUT_INFINITE); -ETIMEDOUT fails the run
+ *              AGILE_TIMEOUT_INFINITE); -ETIMEDOUT fails the run and
+ *              quarantines the EU (Faults, above)
  * @reserved:   must be zero
  */
 struct agile_offload_opts {
@@ -87,8 +115,52 @@ int agile_offload_create(struct agile_eu_pool *pool,
 			 const struct agile_offload_opts *opts,
 			 struct agile_offload **out);
 
-/* agile_offload_destroy - free @off (the EUs stay).  0 or -EINVAL. */
+/**
+ * agile_offload_destroy - free @off (the EUs stay)
+ *
+ * Returns 0, -EINVAL, or -EBUSY (a quarantined EU still runs a leaf
+ * whose copy @off holds: nothing was freed; try again once it is done).
+ */
 int agile_offload_destroy(struct agile_offload *off);
+
+/**
+ * struct agile_offload_stats - where the leaves went (agile_offload_stats)
+ * @eu_leaves:       leaves that ran on EUs (once each, whatever the parts)
+ * @cpu_leaves:      leaves run on the CPU of a worker that owns no EU
+ * @fallback_leaves: leaves run on a worker's CPU because none of its EUs
+ *                   could take them (all quarantined or gone)
+ * @rerouted_leaves: leaves that went around a quarantined or gone EU of
+ *                   their worker (to its other EUs, or a part to its CPU)
+ * @timeouts:        EU tasks that outlived timeout_ns (each quarantined
+ *                   its EU)
+ * @rejoins:         quarantined EUs that came back, IDLE again
+ * @eus_gone:        EUs found disconnected, never used again
+ * @quarantined:     EUs quarantined now
+ * @reserved:        zero
+ *
+ * Every leaf that ran counts in exactly one of @eu_leaves, @cpu_leaves
+ * and @fallback_leaves.
+ */
+struct agile_offload_stats {
+	uint64_t eu_leaves;
+	uint64_t cpu_leaves;
+	uint64_t fallback_leaves;
+	uint64_t rerouted_leaves;
+	uint64_t timeouts;
+	uint64_t rejoins;
+	uint64_t eus_gone;
+	uint32_t quarantined;
+	uint32_t reserved;
+};
+
+/**
+ * agile_offload_stats - @off's counters into @stats, summed over workers
+ *
+ * A recent snapshot while the scheduler runs, exact once it is idle.
+ * Returns 0 or -EINVAL.  Thread safe.
+ */
+int agile_offload_stats(const struct agile_offload *off,
+			struct agile_offload_stats *stats);
 
 /**
  * agile_sched_opts_use_eus - make a scheduler built with @opts offload to @off

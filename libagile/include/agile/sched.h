@@ -29,6 +29,19 @@
  * they are spawned, so they stay stealable while the OS has their worker
  * descheduled.
  *
+ * Waiting on another pool: a task of pool B may run work on pool A
+ * (AGILE_RUN, agile_sched_run, agile_parallel_for, agile_sched_run_task
+ * on A).  The run is queued on A, and the waiting worker of B keeps
+ * working for B until it ends: it runs the runs queued on B and steals
+ * B's tasks, on top of the waiting task (to a bounded depth).  So pools
+ * that wait on each other do not deadlock for want of a free worker: if
+ * A has one worker, busy in a task that waits on B, whose task waits on
+ * A, that worker runs the run queued on A while it waits.  (The other
+ * choice, failing such a wait with -EDEADLK, would refuse programs that
+ * are fine whenever A has a free worker.)  Tasks that wait on each
+ * other's results in a cycle still deadlock, as they would on one pool;
+ * and a thread that is no pool's worker simply sleeps until its run ends.
+ *
  * Errors: every function returns 0 or a negative errno and never aborts.
  * The first negative errno recorded in a run (by a task through
  * agile_run_fail, by a leaf, a parallel-for body or a root function
@@ -281,9 +294,11 @@ static inline void agile__count(_Atomic uint64_t *counter)
  * @RESP: where to store the result (may be NULL); written only on success
  *
  * Evaluates to 0 or the run's first negative errno.  From a thread that is
- * not a worker of @S, the task runs on a worker while the caller sleeps;
- * from a worker of @S it runs at once on that worker, as a nested run with
- * its own error.  Thread safe: any number of threads may run at once.
+ * not a worker of @S, the task runs on a worker while the caller sleeps,
+ * or, if the caller is a worker of another pool, works for that pool
+ * (see "Waiting on another pool" above); from a worker of @S it runs at
+ * once on that worker, as a nested run with its own error.  Thread safe:
+ * any number of threads may run at once.
  * For AGILE_VOID_TASK tasks pass NULL as @RESP.
  */
 #define AGILE_RUN(S, NAME, ARG, RESP) NAME##__run((S), (ARG), (RESP))
@@ -369,6 +384,8 @@ struct agile_sched_opts {
  * @pin_error:  0, or the negative errno that kept workers from being pinned
  *              (-ENOSYS: hwloc topology not available; -EPERM/-EINVAL:
  *              the affinity call failed); 0 also with AGILE_SCHED_NO_PIN
+ * @sleeping:   idle workers asleep now (or about to be: past their last
+ *              look for work), which only a wake-up gets going again
  */
 struct agile_sched_stats {
 	uint64_t tasks;
@@ -380,7 +397,7 @@ struct agile_sched_stats {
 	uint32_t nr_workers;
 	uint32_t nr_pinned;
 	int32_t pin_error;
-	uint32_t reserved;
+	uint32_t sleeping;
 };
 
 /**
