@@ -14,7 +14,8 @@
 # claims, and make mutate fails.  Before any mutant, every suite in use runs
 # once on the unmutated copy and must pass, so a catch is never a flaky or
 # broken test.  A mutant whose line is not found exactly once is "stale"
-# (the code moved on; update tools/mutants.txt) and fails make mutate too.
+# (the code moved on; update tools/mutants.txt), and one that does not
+# build proves nothing: both fail make mutate too.
 #
 # Suites (the "suite" key of a mutant):
 #   lib T...      make -C libagile check TESTS="T..." (native, user backend)
@@ -27,7 +28,8 @@
 #
 # Results: a table on stdout and in build/mutate/table.md (mutant, what it
 # breaks, the suite, the verdict, the failing tests), the logs beside it.
-# NAME... runs only those mutants.
+# NAME... runs only those mutants.  AGILE_MUTATE_TEST_TIMEOUT (default 180)
+# is how long one test program may run before it fails as hung.
 set -u
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -35,6 +37,9 @@ OUT=$REPO/build/mutate
 TREE=$OUT/tree
 LIST=$REPO/tools/mutants.txt
 make=${MAKE:-make}
+# A mutant may make a test hang (no wake-ups, say): each test program gets
+# this many seconds (AGILE_TEST_TIMEOUT of the runners), then fails.
+TEST_TIMEOUT=${AGILE_MUTATE_TEST_TIMEOUT:-180}
 
 die() {
 	echo "mutate: $*" >&2
@@ -67,8 +72,10 @@ parse_list() {
 		[ "$key" != "$line" ] || die "$LIST: '$line' is not 'key = value'"
 		case $key in
 		file) m_file[$name]=$value ;;
-		find) m_find[$name]=$value ;;
-		replace) m_replace[$name]=$value ;;
+		# A mutant may change several lines of its file: each find is
+		# paired with the replace that follows it.
+		find) m_find[$name]+=$value$'\x1f' ;;
+		replace) m_replace[$name]+=$value$'\x1f' ;;
 		suite) m_suite[$name]=$value ;;
 		what) m_what[$name]=$value ;;
 		*) die "$LIST: unknown key '$key' in [$name]" ;;
@@ -120,15 +127,27 @@ count_matches() {
 	LINE=$2 awk 'BEGIN { want = ENVIRON["LINE"] } $0 == want { n++ } END { print n + 0 }' "$1"
 }
 
-# apply <name>: replace the mutant's line in the copy.  1 when stale.
+# apply <name>: replace the mutant's lines in the copy.  1 when stale: a
+# line to replace is not there exactly once, or a find has no replace.
 apply() {
-	local name=$1 file=$TREE/${m_file[$1]}
+	local name=$1 file=$TREE/${m_file[$1]} finds replaces i
 	[ -f "$file" ] || return 1
-	[ "$(count_matches "$file" "${m_find[$name]}")" = 1 ] || return 1
-	LINE=${m_find[$name]} NEW=${m_replace[$name]:-} awk '
-		BEGIN { want = ENVIRON["LINE"]; repl = ENVIRON["NEW"] }
-		$0 == want { print repl; next } { print }' "$file" >"$file.mutant" &&
-		mv "$file.mutant" "$file"
+	IFS=$'\x1f' read -r -d '' -a finds <<<"${m_find[$name]}" || true
+	IFS=$'\x1f' read -r -d '' -a replaces <<<"${m_replace[$name]:-}" || true
+	# The here-string adds a newline after the last separator.
+	[ "${finds[-1]}" = $'\n' ] && unset 'finds[-1]'
+	[ "${#replaces[@]}" -gt 0 ] && [ "${replaces[-1]}" = $'\n' ] &&
+		unset 'replaces[-1]'
+	[ "${#finds[@]}" = "${#replaces[@]}" ] || return 1
+	for i in "${!finds[@]}"; do
+		[ "$(count_matches "$file" "${finds[$i]}")" = 1 ] || return 1
+	done
+	for i in "${!finds[@]}"; do
+		LINE=${finds[$i]} NEW=${replaces[$i]} awk '
+			BEGIN { want = ENVIRON["LINE"]; repl = ENVIRON["NEW"] }
+			$0 == want { print repl; next } { print }' "$file" \
+			>"$file.mutant" && mv "$file.mutant" "$file" || return 1
+	done
 }
 
 # restore <name>: the mutated file back from the working tree.
@@ -154,47 +173,62 @@ guest_script() {
 	echo "$dst"
 }
 
-# run_suite <log> <suite words...>: build and run; 0 when the suite passes.
+# build_suite <log> <suite words...>: build what the suite runs; 0 when
+# it builds.  A mutant that does not build proves nothing about the tests.
+build_suite() {
+	local log=$1 kind=$2
+	shift 2
+	case $kind in
+	lib)
+		(cd "$TREE" && $make --no-print-directory -C libagile tests \
+			TESTS="$*") >"$log" 2>&1 ;;
+	tsan)
+		(cd "$TREE" && $make --no-print-directory -C libagile tsan \
+			TESTS="$*") >"$log" 2>&1 ;;
+	kmod)
+		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
+			$make --no-print-directory -C selftests/kmod \
+				OUT="$TREE/build/selftests/kmod") >"$log" 2>&1 ;;
+	guestlib)
+		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
+			$make --no-print-directory -C libagile guest-tests \
+				TESTS="$*") >"$log" 2>&1 ;;
+	*)
+		echo "unknown suite kind '$kind'" >"$log"
+		return 1
+		;;
+	esac
+}
+
+# run_suite <log> <suite words...>: run a built suite; 0 when it passes.
 # Prints the failing tests (the "not ok" lines) to <log>.fails.
 run_suite() {
-	local log=$1 kind=$2 script rc
+	local log=$1 kind=$2 script rc target
 	shift 2
 	: >"$log.fails"
 	case $kind in
-	lib)
-		(cd "$TREE" && $make --no-print-directory -C libagile check \
-			TESTS="$*") >"$log" 2>&1
-		rc=$?
-		grep -E '^not ok|FAILED' "$log" >"$log.fails"
-		;;
-	tsan)
-		(cd "$TREE" && $make --no-print-directory -C libagile check-tsan \
-			TESTS="$*") >"$log" 2>&1
+	lib | tsan)
+		[ "$kind" = lib ] && target=check || target=check-tsan
+		(cd "$TREE" && AGILE_TEST_TIMEOUT=$TEST_TIMEOUT \
+			$make --no-print-directory -C libagile "$target" \
+			TESTS="$*") >>"$log" 2>&1
 		rc=$?
 		grep -E '^not ok|FAILED' "$log" >"$log.fails"
 		;;
 	kmod)
 		script=$(guest_script "$TREE/selftests/kmod/run.sh" \
-			"AGILE_KMOD_PROGRAMS=$*")
-		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
-			$make --no-print-directory -C selftests/kmod \
-				OUT="$TREE/build/selftests/kmod" &&
-			tools/vm/run-guest.sh 6.1 "$script") >"$log" 2>&1
+			"AGILE_KMOD_PROGRAMS=$*" "AGILE_TEST_TIMEOUT=$TEST_TIMEOUT")
+		(cd "$TREE" && tools/vm/run-guest.sh 6.1 "$script") >>"$log" 2>&1
 		rc=$?
 		grep -E '^not ok' "$TREE/build/vm/6.1/guest.tap" >"$log.fails" 2>/dev/null
 		;;
 	guestlib)
 		script=$(guest_script "$TREE/selftests/libagile/guest.sh" \
-			"AGILE_LIBAGILE_PROGRAMS=$*" "AGILE_BACKENDS=kmod")
-		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
-			$make --no-print-directory -C libagile guest-tests &&
-			tools/vm/run-guest.sh 6.1 "$script") >"$log" 2>&1
+			"AGILE_LIBAGILE_PROGRAMS=$*" "AGILE_BACKENDS=kmod" \
+			"AGILE_TEST_TIMEOUT=$TEST_TIMEOUT")
+		(cd "$TREE" && tools/vm/run-guest.sh 6.1 "$script") >>"$log" 2>&1
 		rc=$?
 		grep -E '^not ok' "$TREE/build/vm/6.1/guest.tap" >"$log.fails" 2>/dev/null
-		;;
-	*)
-		echo "unknown suite kind '$kind'" >"$log"
-		return 2
 		;;
 	esac
 	[ "$rc" = 0 ] && [ ! -s "$log.fails" ]
@@ -215,9 +249,9 @@ for name in "${selected[@]}"; do
 	log=$OUT/logs/baseline-$(printf '%s' "$suite" | tr -c 'A-Za-z0-9_-' '_').log
 	echo "mutate: baseline: $suite"
 	# shellcheck disable=SC2086 # the suite is words
-	if ! run_suite "$log" $suite; then
+	if ! build_suite "$log" $suite || ! run_suite "$log" $suite; then
 		echo "mutate: the unmutated tree fails '$suite' (see $log):" >&2
-		cat "$log.fails" >&2
+		if [ -s "$log.fails" ]; then cat "$log.fails" >&2; else tail -n 20 "$log" >&2; fi
 		exit 1
 	fi
 done
@@ -237,7 +271,11 @@ for name in "${selected[@]}"; do
 		survived=$((survived + 1))
 	else
 		# shellcheck disable=SC2086 # the suite is words
-		if run_suite "$log" ${m_suite[$name]}; then
+		if ! build_suite "$log" ${m_suite[$name]}; then
+			verdict="does not build"
+			fails="see $(basename "$log")"
+			survived=$((survived + 1))
+		elif run_suite "$log" ${m_suite[$name]}; then
 			verdict=SURVIVED
 			fails="-"
 			survived=$((survived + 1))

@@ -446,6 +446,33 @@ TEST_F(ctx, signal_wakes_sleeper)
 	ASSERT_EQ(0ULL, st.interrupted);
 }
 
+/*
+ * SIGNAL itself wakes the sleeper: with the poller slowed to one tick a
+ * second, the wake-up is counted as SIGNAL's, not the poller's.
+ */
+TEST_F(ctx, signal_wakes_sleeper_not_poller)
+{
+	/* static: the harness's setjmp() would clobber an automatic. */
+	static unsigned long long interval;
+	struct agile_fence_thread ft;
+	struct agile_stats st;
+
+	if (access(AGILE_SYSFS_DIR, F_OK))
+		SKIP(return, "%s missing", AGILE_SYSFS_DIR);
+	ASSERT_EQ(0, agile_sysfs_read("poll_interval_us", &interval));
+	ASSERT_EQ(0, agile_sysfs_write_u64("poll_interval_us", 1000000));
+	start_sleeper(_metadata, self, &ft, 4, AGILE_CMP_EQ, 1,
+		      30 * NSEC_PER_SEC, 1);
+	ASSERT_EQ(0, agile_signal(self->fd, 4, 1));
+	ASSERT_EQ(0, agile_fence_thread_join(&ft));
+	EXPECT_EQ(0, agile_sysfs_write_u64("poll_interval_us", interval));
+	ASSERT_EQ(0, ft.ret);
+	ASSERT_EQ(0, agile_stats(self->fd, &st));
+	ASSERT_EQ(1ULL, st.wakeups_signal) TH_LOG("poll %llu",
+					      (unsigned long long)st.wakeups_poll);
+	ASSERT_EQ(0ULL, st.wakeups_poll);
+}
+
 /* A plain store, no system call: the poller wakes the sleeper. */
 TEST_F(ctx, plain_store_wakes_sleeper)
 {

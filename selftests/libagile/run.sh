@@ -5,6 +5,7 @@
 # with "N passed, N failed" (one count per test program).  A test passes
 # when it exits 0 and printed no "not ok".  With TAP_OUT=FILE, also writes
 # one TAP line per program to FILE (for the top-level summary).
+# AGILE_TEST_TIMEOUT: seconds a program may run (default 600).
 set -u
 bindir=$1
 shift
@@ -15,7 +16,8 @@ tap_lines=()
 for t in "$@"; do
 	n=$((n + 1))
 	echo "# ---- $t"
-	out=$("$bindir/$t" 2>&1)
+	# A hung test fails alone (rc 124) instead of hanging the run.
+	out=$(timeout -k 10 "${AGILE_TEST_TIMEOUT:-600}" "$bindir/$t" 2>&1)
 	rc=$?
 	printf '%s\n' "$out"
 	if [ $rc -eq 0 ] && ! printf '%s\n' "$out" | grep -q '^not ok'; then
