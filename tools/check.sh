@@ -66,6 +66,11 @@ step "libagile check-mpi (coll over MPI, 1 to 9 processes, faked nodes)" \
 	TAP_OUT="$results/libagile-check-mpi.tap"
 grep -E '^[0-9]+ passed' "$results/libagile-check-mpi.log"
 
+# What the guests' init fails a run on (a TAP stream of its own, counted).
+step "guest log scanner catches each detector's report (tools/vm/test-init-scan.sh)" \
+	init-scan.log tools/vm/test-init-scan.sh
+cp "$results/init-scan.log" "$results/init-scan.tap"
+
 if [ $built = 1 ]; then
 	for k in $kernels; do
 		step "kmod selftests in the Linux $k guest" "guest-$k.log" \

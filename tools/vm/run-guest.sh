@@ -8,6 +8,7 @@
 # initramfs built in build/vm/<K>/, runs <guest-script> in it as /guest.sh, and
 # exits with the guest's verdict:
 #   0  pass: the script exited 0 and dmesg shows no BUG/WARNING/Oops/lockdep/...
+#      (and, on a kernel with kmemleak, its scan at the end reports no leak)
 #   1  fail
 #   2  the guest never reported a verdict (host timeout, kernel panic, crash)
 #   3  the guest could not be started (bad arguments, missing pieces)
@@ -188,8 +189,18 @@ else
 	GUEST_TIMEOUT=$((TIMEOUT * 3 / 4))
 fi
 
+# kconfig <SYMBOL>: true when the guest kernel was built with CONFIG_<SYMBOL>=y.
+kconfig() {
+	grep -qx "CONFIG_$1=y" "$KERN/kdir/.config" 2>/dev/null
+}
+
 APPEND="console=ttyS0 panic=-1 quiet agile_kernel=$K agile_timeout=$GUEST_TIMEOUT"
 [ "${AGILE_VM_DMESG:-0}" = 1 ] && APPEND="$APPEND agile_dmesg=1"
+# The debug kernel's detectors that init checks at the end: it fails the run
+# when one of them is missing or has turned itself off, rather than pass
+# without having looked.
+kconfig DEBUG_KMEMLEAK && APPEND="$APPEND agile_kmemleak=1"
+kconfig PROVE_LOCKING && APPEND="$APPEND agile_lockdep=1"
 [ -n "${AGILE_VM_APPEND:-}" ] && APPEND="$APPEND $AGILE_VM_APPEND"
 
 RAW_TAP=$VM/ttyS1.out
