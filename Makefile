@@ -8,6 +8,8 @@
 #   make          build modules, selftests and tools
 #   make run      the demo, against /dev/agile or in the 6.1 guest
 #   make check    lint, build, every test in every guest; "N passed, N failed"
+#   make debug-modules  the debug guest kernel (built once from linux-source,
+#                 cached) and the module for it
 #   make lint     checkpatch --strict, sparse and W=1 on the module
 #   make bench    agile-bench: every benchmark beside its baseline
 #   make check-gpu  the EU tests on GPU EUs; a SKIP line without a GPU
@@ -18,13 +20,16 @@
 KERNELS ?= 6.1 6.12
 FUZZ_MINUTES ?= 10
 FUZZ_KERNEL ?= 6.1
+# Guest kernels built here with KASAN, lockdep, kmemleak, UBSAN and KFENCE
+# (tools/vm/debug.config); make check runs the kmod selftests in them too.
+DEBUG_KERNELS ?= 6.1-debug
 BUILD := $(CURDIR)/build
 CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
 
-.PHONY: all deps kernels kernel-src modules selftests lib gpu check-gpu tools lint check \
-	fuzz run bench mutate clean
+.PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
+	tools lint check fuzz run bench mutate clean
 
 all: modules selftests lib tools
 
@@ -39,6 +44,13 @@ kernel-src: deps
 
 modules: kernels
 	@for k in $(KERNELS); do tools/build-kmod.sh $$k || exit 1; done
+
+# The first call builds the debug kernel (about a quarter of an hour on two
+# cores); later ones find it in $(AGILE_CACHE)/kernels/.
+debug-modules: deps
+	@for k in $(DEBUG_KERNELS); do \
+		tools/vm/kernels.sh $$k && tools/build-kmod.sh $$k || exit 1; \
+	done
 
 # Both suites run in the guests, so both are linked statically.
 selftests: kernel-src
@@ -76,7 +88,7 @@ bench: lib
 # Build, lint, the library's suites, the selftests in every guest;
 # tools/check.sh ends with one line "N passed, N failed".
 check: deps
-	@KERNELS="$(KERNELS)" tools/check.sh
+	@KERNELS="$(KERNELS)" DEBUG_KERNELS="$(DEBUG_KERNELS)" tools/check.sh
 
 # Each mutant of tools/mutants.txt must make its suite fail; a table of
 # mutant -> failing tests in build/mutate/table.md.

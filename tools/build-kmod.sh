@@ -4,7 +4,7 @@
 # tools/build-kmod.sh <K> [make args...]
 #
 # Build agile.ko and the test-only agile_pin_test.ko out of tree for
-# kernel <K> (6.1, 6.12) and copy them to build/kernels/<K>/out/.
+# kernel <K> (6.1, 6.12, 6.1-debug) and copy them to build/kernels/<K>/out/.
 # Extra arguments go to make (W=1, C=1, ...).
 #
 # The kernel comes from build/kernels/<K>/kbuild.env (KDIR, KMAKE_ARGS),
@@ -13,6 +13,8 @@
 #
 # Objects go to build/kmod/<K>/, a tree of symlinks to the sources, so
 # that two kernels never share objects and the source tree stays clean.
+# When <K>'s kernel tree is another one than last time (the debug kernel
+# rebuilt from a changed debug.config), that tree starts afresh.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -56,7 +58,13 @@ mirror() {
 	return 0
 }
 
+# The kernel tree the objects were built against, symlinks resolved.
+kdir_real=$(cd "$KDIR" && pwd -P)
+if [ -d "$tree" ] && [ "$(cat "$tree/.kdir" 2>/dev/null)" != "$kdir_real" ]; then
+	rm -rf "$tree"
+fi
 mkdir -p "$tree"
+printf '%s\n' "$kdir_real" >"$tree/.kdir"
 ln -sfn "$repo/Kbuild" "$tree/Kbuild"
 ln -sfn "$repo/uapi" "$tree/uapi"
 mirror "$repo/kmod" "$tree/kmod"

@@ -5,15 +5,21 @@
 # the GPU code's compile for every target, the library's suites (native,
 # ASan+UBSan, TSan), the MPI collectives under mpirun (native), then the
 # kmod and libagile selftests inside each
-# guest kernel.  Each step's verdict is a TAP line in
-# build/results/steps.tap; every suite writes its own TAP file beside it,
-# and the last line counts them all: "N passed, N failed".
+# guest kernel, and last the kmod selftests inside the debug guest kernel
+# (KASAN, lockdep, kmemleak...: tools/vm/debug.config).  Each step's
+# verdict is a TAP line in build/results/steps.tap; every suite writes its
+# own TAP file beside it, and the last line counts them all: "N passed, N
+# failed".
 #
-# Environment: KERNELS (default "6.1 6.12"), MAKE (default make).
+# Environment: KERNELS (default "6.1 6.12"), DEBUG_KERNELS (default
+# "6.1-debug"; empty: none), MAKE (default make), and
+# AGILE_DEBUG_FUZZ_SECONDS: the fuzzer's budget in the debug guest
+# (default: run.sh's own).
 set -u
 cd "$(dirname "$0")/.."
 results=$PWD/build/results
 kernels=${KERNELS:-6.1 6.12}
+debug_kernels=${DEBUG_KERNELS-6.1-debug}
 make=${MAKE:-make}
 start=$(date +%s)
 
@@ -66,6 +72,11 @@ step "libagile check-mpi (coll over MPI, 1 to 9 processes, faked nodes)" \
 	TAP_OUT="$results/libagile-check-mpi.tap"
 grep -E '^[0-9]+ passed' "$results/libagile-check-mpi.log"
 
+# What the guests' init fails a run on (a TAP stream of its own, counted).
+step "guest log scanner catches each detector's report (tools/vm/test-init-scan.sh)" \
+	init-scan.log tools/vm/test-init-scan.sh
+cp "$results/init-scan.log" "$results/init-scan.tap"
+
 if [ $built = 1 ]; then
 	for k in $kernels; do
 		step "kmod selftests in the Linux $k guest" "guest-$k.log" \
@@ -79,6 +90,25 @@ if [ $built = 1 ]; then
 		grep -E '^not ok' "$results/guest-libagile-$k.tap"
 	done
 fi
+
+# The debug kernel: built from linux-source once (about a quarter of an hour
+# on two cores), then cached in $AGILE_CACHE; its guest runs the kmod
+# selftests (and the fuzzer, run.sh's) under KASAN, lockdep,
+# DEBUG_ATOMIC_SLEEP, UBSAN and KFENCE, and init's kmemleak scan at the end
+# fails the run on any leak.
+for k in $debug_kernels; do
+	step "debug kernel $k and the module for it (KASAN, lockdep, kmemleak, UBSAN, KFENCE)" \
+		"build-$k.log" "$make" --no-print-directory debug-modules \
+		DEBUG_KERNELS="$k" || continue
+	[ $built = 1 ] || continue
+	step "kmod selftests in the Linux $k guest (detectors on, kmemleak scan)" \
+		"guest-$k.log" env \
+		${AGILE_DEBUG_FUZZ_SECONDS:+AGILE_FUZZ_SECONDS="$AGILE_DEBUG_FUZZ_SECONDS"} \
+		tools/vm/run-guest.sh --tap "$results/guest-$k.tap" \
+		"$k" selftests/kmod/run.sh
+	grep -E '^(not ok|# agile selftests:)' "$results/guest-$k.tap"
+	grep -E 'AGILE-INIT: (kmemleak|lockdep|kernel splats)' "$results/guest-$k.log"
+done
 
 echo "1..$n" >>"$results/steps.tap"
 echo "make check: $(($(date +%s) - start)) s; logs and TAP in build/results/"

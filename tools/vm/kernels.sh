@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# tools/vm/kernels.sh <K> - prepare guest kernel K (6.1 or 6.12) in build/kernels/<K>/:
+# tools/vm/kernels.sh <K> - prepare guest kernel K (6.1, 6.12 or 6.1-debug) in
+# build/kernels/<K>/:
 #
 #   vmlinuz     the kernel image the guest boots (the bzImage)
 #   vmlinux     the same kernel uncompressed (ELF with a PVH entry), which
@@ -20,6 +21,12 @@
 #      sources and state stay untouched) and unpacked with dpkg -x into
 #      build/kernels/6.12/root/, then patched so that Debian 12's gcc-12 can build
 #      modules against it (see prepare_612 for the four fixes and why).
+# 6.1-debug is built here from Debian's linux-source-6.1 with KASAN, lockdep,
+#      DEBUG_ATOMIC_SLEEP, kmemleak, UBSAN and KFENCE (tools/vm/debug.config) by
+#      tools/vm/debug-kernel.sh, which caches it under
+#      ${AGILE_CACHE:-$HOME/.cache/agile}/kernels/6.1-debug/: the first call takes
+#      about a quarter of an hour, later ones reuse it.  Its kdir is the built
+#      source tree itself.
 #
 # Idempotent: a stamp records what was prepared; a second call returns at once.
 # Downloads are kept in ${AGILE_CACHE:-$HOME/.cache/agile}/trixie/ and reused.
@@ -48,11 +55,11 @@ die() {
 	exit 1
 }
 
-[ $# -eq 1 ] || die "usage: tools/vm/kernels.sh <6.1|6.12>"
+[ $# -eq 1 ] || die "usage: tools/vm/kernels.sh <6.1|6.12|6.1-debug>"
 K=$1
 case $K in
-6.1 | 6.12) ;;
-*) die "unknown kernel '$K' (known: 6.1 6.12)" ;;
+6.1 | 6.12 | 6.1-debug) ;;
+*) die "unknown kernel '$K' (known: 6.1 6.12 6.1-debug)" ;;
 esac
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${AGILE_BUILD:-$REPO/build}
@@ -98,6 +105,8 @@ copy_modules() {
 	while [ -n "$todo" ]; do
 		# shellcheck disable=SC2086 # split the list into words
 		set -- $todo
+		# Only blanks left (a module with no dependencies).
+		[ $# -ge 1 ] || break
 		name=$1
 		shift
 		todo=$*
@@ -467,6 +476,21 @@ prepare_612() {
 }
 
 # ---------------------------------------------------------------------------
+# 6.1-debug: built from linux-source-6.1 and cached by debug-kernel.sh
+
+# prepare_61debug <cache entry>: link the entry's pieces into $OUT.
+prepare_61debug() {
+	local entry=$1 rel
+	rel=$(cat "$entry/release")
+	clean_owned
+	# The bzImage only: see debug-kernel.sh for why no PVH vmlinux.
+	ln -s "$entry/bzImage" "$OUT/vmlinuz"
+	ln -s "$entry/src" "$OUT/kdir"
+	copy_modules "$entry/modules"
+	write_common "$rel" ""
+}
+
+# ---------------------------------------------------------------------------
 
 # Two builds asking for the same kernel at once (make -j) prepare it once.
 mkdir -p "$BUILD/kernels"
@@ -492,6 +516,15 @@ case $K in
 		die "6.12 needs apt-get and dpkg (Debian)"
 	fi
 	prepare_612
+	;;
+6.1-debug)
+	# Instant when the cache holds the kernel of this debug.config; the
+	# stamp names the cache entry, so a changed fragment relinks.
+	ENTRY=$("$(dirname "$0")/debug-kernel.sh") || die "the 6.1-debug kernel could not be built"
+	REL="$(cat "$ENTRY/release") entry=$ENTRY"
+	stamp_ok "$REL" && exit 0
+	echo "kernels.sh: preparing 6.1-debug from $ENTRY" >&2
+	prepare_61debug "$ENTRY"
 	;;
 esac
 

@@ -3,11 +3,12 @@
 #
 # tools/vm/run-guest.sh [--tap FILE] <K> <guest-script> [extra files...]
 #
-# Boots kernel K (6.1 or 6.12, prepared by tools/vm/kernels.sh, which this script
-# calls) under QEMU (TCG: this class of machine has no usable KVM) with an
-# initramfs built in build/vm/<K>/, runs <guest-script> in it as /guest.sh, and
-# exits with the guest's verdict:
+# Boots kernel K (6.1, 6.12 or 6.1-debug, prepared by tools/vm/kernels.sh, which
+# this script calls) under QEMU (TCG: this class of machine has no usable KVM)
+# with an initramfs built in build/vm/<K>/, runs <guest-script> in it as
+# /guest.sh, and exits with the guest's verdict:
 #   0  pass: the script exited 0 and dmesg shows no BUG/WARNING/Oops/lockdep/...
+#      (and, on a kernel with kmemleak, its scan at the end reports no leak)
 #   1  fail
 #   2  the guest never reported a verdict (host timeout, kernel panic, crash)
 #   3  the guest could not be started (bad arguments, missing pieces)
@@ -32,8 +33,9 @@
 # executables get their libraries copied along (static ones are preferred:
 # nothing to copy).
 # The guest script runs under busybox sh as root in /tmp, stdin /dev/null,
-# with AGILE_KERNEL=<K> set; its stdout is the TAP the host collects, its
-# stderr goes to the console only; a non-zero exit fails the run.
+# with AGILE_KERNEL=<K> and the AGILE_PASS_ENV variables below set; its
+# stdout is the TAP the host collects, its stderr goes to the console only; a
+# non-zero exit fails the run.
 #
 # Environment:
 #   AGILE_VM_TIMEOUT  host-side limit in seconds (default 1200); the guest's own
@@ -43,13 +45,15 @@
 #   AGILE_VM_CPU      QEMU -cpu model (default max)
 #   AGILE_VM_BIOS     firmware: a file for -bios, or "seabios" for QEMU's default
 #                     (default: qboot where QEMU ships it, a few tenths faster)
-#   AGILE_VM_SMP, AGILE_VM_MEM   (defaults 2, 1G)
+#   AGILE_VM_SMP, AGILE_VM_MEM   (defaults 2, and 1G; 2G for a KASAN kernel)
 #   AGILE_VM_APPEND   extra kernel command line
 #   AGILE_VM_DMESG=1  print the guest's whole dmesg at the end
-#   AGILE_FUZZ_SECONDS, AGILE_FUZZ_SEED, AGILE_FUZZ_HARDENED
-#                     passed on to the guest script's environment (the fuzzer's
-#                     budget, seed and -H, see selftests/kmod/fuzz.c)
 #   AGILE_BUILD       build dir (default <repo>/build)
+#   AGILE_FUZZ_SECONDS, AGILE_FUZZ_SEED, AGILE_FUZZ_HARDENED, AGILE_TEST_TIMEOUT
+#                     test knobs (AGILE_PASS_ENV): when set on the host they are
+#                     set in the guest script's environment too (the fuzzer's
+#                     budget, seed and -H, see selftests/kmod/fuzz.c; the
+#                     runners' limit per program)
 
 set -eu
 
@@ -64,7 +68,7 @@ if [ "${1:-}" = "--tap" ]; then
 	TAP_OUT=$2
 	shift 2
 fi
-[ $# -ge 2 ] || die "usage: tools/vm/run-guest.sh [--tap FILE] <6.1|6.12> <guest-script> [extra files...]"
+[ $# -ge 2 ] || die "usage: tools/vm/run-guest.sh [--tap FILE] <6.1|6.12|6.1-debug> <guest-script> [extra files...]"
 K=$1
 SCRIPT=$2
 shift 2
@@ -195,16 +199,30 @@ else
 	GUEST_TIMEOUT=$((TIMEOUT * 3 / 4))
 fi
 
+# kconfig <SYMBOL>: true when the guest kernel was built with CONFIG_<SYMBOL>=y.
+kconfig() {
+	grep -qx "CONFIG_$1=y" "$KERN/kdir/.config" 2>/dev/null
+}
+
 APPEND="console=ttyS0 panic=-1 quiet agile_kernel=$K agile_timeout=$GUEST_TIMEOUT"
 [ "${AGILE_VM_DMESG:-0}" = 1 ] && APPEND="$APPEND agile_dmesg=1"
-[ -n "${AGILE_VM_APPEND:-}" ] && APPEND="$APPEND $AGILE_VM_APPEND"
-# Unknown name=value parameters become init's environment.
-for v in AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED AGILE_FUZZ_HARDENED; do
-	eval "val=\${$v:-}"
-	if [ -n "$val" ]; then
-		APPEND="$APPEND $v=$val"
-	fi
+# The debug kernel's detectors that init checks at the end: it fails the run
+# when one of them is missing or has turned itself off, rather than pass
+# without having looked.
+kconfig DEBUG_KMEMLEAK && APPEND="$APPEND agile_kmemleak=1"
+kconfig PROVE_LOCKING && APPEND="$APPEND agile_lockdep=1"
+# Test knobs: the kernel passes unknown name=value parameters on to init's
+# environment, and init to the guest script.
+AGILE_PASS_ENV="AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED AGILE_FUZZ_HARDENED AGILE_TEST_TIMEOUT"
+for v in $AGILE_PASS_ENV; do
+	val=${!v:-}
+	case $val in
+	'') ;;
+	*[!0-9A-Za-z._-]*) die "$v='$val': only letters, digits, '.', '_' and '-' can cross the kernel command line" ;;
+	*) APPEND="$APPEND $v=$val" ;;
+	esac
 done
+[ -n "${AGILE_VM_APPEND:-}" ] && APPEND="$APPEND $AGILE_VM_APPEND"
 
 RAW_TAP=$VM/ttyS1.out
 CONSOLE=$VM/console.log
@@ -232,8 +250,12 @@ fi
 # -nodefaults: no NIC, VGA, floppy or CD-ROM to probe; the two serial ports
 # are the only devices we need (ttyS0 console on stdout, ttyS1 TAP to a file).
 # stdin is /dev/null so QEMU never puts a terminal into raw mode.
+# KASAN's shadow takes an eighth of the memory and its quarantine holds
+# freed objects a while: such a kernel gets twice the memory.
+MEM=1G
+kconfig KASAN && MEM=2G
 QEMU=(qemu-system-x86_64 -accel "${AGILE_VM_ACCEL:-tcg,thread=single}"
-	-cpu "${AGILE_VM_CPU:-max}" -smp "${AGILE_VM_SMP:-2}" -m "${AGILE_VM_MEM:-1G}"
+	-cpu "${AGILE_VM_CPU:-max}" -smp "${AGILE_VM_SMP:-2}" -m "${AGILE_VM_MEM:-$MEM}"
 	-nographic -nodefaults -no-reboot -monitor none
 	-serial stdio -serial "file:$RAW_TAP" "${BIOS_ARGS[@]}"
 	-kernel "$KERNEL" -initrd "$VM/initramfs.cpio" -append "$APPEND")
