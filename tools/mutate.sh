@@ -25,6 +25,11 @@
 #                 6.1 guest (selftests/kmod/run.sh, AGILE_KMOD_PROGRAMS)
 #   guestlib T... agile.ko for 6.1 and the libagile selftests T... on the kmod
 #                 backend in the 6.1 guest (selftests/libagile/guest.sh)
+#   kdebug P...   agile.ko for the 6.1-debug kernel (KASAN, lockdep, kmemleak,
+#                 DEBUG_ATOMIC_SLEEP: tools/vm/debug.config) and the kmod
+#                 programs P... in its guest: caught when a test fails or
+#                 when a detector reports (init's splat, kmemleak and lockdep
+#                 checks); the failing tests column shows the report
 #
 # Results: a table on stdout and in build/mutate/table.md (mutant, what it
 # breaks, the suite, the verdict, the failing tests), the logs beside it.
@@ -193,6 +198,11 @@ build_suite() {
 		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
 			$make --no-print-directory -C libagile guest-tests \
 				TESTS="$*") >"$log" 2>&1 ;;
+	kdebug)
+		(cd "$TREE" && tools/vm/kernels.sh 6.1-debug &&
+			tools/build-kmod.sh 6.1-debug &&
+			$make --no-print-directory -C selftests/kmod \
+				OUT="$TREE/build/selftests/kmod") >"$log" 2>&1 ;;
 	*)
 		echo "unknown suite kind '$kind'" >"$log"
 		return 1
@@ -229,6 +239,17 @@ run_suite() {
 		(cd "$TREE" && tools/vm/run-guest.sh 6.1 "$script") >>"$log" 2>&1
 		rc=$?
 		grep -E '^not ok' "$TREE/build/vm/6.1/guest.tap" >"$log.fails" 2>/dev/null
+		;;
+	kdebug)
+		script=$(guest_script "$TREE/selftests/kmod/run.sh" \
+			"AGILE_KMOD_PROGRAMS=$*" "AGILE_TEST_TIMEOUT=$TEST_TIMEOUT")
+		(cd "$TREE" && tools/vm/run-guest.sh 6.1-debug "$script") >>"$log" 2>&1
+		rc=$?
+		# A failed run: the detector's first lines say what it saw.
+		{
+			grep -E '^not ok' "$TREE/build/vm/6.1-debug/guest.tap" 2>/dev/null
+			[ "$rc" = 0 ] || grep -m 3 -oE '(BUG: [A-Za-z].*|WARNING: [a-zA-Z].*|UBSAN: .*|unreferenced object.*|AGILE-INIT: (lockdep|kmemleak) .*)' "$log"
+		} >"$log.fails"
 		;;
 	esac
 	[ "$rc" = 0 ] && [ ! -s "$log.fails" ]
