@@ -164,7 +164,11 @@ int agile_coll_threads_destroy(struct agile_coll_team *team);
  * disagree on @max_bytes.  Each member holds one segment of 3 x
  * @max_bytes (rounded to pages): an exchange area, and twice that for
  * agile_coll_alloc; -ENOSPC where that passes the device's
- * max_segment_bytes (kmod: 256 MiB by default).
+ * max_segment_bytes (kmod: 256 MiB by default).  On the kmod backend
+ * those pages count against the user's RLIMIT_MEMLOCK (ulimit -l, all of
+ * the user's processes together; CAP_IPC_LOCK exempts): -ENOMEM when the
+ * members' segments and contexts pass it, so a user who is not root
+ * needs about 3 x @max_bytes per member there, or a smaller @max_bytes.
  */
 int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 			  const struct agile_coll_opts *opts,
