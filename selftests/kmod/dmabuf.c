@@ -435,9 +435,10 @@ TEST_F(exp, importer_bad_inputs)
  * caller's: the importer maps DMA_TO_DEVICE, stores through the page,
  * then begins CPU access DMA_FROM_DEVICE; syncing its mapping "from the
  * device" would copy the bounce buffer (what the page held at map time)
- * back over the store.  Only where DMA bounces (boot the guest with
- * swiotlb=force: AGILE_VM_APPEND=swiotlb=force) does the direction show;
- * elsewhere the test checks the path and skips.
+ * back over the store.  Only where DMA bounces (swiotlb=force: the
+ * 6.1-debug guest boots with it; AGILE_VM_APPEND=swiotlb=force for the
+ * others) does the direction show; elsewhere the test checks the path
+ * and skips.
  */
 TEST_F(exp, importer_sync_uses_mapping_direction)
 {

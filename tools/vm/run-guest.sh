@@ -211,6 +211,13 @@ APPEND="console=ttyS0 panic=-1 quiet agile_kernel=$K agile_timeout=$GUEST_TIMEOU
 # without having looked.
 kconfig DEBUG_KMEMLEAK && APPEND="$APPEND agile_kmemleak=1"
 kconfig PROVE_LOCKING && APPEND="$APPEND agile_lockdep=1"
+# The debug guest bounces every DMA mapping through swiotlb, as an IOMMU-less
+# device with a narrow mask would: a dma-buf sync in the wrong direction then
+# loses data (selftests/kmod/dmabuf.c, importer_sync_uses_mapping_direction),
+# where the plain guests map the pages directly and cannot tell.
+case $K in
+*-debug) APPEND="$APPEND swiotlb=force" ;;
+esac
 # Test knobs: the kernel passes unknown name=value parameters on to init's
 # environment, and init to the guest script.
 AGILE_PASS_ENV="AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED AGILE_FUZZ_HARDENED AGILE_TEST_TIMEOUT"
