@@ -36,7 +36,7 @@
 # NAME... runs only those mutants.  AGILE_MUTATE_TEST_TIMEOUT (default 180)
 # is how long one test program may run before it fails as hung.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 REPO=$PWD
 OUT=$REPO/build/mutate
 TREE=$OUT/tree
