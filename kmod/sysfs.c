@@ -150,46 +150,27 @@ static ssize_t max_segments_per_context_show(struct device *dev,
 	return sysfs_emit(buf, "%d\n", AGILE_MAX_SEGMENTS);
 }
 static DEVICE_ATTR_RO(max_segments_per_context);
-/* The poller's cost (poll.c): ticks, conditions checked, time in ticks. */
-static ssize_t poll_ticks_show(struct device *dev,
-			       struct device_attribute *attr, char *buf)
-{
-	struct agile_poll_stats stats;
 
-	agile_poll_read_stats(&stats);
-	return sysfs_emit(buf, "%llu\n", stats.ticks);
-}
-static DEVICE_ATTR_RO(poll_ticks);
+/*
+ * The poller's cost (poll.c): ticks, conditions checked, time in ticks,
+ * contexts on its list; poll_<field> shows agile_poll_stats.<field>.
+ */
+#define AGILE_POLL_STAT_ATTR(field, fmt)				\
+static ssize_t poll_##field##_show(struct device *dev,			\
+				   struct device_attribute *attr,	\
+				   char *buf)				\
+{									\
+	struct agile_poll_stats stats;					\
+									\
+	agile_poll_read_stats(&stats);					\
+	return sysfs_emit(buf, fmt "\n", stats.field);			\
+}									\
+static DEVICE_ATTR_RO(poll_##field)
 
-static ssize_t poll_checks_show(struct device *dev,
-				struct device_attribute *attr, char *buf)
-{
-	struct agile_poll_stats stats;
-
-	agile_poll_read_stats(&stats);
-	return sysfs_emit(buf, "%llu\n", stats.checks);
-}
-static DEVICE_ATTR_RO(poll_checks);
-
-static ssize_t poll_ns_show(struct device *dev, struct device_attribute *attr,
-			    char *buf)
-{
-	struct agile_poll_stats stats;
-
-	agile_poll_read_stats(&stats);
-	return sysfs_emit(buf, "%llu\n", stats.ns);
-}
-static DEVICE_ATTR_RO(poll_ns);
-
-static ssize_t poll_contexts_show(struct device *dev,
-				  struct device_attribute *attr, char *buf)
-{
-	struct agile_poll_stats stats;
-
-	agile_poll_read_stats(&stats);
-	return sysfs_emit(buf, "%u\n", stats.contexts);
-}
-static DEVICE_ATTR_RO(poll_contexts);
+AGILE_POLL_STAT_ATTR(ticks, "%llu");
+AGILE_POLL_STAT_ATTR(checks, "%llu");
+AGILE_POLL_STAT_ATTR(ns, "%llu");
+AGILE_POLL_STAT_ATTR(contexts, "%u");
 
 static struct attribute *agile_attrs[] = {
 	&agile_tunable_poll_interval_us.attr.attr,
