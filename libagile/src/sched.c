@@ -570,6 +570,50 @@ static void run_root(struct worker *w, struct agile_run *r)
 }
 
 /*
+ * What an idle worker @w of @s does: a run queued on @s, else a task
+ * stolen from another worker.  Returns true when it ran one.
+ */
+static bool run_some_work(struct worker *w, struct agile_sched *s)
+{
+	struct agile_frame *f;
+
+	if (atomic_load_explicit(&s->nr_roots, memory_order_relaxed)) {
+		struct agile_run *r = pop_root(s);
+
+		if (r) {
+			run_root(w, r);
+			return true;
+		}
+	}
+	f = steal_random(w);
+	if (f) {
+		run_stolen(w, f);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * One more idle round (*@idle counts them, up to the first sleep): a
+ * pause for SPIN_ROUNDS rounds, then a sched_yield for YIELD_ROUNDS.
+ * Returns false when it is time to sleep instead.
+ */
+static bool back_off(unsigned int *idle)
+{
+	if (*idle < SPIN_ROUNDS + YIELD_ROUNDS)
+		(*idle)++;
+	if (*idle < SPIN_ROUNDS) {
+		spin_pause();
+		return true;
+	}
+	if (*idle < SPIN_ROUNDS + YIELD_ROUNDS) {
+		sched_yield();
+		return true;
+	}
+	return false;
+}
+
+/*
  * A worker @w of one pool waits for a run it queued on another: until
  * *@done, it runs its own pool's queued runs and steals its tasks, as an
  * idle worker would, so that two pools waiting on each other make
@@ -590,37 +634,17 @@ static void wait_helping(struct worker *w, _Atomic uint32_t *done)
 	w->random_nest++;
 	/* Acquire pairs with the release store in run_root. */
 	while (!atomic_load_explicit(done, memory_order_acquire)) {
-		struct agile_frame *f;
-
-		if (help &&
-		    atomic_load_explicit(&own->nr_roots, memory_order_relaxed)) {
-			struct agile_run *r = pop_root(own);
-
-			if (r) {
-				run_root(w, r);
-				idle = 0;
-				continue;
-			}
-		}
-		f = help ? steal_random(w) : NULL;
-		if (f) {
-			run_stolen(w, f);
+		if (help && run_some_work(w, own)) {
 			idle = 0;
 			continue;
 		}
-		idle++;
-		if (idle < SPIN_ROUNDS) {
-			spin_pause();
-		} else if (idle < SPIN_ROUNDS + YIELD_ROUNDS) {
-			sched_yield();
-		} else {
-			/*
-			 * run_root's wake ends the nap at once; its timeout
-			 * is for looking at our own pool's work again.
-			 */
+		/*
+		 * run_root's wake ends the nap at once; its timeout is for
+		 * looking at our own pool's work again.
+		 */
+		if (!back_off(&idle))
 			agile_futex(done, FUTEX_WAIT, 0, help ? &nap : NULL,
 				    0);
-		}
 	}
 	w->random_nest--;
 }
@@ -667,29 +691,11 @@ static void *worker_main(void *arg)
 
 	current_worker = w;
 	while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
-		struct agile_frame *f;
-
-		if (atomic_load_explicit(&s->nr_roots, memory_order_relaxed)) {
-			struct agile_run *r = pop_root(s);
-
-			if (r) {
-				run_root(w, r);
-				idle = 0;
-				continue;
-			}
-		}
-		f = steal_random(w);
-		if (f) {
-			run_stolen(w, f);
+		if (run_some_work(w, s)) {
 			idle = 0;
 			continue;
 		}
-		idle++;
-		if (idle < SPIN_ROUNDS) {
-			spin_pause();
-		} else if (idle < SPIN_ROUNDS + YIELD_ROUNDS) {
-			sched_yield();
-		} else {
+		if (!back_off(&idle)) {
 			sleep_idle(w);
 			idle = 0;
 		}
