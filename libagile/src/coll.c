@@ -401,6 +401,11 @@ static agile_coll_user_fn shm_user_fn(const struct agile_coll *coll)
 	return ((const struct coll_shm *)coll)->opts.user_fn;
 }
 
+static int shm_error(const struct agile_coll *coll)
+{
+	return ((const struct coll_shm *)coll)->broken;
+}
+
 /* ---- the heap of agile_coll_alloc, in the member's segment ---- */
 
 static void *heap_alloc(struct agile_coll *coll, size_t bytes)
@@ -484,6 +489,7 @@ const struct coll_ops coll_threads_ops = {
 	.allgather = shm_allgather,
 	.barrier = shm_barrier,
 	.user_fn = shm_user_fn,
+	.error = shm_error,
 };
 
 int agile_coll_threads_create(uint32_t nr_members,
@@ -584,6 +590,7 @@ const struct coll_ops coll_procs_ops = {
 	.alloc = heap_alloc,
 	.free = heap_free,
 	.user_fn = shm_user_fn,
+	.error = shm_error,
 };
 
 static void procs_free(struct coll_shm *c)
@@ -882,6 +889,15 @@ static bool valid(const struct agile_coll *coll)
 }
 
 /*
+ * A call with nothing to move still reports a communicator that is out of
+ * step: coll.h promises every call after an error returns that error.
+ */
+static int nothing_to_do(const struct agile_coll *coll)
+{
+	return coll->ops->error ? coll->ops->error(coll) : 0;
+}
+
+/*
  * What every collective checks first: the handle, the type and op, and
  * that @count x @members elements fit a size_t (their bytes in *@bytes).
  */
@@ -906,8 +922,10 @@ int agile_coll_allreduce(struct agile_coll *coll, const void *send, void *recv,
 	size_t bytes;
 	int err = check_call(coll, type, op, count, 1, &bytes);
 
-	if (err || !count)
+	if (err)
 		return err;
+	if (!count)
+		return nothing_to_do(coll);
 	if (!send || !recv ||
 	    (send != recv && overlap(send, bytes, recv, bytes)))
 		return -EINVAL;
@@ -923,8 +941,10 @@ int agile_coll_reduce(struct agile_coll *coll, const void *send, void *recv,
 
 	if (!err && root >= (uint32_t)coll->size)
 		err = -EINVAL;
-	if (err || !count)
+	if (err)
 		return err;
+	if (!count)
+		return nothing_to_do(coll);
 	if (!send || (root == (uint32_t)coll->rank && !recv))
 		return -EINVAL;
 	if (recv && send != recv && overlap(send, bytes, recv, bytes))
@@ -940,8 +960,10 @@ int agile_coll_reduce_scatter(struct agile_coll *coll, const void *send,
 	int err = check_call(coll, type, op, recv_count,
 			     valid(coll) ? (size_t)coll->size : 0, &bytes);
 
-	if (err || !recv_count)
+	if (err)
 		return err;
+	if (!recv_count)
+		return nothing_to_do(coll);
 	if (!send || !recv ||
 	    overlap(send, bytes, recv, recv_count * agile_coll_type_size(type)))
 		return -EINVAL;
@@ -956,8 +978,10 @@ int agile_coll_allgather(struct agile_coll *coll, const void *send, void *recv,
 	int err = check_call(coll, type, AGILE_COLL_SUM, count,
 			     valid(coll) ? (size_t)coll->size : 0, &bytes);
 
-	if (err || !count)
+	if (err)
 		return err;
+	if (!count)
+		return nothing_to_do(coll);
 	one = count * agile_coll_type_size(type);
 	/* In place: @send is the member's own block of @recv. */
 	if (!send || !recv ||

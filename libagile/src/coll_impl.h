@@ -45,6 +45,12 @@ struct coll_ops {
 	bool (*free)(struct agile_coll *coll, void *ptr);
 	/* the user op, for AGILE_COLL_USER's check: NULL if none */
 	agile_coll_user_fn (*user_fn)(const struct agile_coll *coll);
+	/*
+	 * the error that left this member out of step with the others (a
+	 * dead peer's -EPIPE, ...), which every later call returns, count 0
+	 * included; 0 if none
+	 */
+	int (*error)(const struct agile_coll *coll);
 };
 
 /* The head of every scope's handle. */

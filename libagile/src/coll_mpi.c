@@ -66,7 +66,8 @@
  * @opts:       the caller's options (segments, layout, user op)
  * @info:       the layout (agile_coll_mpi_info)
  * @max_bytes:  the hierarchical paths' piece (the opts' max_bytes): what
- *              one node collective and one network block take at once
+ *              one node collective and one network block take at once;
+ *              never less than one element per node member (piece_elems)
  * @plan:       the last plan built (its arrays are reused)
  * @tmp, @work: receive staging and a WORK buffer, kept between calls
  * @block:      a hierarchical piece's result on its way through the network
@@ -548,6 +549,20 @@ static int any_error(struct coll_mpi *c, int err)
 }
 
 /*
+ * Elements of @esize bytes in one piece of the hierarchical paths: as many
+ * as max_bytes holds, in whole multiples of @multiple, but at least
+ * @multiple (a max_bytes below that would make the piece empty and the
+ * loop never end).
+ */
+static size_t piece_elems(const struct coll_mpi *c, size_t esize,
+			  size_t multiple)
+{
+	size_t n = c->max_bytes / esize / multiple * multiple;
+
+	return n ? n : multiple;
+}
+
+/*
  * Allreduce, node -> network -> node, in pieces the node's exchange
  * buffers take: node reduce-scatter of the piece (each member's block
  * into c->block), network allreduce of the block among the members with
@@ -561,12 +576,12 @@ static int hier_allreduce(struct coll_mpi *c, const void *send, void *recv,
 	size_t esize = agile_coll_type_size(type),
 	       p = (size_t)c->info.node_size;
 	size_t body = count / p * p, done = 0;
+	size_t piece_max = piece_elems(c, esize, p);
 	int err = 0;
 
 	while (done < body && !err) {
-		size_t piece = body - done < c->max_bytes / esize / p * p ?
-				       body - done :
-				       c->max_bytes / esize / p * p;
+		size_t piece = body - done < piece_max ? body - done :
+							 piece_max;
 		size_t q = piece / p;
 
 		err = cache_grow(&c->block, &c->block_bytes, q * esize);
@@ -600,7 +615,7 @@ static int hier_reduce(struct coll_mpi *c, const void *send, void *recv,
 		       enum agile_coll_op op, int root)
 {
 	size_t esize = agile_coll_type_size(type), done = 0;
-	size_t piece_max = c->max_bytes / esize;
+	size_t piece_max = piece_elems(c, esize, 1);
 	int node_root = c->local_of[root], err = 0;
 	bool carrier = c->local_rank == node_root;
 
@@ -742,6 +757,14 @@ static agile_coll_user_fn mpi_user_fn(const struct agile_coll *coll)
 }
 
 /* No alloc/free: the network path has no buffers peers read directly. */
+/* The node collective's sticky error (a dead node peer's -EPIPE, ...). */
+static int mpi_error(const struct agile_coll *coll)
+{
+	const struct agile_coll *local = ((const struct coll_mpi *)coll)->local;
+
+	return local && local->ops->error ? local->ops->error(local) : 0;
+}
+
 static const struct coll_ops mpi_ops = {
 	.allreduce = mpi_allreduce,
 	.reduce = mpi_reduce,
@@ -750,6 +773,7 @@ static const struct coll_ops mpi_ops = {
 	.barrier = mpi_barrier,
 	.destroy = mpi_destroy,
 	.user_fn = mpi_user_fn,
+	.error = mpi_error,
 };
 
 /* ---- set-up ---- */

@@ -606,6 +606,40 @@ static void check_bad_input(void)
 	report(&t, "bad input: -EINVAL, and nothing left behind");
 }
 
+/*
+ * A max_bytes below one element per node member (here 1 byte, two members
+ * per node): the hierarchical paths still make progress, one element per
+ * member at a time, instead of looping on empty pieces.
+ */
+static void check_tiny_pieces(void)
+{
+	struct agile_coll_opts opts;
+	struct agile_coll *coll;
+	struct tally t = { 0 };
+	char id[16];
+	int err;
+
+	snprintf(id, sizeof(id), "%d", world_rank / 2);
+	setenv("AGILE_COLL_NODE_ID", id, 1);
+	agile_coll_opts_init(&opts);
+	opts.max_bytes = 1;
+	err = agile_coll_mpi_create(MPI_COMM_WORLD, &opts, &coll);
+	if (err) {
+		fail(&t, err, "agile_coll_mpi_create with max_bytes 1");
+	} else {
+		check_allreduce(coll, &t, AGILE_COLL_DOUBLE, AGILE_COLL_SUM,
+				301, false, false);
+		check_reduce(coll, &t, AGILE_COLL_INT64, AGILE_COLL_SUM, 301,
+			     false, world_size - 1);
+		err = agile_coll_destroy(coll);
+		if (err)
+			fail(&t, err, "agile_coll_destroy");
+	}
+	unsetenv("AGILE_COLL_NODE_ID");
+	report(&t, "max_bytes of 1 byte, 2/node: allreduce and reduce go "
+		   "one element per member at a time");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct layout layouts[] = {
@@ -626,6 +660,7 @@ int main(int argc, char **argv)
 		tap_diag("coll-mpi: %d processes on %d nodes", world_size,
 			 real_nodes);
 	check_bad_input();
+	check_tiny_pieces();
 	/* $COLL_MPI_LAYOUT: one layout by name (when chasing a failure). */
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
 		if (!getenv("COLL_MPI_LAYOUT") ||

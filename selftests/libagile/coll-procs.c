@@ -312,7 +312,7 @@ static void dead_peer(uint32_t n, uint32_t victim)
 			struct agile_coll_opts o;
 			struct agile_coll *coll;
 			int32_t v[4096];
-			int err;
+			int err, later_err;
 
 			alarm(60);
 			opts_for(&o, 2, 0, sizeof(v));
@@ -330,8 +330,13 @@ static void dead_peer(uint32_t n, uint32_t victim)
 						   AGILE_COLL_INT32,
 						   AGILE_COLL_USER);
 			reports[i].err = err;
-			reports[i].fails = agile_coll_barrier(coll) == err ? 0 :
-									     1;
+			/* So do the next calls, one moving nothing included. */
+			later_err = agile_coll_barrier(coll);
+			reports[i].fails = later_err != err;
+			later_err = agile_coll_allreduce(coll, NULL, NULL, 0,
+							 AGILE_COLL_INT32,
+							 AGILE_COLL_SUM);
+			reports[i].fails += later_err != err;
 			agile_coll_destroy(coll);
 			_exit(0);
 		}
@@ -350,8 +355,8 @@ static void dead_peer(uint32_t n, uint32_t victim)
 	}
 	tap_ok(killed == 1 && epipe == others && later == others,
 	       "%s: %u members, one killed with SIGKILL inside an allreduce: "
-	       "the others get -EPIPE (%d of %d), and so does their next call "
-	       "(%d)",
+	       "the others get -EPIPE (%d of %d), and so do their next calls, "
+	       "a barrier and a count-0 allreduce (%d)",
 	       be, n, epipe, others, later);
 }
 

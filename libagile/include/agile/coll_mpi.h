@@ -49,7 +49,8 @@
  * @opts: NULL for the defaults; @segments and @interleaved shape the
  *        inter-node exchanges, the rest goes to each node's process-scope
  *        communicator (@max_bytes: larger vectors pass through it in
- *        pieces of that size)
+ *        pieces of that size, or of one element per node member where
+ *        @max_bytes is smaller than that)
  * @out:  receives the handle; agile_coll_destroy (collective) frees it
  *
  * Ranks are @comm's.  Every member passes the same @opts.  Returns 0,
