@@ -623,6 +623,12 @@ static bool page_round(uint64_t bytes, uint64_t *out)
 	return true;
 }
 
+/* What shapes the schedule, as every member publishes it at join. */
+static uint32_t schedule_word(const struct coll_shm *c)
+{
+	return c->opts.segments | c->opts.interleaved << 16;
+}
+
 /* Map every other member's segment, from the ids in their doorbell lines. */
 static int map_peers(struct coll_shm *c)
 {
@@ -645,8 +651,13 @@ static int map_peers(struct coll_shm *c)
 				&db->user[COLL_WORD_SEG_BYTES + 1],
 				__ATOMIC_RELAXED)
 				<< 32;
-		/* Every member must size its segment alike (max_bytes). */
-		if (bytes != c->seg_bytes)
+		/*
+		 * Every member must size its segment alike (max_bytes) and
+		 * run the same schedule (segments, layout).
+		 */
+		if (bytes != c->seg_bytes ||
+		    __atomic_load_n(&db->user[COLL_WORD_SCHEDULE],
+				    __ATOMIC_RELAXED) != schedule_word(c))
 			return -EINVAL;
 		err = agile_dev_seg_map(c->dev, id, (size_t)bytes, &addr);
 		if (err)
@@ -793,6 +804,8 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&db->user[COLL_WORD_SEG_BYTES + 1],
 			 (uint32_t)(seg_bytes >> 32), __ATOMIC_RELAXED);
+	__atomic_store_n(&db->user[COLL_WORD_SCHEDULE], schedule_word(c),
+			 __ATOMIC_RELAXED);
 	err = rendezvous(c, 1, deadline);
 	if (!err)
 		err = map_peers(c);

@@ -867,6 +867,28 @@ static int join_node(struct coll_mpi *c)
 	return err;
 }
 
+/*
+ * Every member must run the same schedule: segments, layout, max_bytes
+ * and the user op's commutativity, compared across @c->comm (collective).
+ * 0, -EINVAL where any member's differ, -EPROTO when MPI fails.
+ */
+static int same_schedule(struct coll_mpi *c)
+{
+	int64_t v[8] = {
+		c->opts.segments,	 -(int64_t)c->opts.segments,
+		c->opts.interleaved,	 -(int64_t)c->opts.interleaved,
+		(int64_t)c->max_bytes,	 -(int64_t)c->max_bytes,
+		c->opts.user_commutative, -(int64_t)c->opts.user_commutative,
+	};
+
+	if (MPI_Allreduce(MPI_IN_PLACE, v, 8, MPI_INT64_T, MPI_MAX, c->comm))
+		return -EPROTO;
+	for (int i = 0; i < 8; i += 2)
+		if (v[i] != -v[i + 1])
+			return -EINVAL;
+	return 0;
+}
+
 static int check_opts(const struct agile_coll_opts *o)
 {
 	if (o->segments < 1 || o->segments > AGILE_COLL_SEGMENTS_MAX ||
@@ -911,6 +933,8 @@ int agile_coll_mpi_create(MPI_Comm comm, const struct agile_coll_opts *opts,
 	MPI_Comm_rank(c->comm, &c->rank);
 	MPI_Comm_size(c->comm, &c->size);
 	err = c->size > AGILE_COLL_PLAN_MAX_MEMBERS ? -EINVAL : 0;
+	if (!err)
+		err = same_schedule(c);
 	if (!err)
 		err = split_nodes(c);
 	err = any_error(c, err);

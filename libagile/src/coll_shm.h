@@ -43,6 +43,7 @@ enum {
 	COLL_WORD_SEG_BYTES = 1, /* its size, two words (low first) */
 	COLL_WORD_SEND = 3, /* SEND's offset, two words */
 	COLL_WORD_WORK = 5, /* WORK's offset, two words */
+	COLL_WORD_SCHEDULE = 7, /* segments | interleaved << 16 (set at join) */
 };
 
 /* A block of the agile_coll_alloc heap. */

@@ -576,6 +576,37 @@ static void check_bad_input(void)
 	opts.segments = AGILE_COLL_SEGMENTS_MAX + 1;
 	if (agile_coll_mpi_create(MPI_COMM_WORLD, &opts, &coll) != -EINVAL)
 		fail(&t, 0, "create with too many segments: not -EINVAL");
+	/*
+	 * Rank 0's schedule differs from the others': all get -EINVAL.  One
+	 * process per node, so that no node communicator compares them.
+	 */
+	if (world_size > 1) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "%d", world_rank);
+		setenv("AGILE_COLL_NODE_ID", id, 1);
+		agile_coll_opts_init(&opts);
+		if (world_rank == 0)
+			opts.segments = 3;
+		err = agile_coll_mpi_create(MPI_COMM_WORLD, &opts, &coll);
+		if (err != -EINVAL) {
+			fail(&t, err, "create with rank 0's segments "
+				      "different: not -EINVAL");
+			if (!err)
+				agile_coll_destroy(coll);
+		}
+		agile_coll_opts_init(&opts);
+		if (world_rank == world_size - 1)
+			opts.interleaved = 1;
+		err = agile_coll_mpi_create(MPI_COMM_WORLD, &opts, &coll);
+		if (err != -EINVAL) {
+			fail(&t, err, "create with the last rank "
+				      "interleaved alone: not -EINVAL");
+			if (!err)
+				agile_coll_destroy(coll);
+		}
+		unsetenv("AGILE_COLL_NODE_ID");
+	}
 	err = agile_coll_mpi_create(MPI_COMM_WORLD, NULL, &coll);
 	if (err) {
 		fail(&t, err, "create with the defaults");
@@ -603,7 +634,8 @@ static void check_bad_input(void)
 		if (err)
 			fail(&t, err, "destroy");
 	}
-	report(&t, "bad input: -EINVAL, and nothing left behind");
+	report(&t, "bad input and members with different schedules: -EINVAL, "
+		   "and nothing left behind");
 }
 
 /*

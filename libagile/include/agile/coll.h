@@ -161,8 +161,9 @@ int agile_coll_threads_destroy(struct agile_coll_team *team);
  * named by @key; ranks are given in join order.  Returns once all
  * @nr_members have joined (or -ETIMEDOUT after @timeout_ns), with the
  * errors of agile_dev_group_join; -EINVAL also when the members' opts
- * disagree on @max_bytes.  Each member holds one segment of 3 x
- * @max_bytes (rounded to pages): an exchange area, and twice that for
+ * disagree on @max_bytes, @segments or @interleaved (the schedule).
+ * Each member holds one segment of 3 x @max_bytes (rounded to pages): an
+ * exchange area, and twice that for
  * agile_coll_alloc; -ENOSPC where that passes the device's
  * max_segment_bytes (kmod: 256 MiB by default).  On the kmod backend
  * those pages count against the user's RLIMIT_MEMLOCK (ulimit -l, all of

@@ -54,7 +54,8 @@
  * @out:  receives the handle; agile_coll_destroy (collective) frees it
  *
  * Ranks are @comm's.  Every member passes the same @opts.  Returns 0,
- * -EINVAL (bad @opts or @comm, MPI not initialised, more than 1024
+ * -EINVAL (bad @opts or @comm, members whose @segments, @interleaved,
+ * @max_bytes or @user_commutative differ, MPI not initialised, more than 1024
  * members), -ENOMEM, -EPROTO (an MPI call failed), or an error of
  * agile_coll_procs_join; once the members have communicators, they agree
  * on the result (the most negative error).  Destroy the handle before
