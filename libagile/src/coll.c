@@ -201,8 +201,9 @@ static void copy_in(const struct coll_shm *c, const void *send, char *area,
 	}
 }
 
-static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
-			  void *recv, size_t count, enum agile_coll_type type,
+static int shm_collective(struct coll_shm *c, const struct coll_desc *desc,
+			  uint32_t kind, const void *send, void *recv,
+			  size_t count, enum agile_coll_type type,
 			  enum agile_coll_op op, uint32_t root);
 
 /*
@@ -213,38 +214,32 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
  * vector is a collective of its own (recv may be NULL: a reduce's
  * non-root).  Allgather and reduce_scatter have a block per member:
  * piece j is elements [at, at + n) of every block, gathered from / spread
- * into the blocks through @c->pieces, max_bytes long.
+ * into the blocks through @c->pieces, max_bytes long (allocated at join).
+ * Every piece publishes the whole call's @desc.
  */
-static int in_pieces(struct coll_shm *c, size_t limit, uint32_t kind,
-		     const void *send, void *recv, size_t count,
-		     enum agile_coll_type type, enum agile_coll_op op,
-		     uint32_t root)
+static int in_pieces(struct coll_shm *c, const struct coll_desc *desc,
+		     size_t limit, uint32_t kind, const void *send, void *recv,
+		     size_t count, enum agile_coll_type type,
+		     enum agile_coll_op op, uint32_t root)
 {
 	size_t es = agile_coll_type_size(type), nr = (size_t)c->base.size;
 	bool blocks = kind == AGILE_COLL_KIND_ALLGATHER ||
 		      kind == AGILE_COLL_KIND_REDUCE_SCATTER;
 	size_t piece = limit / es / (blocks ? nr : 1);
 	const char *in = send;
-	char *out = recv, *tmp = NULL;
+	char *out = recv, *tmp = c->pieces;
 
-	if (blocks) {
-		if (!c->pieces)
-			c->pieces = malloc(c->xchg_bytes);
-		if (!c->pieces)
-			return -ENOMEM;
-		tmp = c->pieces;
-	}
 	for (size_t at = 0; at < count; at += piece) {
 		size_t n = count - at < piece ? count - at : piece;
 		int err;
 
 		if (!blocks) {
-			err = shm_collective(c, kind, in + at * es,
+			err = shm_collective(c, desc, kind, in + at * es,
 					     out ? out + at * es : NULL, n,
 					     type, op, root);
 		} else if (kind == AGILE_COLL_KIND_ALLGATHER) {
-			err = shm_collective(c, kind, in + at * es, tmp, n,
-					     type, op, root);
+			err = shm_collective(c, desc, kind, in + at * es, tmp,
+					     n, type, op, root);
 			for (size_t r = 0; !err && r < nr; r++)
 				memcpy(out + (r * count + at) * es,
 				       tmp + r * n * es, n * es);
@@ -252,8 +247,8 @@ static int in_pieces(struct coll_shm *c, size_t limit, uint32_t kind,
 			for (size_t r = 0; r < nr; r++)
 				memcpy(tmp + r * n * es,
 				       in + (r * count + at) * es, n * es);
-			err = shm_collective(c, kind, tmp, out + at * es, n,
-					     type, op, root);
+			err = shm_collective(c, desc, kind, tmp,
+					     out + at * es, n, type, op, root);
 		}
 		if (err)
 			return err;
@@ -283,8 +278,16 @@ static size_t piece_limit(const struct coll_shm *c, uint32_t kind)
 	return cache < c->xchg_bytes ? cache : c->xchg_bytes;
 }
 
-static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
-			  void *recv, size_t count, enum agile_coll_type type,
+/*
+ * One collective (or one piece of one: @desc is the whole call's).  It
+ * has started: every error from here on ends it for all the members
+ * (coll_shm_abort, coll_shm_run), so that none goes on alone; what could
+ * fail on one member only (the bounce and pieces buffers) is allocated at
+ * join, but for the threads' scratch.
+ */
+static int shm_collective(struct coll_shm *c, const struct coll_desc *desc,
+			  uint32_t kind, const void *send, void *recv,
+			  size_t count, enum agile_coll_type type,
 			  enum agile_coll_op op, uint32_t root)
 {
 	bool procs = c->scope == COLL_SCOPE_PROCS;
@@ -319,21 +322,17 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 		&rd, type,
 		kind == AGILE_COLL_KIND_ALLGATHER ? AGILE_COLL_SUM : op,
 		c->opts.user_fn, c->opts.user_arg, c->opts.user_commutative);
+	if (!err && op == AGILE_COLL_USER && !rd.commutative && !c->bounce)
+		err = -ENOMEM; /* not set up at join: cannot happen */
 	if (err)
-		return err;
-	if (op == AGILE_COLL_USER && !rd.commutative) {
-		if (!c->bounce)
-			c->bounce = malloc(COLL_BOUNCE_BYTES);
-		if (!c->bounce)
-			return -ENOMEM;
-		rd.bounce = c->bounce;
-	}
+		return coll_shm_abort(c, err);
+	rd.bounce = c->bounce;
 	if (procs && bytes > limit)
-		return in_pieces(c, limit, kind, send, recv, count, type, op,
-				 root);
+		return in_pieces(c, desc, limit, kind, send, recv, count, type,
+				 op, root);
 	err = coll_shm_plan(c, &pa);
 	if (err)
-		return err;
+		return coll_shm_abort(c, err);
 
 	if (!procs) {
 		if (result_in_work)
@@ -341,8 +340,8 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 		else if (active)
 			work = scratch(c, bytes);
 		if (active && !work)
-			return -ENOMEM;
-		return coll_shm_run(c, send, send, work, recv, &rd);
+			return coll_shm_abort(c, -ENOMEM);
+		return coll_shm_run(c, desc, send, send, work, recv, &rd);
 	}
 
 	xchg = c->seg[c->base.rank];
@@ -353,7 +352,7 @@ static int shm_collective(struct coll_shm *c, uint32_t kind, const void *send,
 		copy_in(c, send, xchg, es);
 		shared = xchg;
 	}
-	err = coll_shm_run(c, send, shared, work, recv, &rd);
+	err = coll_shm_run(c, desc, send, shared, work, recv, &rd);
 	/* allgather collects in WORK; allreduce and reduce straight in recv */
 	if (!err && kind == AGILE_COLL_KIND_ALLGATHER && work && work != recv)
 		memcpy(recv, work, bytes);
@@ -364,31 +363,43 @@ static int shm_allreduce(struct agile_coll *coll, const void *send, void *recv,
 			 size_t count, enum agile_coll_type type,
 			 enum agile_coll_op op)
 {
-	return shm_collective(to_shm(coll), AGILE_COLL_KIND_ALLREDUCE, send,
-			      recv, count, type, op, 0);
+	struct coll_desc d = coll_desc_of(AGILE_COLL_KIND_ALLREDUCE, count,
+					  type, op, 0);
+
+	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_ALLREDUCE,
+			      send, recv, count, type, op, 0);
 }
 
 static int shm_reduce(struct agile_coll *coll, const void *send, void *recv,
 		      size_t count, enum agile_coll_type type,
 		      enum agile_coll_op op, uint32_t root)
 {
-	return shm_collective(to_shm(coll), AGILE_COLL_KIND_REDUCE, send, recv,
-			      count, type, op, root);
+	struct coll_desc d = coll_desc_of(AGILE_COLL_KIND_REDUCE, count, type,
+					  op, root);
+
+	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_REDUCE, send,
+			      recv, count, type, op, root);
 }
 
 static int shm_reduce_scatter(struct agile_coll *coll, const void *send,
 			      void *recv, size_t recv_count,
 			      enum agile_coll_type type, enum agile_coll_op op)
 {
-	return shm_collective(to_shm(coll), AGILE_COLL_KIND_REDUCE_SCATTER,
+	struct coll_desc d = coll_desc_of(AGILE_COLL_KIND_REDUCE_SCATTER,
+					  recv_count, type, op, 0);
+
+	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_REDUCE_SCATTER,
 			      send, recv, recv_count, type, op, 0);
 }
 
 static int shm_allgather(struct agile_coll *coll, const void *send, void *recv,
 			 size_t count, enum agile_coll_type type)
 {
-	return shm_collective(to_shm(coll), AGILE_COLL_KIND_ALLGATHER, send,
-			      recv, count, type, AGILE_COLL_SUM, 0);
+	struct coll_desc d = coll_desc_of(AGILE_COLL_KIND_ALLGATHER, count,
+					  type, AGILE_COLL_SUM, 0);
+
+	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_ALLGATHER,
+			      send, recv, count, type, AGILE_COLL_SUM, 0);
 }
 
 static int shm_barrier(struct agile_coll *coll)
@@ -623,10 +634,15 @@ static bool page_round(uint64_t bytes, uint64_t *out)
 	return true;
 }
 
-/* What shapes the schedule, as every member publishes it at join. */
+/*
+ * What shapes the schedule or the result, as every member publishes it
+ * at join: the segments, the layout, and whether a user op may be
+ * reduced in any order.
+ */
 static uint32_t schedule_word(const struct coll_shm *c)
 {
-	return c->opts.segments | c->opts.interleaved << 16;
+	return c->opts.segments | c->opts.interleaved << 16 |
+	       !!c->opts.user_commutative << 17;
 }
 
 /* Map every other member's segment, from the ids in their doorbell lines. */
@@ -779,7 +795,8 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 		goto fail;
 	c->seg = calloc(nr_members, sizeof(*c->seg));
 	c->heap = malloc(16 * sizeof(*c->heap));
-	if (!c->seg || !c->heap) {
+	c->pieces = malloc(c->xchg_bytes); /* in_pieces' (virtual until used) */
+	if (!c->seg || !c->heap || !c->pieces) {
 		err = -ENOMEM;
 		goto fail;
 	}

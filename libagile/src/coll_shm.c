@@ -42,6 +42,15 @@
  *    old-bank word before anyone's later wait on it.
  * A peer that dies (processes scope) ends its group: every wait fails
  * with -EPIPE, and so does the collective (never a hang).
+ *
+ * Loud failures.  With its addresses each member publishes what it calls
+ * (struct coll_desc); a member reading a peer's buffers first compares
+ * descriptors and fails with -EPROTO where they differ.  A member whose
+ * call fails once started (that, a dead peer, its own allocation) stores
+ * COLL_POISON in its words: every wait on it is satisfied at once, the
+ * waiter sees the poison, fails with -EPIPE and poisons its own words, so
+ * the error reaches every member, each of which first waits until its
+ * readers are done with its buffers (run_failed) and then returns.
  */
 #include <errno.h>
 #include <sched.h>
@@ -74,7 +83,8 @@ static int publish(struct coll_shm *c, uint32_t value)
  * futex wake (an IPI, in a VM an exit) on both sides.  The acquire load
  * pairs with agile_dev_signal's release store, as the dev wait's does.
  */
-static bool yield_until_ge(struct coll_shm *c, uint32_t slot, uint32_t value)
+static bool yield_until_ge(struct coll_shm *c, uint32_t slot, uint32_t value,
+			   uint32_t *seen)
 {
 	struct agile_doorbell *db;
 	uint64_t end = 0;
@@ -82,7 +92,8 @@ static bool yield_until_ge(struct coll_shm *c, uint32_t slot, uint32_t value)
 	if (agile_dev_slot(c->dev, slot, &db, NULL))
 		return false;
 	for (unsigned int i = 0;; i++) {
-		if (__atomic_load_n(&db->value, __ATOMIC_ACQUIRE) >= value)
+		*seen = __atomic_load_n(&db->value, __ATOMIC_ACQUIRE);
+		if (*seen >= value)
 			return true;
 		if (i % 16 == 0) {
 			uint64_t now = agile_mono_ns();
@@ -96,32 +107,63 @@ static bool yield_until_ge(struct coll_shm *c, uint32_t slot, uint32_t value)
 	}
 }
 
-static int wait_ge(struct coll_shm *c, uint32_t rank, uint32_t value,
-		   uint64_t timeout_ns)
+/*
+ * Wait until @rank's word has reached @value; *@seen: what it holds then
+ * (COLL_POISON: the member has failed).
+ */
+static int wait_seen(struct coll_shm *c, uint32_t rank, uint32_t value,
+		     uint32_t *seen)
 {
 	uint32_t slot = slot_of(c, c->bank, rank);
 
-	/* Callers wait without a timeout (a dead peer ends the group). */
-	if (c->yield_ns && timeout_ns == AGILE_TIMEOUT_INFINITE &&
-	    yield_until_ge(c, slot, value))
+	/* No timeout: a dead peer ends the group, a failed one poisons. */
+	if (c->yield_ns && yield_until_ge(c, slot, value, seen))
 		return 0;
 	return agile_dev_wait_spin(c->dev, slot, AGILE_CMP_GE, value,
-				   c->spin_ns, timeout_ns, NULL);
+				   c->spin_ns, AGILE_TIMEOUT_INFINITE, seen);
 }
 
-static int wait_all_bank(struct coll_shm *c, uint32_t value,
-			 uint64_t timeout_ns)
+/* Wait for @rank's @value; -EPIPE if the member has failed instead. */
+static int wait_ge(struct coll_shm *c, uint32_t rank, uint32_t value)
+{
+	uint32_t seen = 0;
+	int err = wait_seen(c, rank, value, &seen);
+
+	if (!err && seen == COLL_POISON)
+		err = -EPIPE;
+	return err;
+}
+
+static int wait_all_bank(struct coll_shm *c, uint32_t value)
 {
 	for (uint32_t q = 0; q < (uint32_t)c->base.size; q++) {
 		int err;
 
 		if (q == (uint32_t)c->base.rank)
 			continue;
-		err = wait_ge(c, q, value, timeout_ns);
+		err = wait_ge(c, q, value);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* Store COLL_POISON in both banks' words of this member (see coll_shm.h). */
+static void poison(struct coll_shm *c)
+{
+	uint32_t me = (uint32_t)c->base.rank;
+
+	agile_dev_signal(c->dev, slot_of(c, c->bank ^ 1, me), COLL_POISON);
+	agile_dev_signal(c->dev, slot_of(c, c->bank, me), COLL_POISON);
+}
+
+int coll_shm_abort(struct coll_shm *c, int err)
+{
+	if (!c->broken) {
+		c->broken = err;
+		poison(c);
+	}
+	return c->broken;
 }
 
 /*
@@ -138,14 +180,14 @@ static int switch_bank(struct coll_shm *c)
 	c->bank ^= 1;
 	err = publish(c, 1);
 	if (!err)
-		err = wait_all_bank(c, 1, AGILE_TIMEOUT_INFINITE);
+		err = wait_all_bank(c, 1);
 	if (!err)
 		err = agile_dev_signal(
 			c->dev, slot_of(c, old, (uint32_t)c->base.rank), 0);
 	if (!err)
 		err = publish(c, 2);
 	if (!err)
-		err = wait_all_bank(c, 2, AGILE_TIMEOUT_INFINITE);
+		err = wait_all_bank(c, 2);
 	c->seq_base = 2;
 	return err;
 }
@@ -160,7 +202,7 @@ static int begin(struct coll_shm *c, uint32_t span)
 	if ((uint64_t)c->seq_base + span >= c->seq_limit)
 		err = switch_bank(c);
 	if (err)
-		c->broken = err;
+		return coll_shm_abort(c, err);
 	if (++c->epoch == 0) {
 		memset(c->peer_epoch, 0,
 		       (size_t)c->base.size * sizeof(*c->peer_epoch));
@@ -180,6 +222,25 @@ static void set_word_pair(struct agile_doorbell *db, int word, uint64_t v)
 {
 	__atomic_store_n(&db->user[word], (uint32_t)v, __ATOMIC_RELAXED);
 	__atomic_store_n(&db->user[word + 1], (uint32_t)(v >> 32),
+			 __ATOMIC_RELAXED);
+}
+
+/* Make this call's descriptor known (before value 1). */
+static void publish_desc(struct coll_shm *c, const struct coll_desc *desc)
+{
+	uint32_t me = (uint32_t)c->base.rank;
+	struct agile_doorbell *db;
+
+	c->desc = *desc;
+	if (c->scope == COLL_SCOPE_THREADS) {
+		c->addrs[me].desc = *desc;
+		return;
+	}
+	agile_dev_slot(c->dev, me, &db, NULL);
+	__atomic_store_n(&db->user[COLL_WORD_DESC], desc->what,
+			 __ATOMIC_RELAXED);
+	set_word_pair(db, COLL_WORD_COUNT, desc->count);
+	__atomic_store_n(&db->user[COLL_WORD_ROOT], desc->root,
 			 __ATOMIC_RELAXED);
 }
 
@@ -204,30 +265,44 @@ static void publish_addrs(struct coll_shm *c, const void *send, void *work)
 }
 
 /*
- * A peer's SEND and WORK for this collective.  Read only after a wait on
- * that peer in this collective (the plan puts one before every read):
- * the wait's acquire pairs with the peer's release of value 1, which came
- * after publish_addrs.  Processes: offsets past the segment (a broken
- * peer) come back as NULL.
+ * A peer's SEND and WORK for this collective, after a check that it runs
+ * the same call (its descriptor; -EPROTO if not).  Read only after a
+ * wait on that peer in this collective (the plan puts one before every
+ * read): the wait's acquire pairs with the peer's release of value 1,
+ * which came after publish_desc and publish_addrs; and the peer cannot
+ * have moved on to its next call, whose descriptor would overwrite this
+ * one, before this member has read its buffers (its EXIT waits).
+ * Processes: offsets past the segment (a broken peer) come back as NULL.
  */
-static void resolve(struct coll_shm *c, uint32_t q)
+static int resolve(struct coll_shm *c, uint32_t q)
 {
 	struct agile_doorbell *db;
+	struct coll_desc d;
 	uint64_t s, w;
 
 	if (c->peer_epoch[q] == c->epoch)
-		return;
-	c->peer_epoch[q] = c->epoch;
+		return 0;
 	if (c->scope == COLL_SCOPE_THREADS) {
+		d = c->addrs[q].desc;
 		c->peer_send[q] = c->addrs[q].send;
 		c->peer_work[q] = c->addrs[q].work;
-		return;
+	} else {
+		agile_dev_slot(c->dev, q, &db, NULL);
+		d.what = __atomic_load_n(&db->user[COLL_WORD_DESC],
+					 __ATOMIC_RELAXED);
+		d.count = word_pair(db, COLL_WORD_COUNT);
+		d.root = __atomic_load_n(&db->user[COLL_WORD_ROOT],
+					 __ATOMIC_RELAXED);
+		s = word_pair(db, COLL_WORD_SEND);
+		w = word_pair(db, COLL_WORD_WORK);
+		c->peer_send[q] = s < c->seg_bytes ? c->seg[q] + s : NULL;
+		c->peer_work[q] = w < c->seg_bytes ? c->seg[q] + w : NULL;
 	}
-	agile_dev_slot(c->dev, q, &db, NULL);
-	s = word_pair(db, COLL_WORD_SEND);
-	w = word_pair(db, COLL_WORD_WORK);
-	c->peer_send[q] = s < c->seg_bytes ? c->seg[q] + s : NULL;
-	c->peer_work[q] = w < c->seg_bytes ? c->seg[q] + w : NULL;
+	if (d.what != c->desc.what || d.count != c->desc.count ||
+	    d.root != c->desc.root)
+		return -EPROTO;
+	c->peer_epoch[q] = c->epoch;
+	return 0;
 }
 
 /* Processes: is [@p, @p + @bytes) inside member @q's segment? */
@@ -261,7 +336,10 @@ static int transfer(struct run_ctx *x, const struct agile_coll_plan *plan,
 	if (q == (uint32_t)c->base.rank) {
 		src = x->mine[s->src_buf];
 	} else {
-		resolve(c, q);
+		int err = resolve(c, q);
+
+		if (err)
+			return err;
 		src = s->src_buf == AGILE_COLL_BUF_SEND ? c->peer_send[q] :
 							  c->peer_work[q];
 	}
@@ -300,8 +378,37 @@ int coll_shm_plan(struct coll_shm *c, const struct agile_coll_plan_params *pa)
 	return err;
 }
 
-int coll_shm_run(struct coll_shm *c, const void *send, const void *send_shared,
-		 void *work, void *recv, const struct coll_reducer *rd)
+/*
+ * After an error in coll_shm_run: poison (coll_shm_abort), then wait
+ * until every peer that reads this member's buffers in @plan has read
+ * them or has failed itself (its poison passes every wait), so that the
+ * caller may free them once we return.  A peer that sees the poison
+ * fails and poisons its own words, so these waits end.
+ */
+static int run_failed(struct coll_shm *c, const struct agile_coll_plan *plan,
+		      uint32_t base, int err)
+{
+	err = coll_shm_abort(c, err);
+	for (uint32_t k = 0; k < plan->nr_steps; k++) {
+		const struct agile_coll_step *s = &plan->steps[k];
+
+		if (s->phase != AGILE_COLL_PHASE_EXIT)
+			continue;
+		for (uint32_t i = 0; i < s->nr_waits; i++) {
+			const struct agile_coll_wait *w =
+				&plan->waits[s->wait + i];
+			uint32_t seen;
+
+			if (wait_seen(c, w->rank, base + w->value, &seen))
+				return err; /* dead: it reads no more */
+		}
+	}
+	return err;
+}
+
+int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
+		 const void *send, const void *send_shared, void *work,
+		 void *recv, const struct coll_reducer *rd)
 {
 	const struct agile_coll_plan *plan = &c->plan;
 	uint32_t base;
@@ -314,10 +421,11 @@ int coll_shm_run(struct coll_shm *c, const void *send, const void *send_shared,
 	int err;
 
 	if (!c->plan_ok)
-		return -EINVAL;
+		return coll_shm_abort(c, -EINVAL);
 	err = begin(c, plan->seq_span);
 	if (err)
 		return err;
+	publish_desc(c, desc);
 	publish_addrs(c, send_shared, work);
 	base = c->seq_base;
 	for (uint32_t k = 0; k < plan->nr_steps; k++) {
@@ -327,42 +435,38 @@ int coll_shm_run(struct coll_shm *c, const void *send, const void *send_shared,
 			const struct agile_coll_wait *w =
 				&plan->waits[s->wait + i];
 
-			err = wait_ge(c, w->rank, base + w->value,
-				      AGILE_TIMEOUT_INFINITE);
+			err = wait_ge(c, w->rank, base + w->value);
 			if (err)
-				goto fail;
+				return run_failed(c, plan, base, err);
 		}
 		if (s->action != AGILE_COLL_ACT_NONE) {
 			err = transfer(&x, plan, s);
 			if (err)
-				goto fail;
+				return run_failed(c, plan, base, err);
 		}
 		if (s->publish) {
 			err = publish(c, base + s->publish);
 			if (err)
-				goto fail;
+				return run_failed(c, plan, base, err);
 		}
 	}
 	c->seq_base += plan->seq_span;
 	return 0;
-fail:
-	c->broken = err;
-	return err;
 }
 
 int coll_shm_barrier(struct coll_shm *c)
 {
+	struct coll_desc desc = { .what = COLL_DESC_BARRIER };
 	int err = begin(c, 1);
 
 	if (err)
 		return err;
+	publish_desc(c, &desc);
 	err = publish(c, c->seq_base + 1);
 	if (!err)
-		err = wait_all_bank(c, c->seq_base + 1, AGILE_TIMEOUT_INFINITE);
-	if (err) {
-		c->broken = err;
-		return err;
-	}
+		err = wait_all_bank(c, c->seq_base + 1);
+	if (err)
+		return coll_shm_abort(c, err);
 	c->seq_base += 1;
 	return 0;
 }
@@ -383,7 +487,11 @@ int coll_shm_init(struct coll_shm *c)
 	c->peer_send = calloc(n, sizeof(*c->peer_send));
 	c->peer_work = calloc(n, sizeof(*c->peer_work));
 	c->peer_epoch = calloc(n, sizeof(*c->peer_epoch));
-	if (!c->peer_send || !c->peer_work || !c->peer_epoch) {
+	/* a non-commutative user op's: a call must not fail for want of it */
+	if (c->opts.user_fn && !c->opts.user_commutative)
+		c->bounce = malloc(COLL_BOUNCE_BYTES);
+	if (!c->peer_send || !c->peer_work || !c->peer_epoch ||
+	    (c->opts.user_fn && !c->opts.user_commutative && !c->bounce)) {
 		coll_shm_release(c);
 		return -ENOMEM;
 	}

@@ -24,14 +24,43 @@ enum coll_scope {
 };
 
 /*
+ * What a call is, as each member publishes it beside its addresses: a
+ * peer that reads another descriptor than its own fails with -EPROTO
+ * (the members called different collectives, counts, types, ops or
+ * roots).  @what: kind | type << 8 | op << 16, kind COLL_DESC_BARRIER for
+ * a barrier; @count: the caller's count (a call in pieces publishes the
+ * whole call's, so that the pieces of different counts never pair).
+ */
+struct coll_desc {
+	uint64_t count;
+	uint32_t what;
+	uint32_t root;
+};
+
+#define COLL_DESC_BARRIER 0xffu
+
+static inline struct coll_desc coll_desc_of(uint32_t kind, size_t count,
+					    enum agile_coll_type type,
+					    enum agile_coll_op op,
+					    uint32_t root)
+{
+	return (struct coll_desc){
+		.count = count,
+		.what = kind | (uint32_t)type << 8 | (uint32_t)op << 16,
+		.root = root,
+	};
+}
+
+/*
  * Threads scope: where a member's SEND and WORK are for the collective
- * running now, one line per member in the team.  Written by the member
- * before it publishes value 1, read by a peer after it has seen that
- * value (or a later one) of this collective.
+ * running now, and its descriptor, one line per member in the team.
+ * Written by the member before it publishes value 1, read by a peer
+ * after it has seen that value (or a later one) of this collective.
  */
 struct coll_shm_addrs {
 	_Alignas(64) const void *send;
 	void *work;
+	struct coll_desc desc;
 };
 
 /*
@@ -43,8 +72,21 @@ enum {
 	COLL_WORD_SEG_BYTES = 1, /* its size, two words (low first) */
 	COLL_WORD_SEND = 3, /* SEND's offset, two words */
 	COLL_WORD_WORK = 5, /* WORK's offset, two words */
-	COLL_WORD_SCHEDULE = 7, /* segments | interleaved << 16 (set at join) */
+	COLL_WORD_SCHEDULE = 7, /* schedule_word() of coll.c (set at join) */
+	COLL_WORD_DESC = 10, /* the call's coll_desc.what */
+	COLL_WORD_COUNT = 11, /* its count, two words */
+	COLL_WORD_ROOT = 13, /* its root */
 };
+
+/*
+ * The sequence value of a member that has failed (any error once a call
+ * has started: a dead peer, a descriptor unlike its own, a local
+ * allocation): it stores it in its words of both banks, above every value
+ * a collective publishes (< seq_limit <= 2^31), so that it satisfies
+ * every wait on that member, and whoever sees it fails with -EPIPE and
+ * stores it too.  So one member's error ends the collective for all.
+ */
+#define COLL_POISON UINT32_MAX
 
 /* A block of the agile_coll_alloc heap. */
 struct coll_heap_block {
@@ -67,7 +109,8 @@ struct coll_heap_block {
  *             kernel compares doorbells unsigned; $AGILE_COLL_SEQ_LIMIT
  *             lowers it for the tests)
  * @broken:    the first error that left the members out of step (a dead
- *             peer: -EPIPE); every later call returns it
+ *             peer: -EPIPE); every later call returns it; the member's
+ *             words hold COLL_POISON from then on
  * @peer_*:    peers' SEND/WORK addresses, resolved at most once per
  *             collective (@peer_epoch[q] == @epoch)
  * @addrs:     threads: the team's address lines
@@ -85,11 +128,12 @@ struct coll_shm {
 	uint64_t spin_ns;
 	uint64_t yield_ns;
 	int broken;
+	struct coll_desc desc; /* of the call running now */
 	struct agile_coll_opts opts;
 	struct agile_coll_plan plan;
 	bool plan_ok;
-	void *bounce;
-	void *pieces; /* processes: in_pieces' gather buffer (coll.c) */
+	void *bounce; /* a non-commutative user op's (set up at join) */
+	void *pieces; /* processes: in_pieces' gather buffer (at join) */
 	const char **peer_send;
 	char **peer_work;
 	uint32_t *peer_epoch;
@@ -117,19 +161,29 @@ extern const struct coll_ops coll_procs_ops;
 int coll_shm_plan(struct coll_shm *c, const struct agile_coll_plan_params *pa);
 
 /*
- * coll_shm_run - execute @c->plan (coll_shm_plan)
+ * coll_shm_run - execute @c->plan (coll_shm_plan) for the call @desc
  * @send:        this member's SEND as it reads it itself
  * @send_shared: SEND as peers read it (the same, or a copy holding what
  *               the plan's outgoing SEND runs name; processes: in the
  *               member's segment)
  * @work, @recv: WORK (processes: in the segment) and RECV; NULL where the
  *               plan does not use them
- * Returns 0 or a wait's error (-EPIPE: a peer left), -EPROTO for a peer's
- * address outside its segment; on an error the member is out of step
- * with the others for good (@c->broken).
+ * Returns 0 or a wait's error (-EPIPE: a peer left or failed), -EPROTO for
+ * a peer's address outside its segment or a peer's descriptor unlike
+ * @desc; on an error the member has ended the collective for all
+ * (coll_shm_abort) and waited until no peer reads its buffers any more.
  */
-int coll_shm_run(struct coll_shm *c, const void *send, const void *send_shared,
-		 void *work, void *recv, const struct coll_reducer *rd);
+int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
+		 const void *send, const void *send_shared, void *work,
+		 void *recv, const struct coll_reducer *rd);
+
+/*
+ * coll_shm_abort - a call that had started fails with @err before
+ * coll_shm_run (an allocation, a plan): the member is broken for good and
+ * its words hold COLL_POISON, so every peer's call fails too.  Returns
+ * the member's first error (@err, or an earlier one).
+ */
+int coll_shm_abort(struct coll_shm *c, int err);
 
 /* coll_shm_barrier - every member arrives before any leaves. */
 int coll_shm_barrier(struct coll_shm *c);

@@ -25,14 +25,23 @@
  * in the process scope, buffers from agile_coll_alloc save a copy in and
  * out.  @send may equal @recv (in place) except where a call says not.
  *
- * Errors: 0 or a negative errno (agile/error.h).  Every collective
- * returns -EINVAL for a NULL handle, an unknown type or op, AGILE_COLL_USER
- * without a callback, a bad root, NULL buffers where count > 0, or buffers
- * that overlap other than as allowed; -EOVERFLOW when the vector's bytes
- * do not fit in a size_t; -ENOMEM; -EPIPE when a member died (the
- * communicator is then unusable: every later call returns the same
- * error).  A count of 0 returns 0 at once, on every member.  Thread
- * safety: one communicator handle is used by one thread at a time.
+ * Errors: 0 or a negative errno (agile/error.h).  Before a call starts,
+ * every collective checks its arguments: -EINVAL for a NULL handle, an
+ * unknown type or op, AGILE_COLL_USER without a callback, a bad root, NULL
+ * buffers where count > 0, or buffers that overlap other than as allowed;
+ * -EOVERFLOW when the vector's bytes do not fit in a size_t.  Such a call
+ * has not started: the member may call again.  Once a call has started,
+ * any member's error ends it for all, so that none returns 0 with data it
+ * did not get, and none waits forever: -EPROTO for a member that finds a
+ * peer in another call (each call publishes its kind, count, type, op
+ * and root beside its buffers; a barrier, which reads nothing, may pass
+ * and the next call fails), -EPIPE for a member whose peer died or
+ * failed, -ENOMEM where the threads scope cannot have its scratch buffer
+ * (all else a call needs is allocated when the communicator is made).
+ * The communicator is then unusable: every later call returns the
+ * member's first error, a count of 0 included.  Otherwise a count of 0
+ * returns 0 at once, on every member.  Thread safety: one communicator
+ * handle is used by one thread at a time.
  */
 #ifndef AGILE_COLL_H
 #define AGILE_COLL_H

@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: MIT
+/*
+ * coll-misuse - collectives that must fail loudly, in the threads and the
+ * processes scopes.
+ *
+ * Members that call different collectives (another count, type, op,
+ * kind or root, or a barrier against a reduction) must not pair them up:
+ * each call publishes a descriptor beside its buffers, a member that reads
+ * a peer's and finds it unlike its own fails with -EPROTO, and its error
+ * ends the collective for every member (-EPIPE), so that no call returns
+ * 0 with wrong data and none hangs; every later call, count 0 included,
+ * returns the member's first error.  A call the process scope cuts in
+ * pieces publishes the whole call's count: members whose counts differ
+ * but whose first pieces are alike still fail.
+ *
+ * A member that fails on its own once a call has started (here: the
+ * threads scope's scratch buffer, under an address-space limit) ends the
+ * collective for all as well: the others get -EPIPE instead of waiting
+ * forever.  What the process scope would allocate in a call (in_pieces'
+ * buffer) is allocated at join: an allgather in pieces succeeds under a
+ * limit that leaves no room for it.  The address-space tests are skipped
+ * under the sanitizers, whose allocators abort instead of failing.
+ *
+ * Every process has an alarm: a hang fails the test.
+ */
+#define _GNU_SOURCE
+#include <agile/coll.h>
+#include <agile/dev.h>
+#include <agile/error.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+#define ALARM_S 300
+#define JOIN_NS (30ULL * 1000 * 1000 * 1000)
+#define MAX_N 4
+#define BUF_ELEMS 4096
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+enum { ALLREDUCE, REDUCE, REDUCE_SCATTER, ALLGATHER, BARRIER };
+
+/* One member's call. */
+struct call {
+	int kind;
+	size_t count;
+	enum agile_coll_type type;
+	enum agile_coll_op op;
+	uint32_t root;
+};
+
+/* What a member got: the call, then a barrier, count 0, a small call. */
+struct outcome {
+	int first, barrier, zero, again;
+};
+
+static const char *be = "user";
+static int backend = AGILE_BACKEND_USER;
+
+static int do_call(struct agile_coll *coll, const struct call *c, void *send,
+		   void *recv)
+{
+	switch (c->kind) {
+	case ALLREDUCE:
+		return agile_coll_allreduce(coll, send, recv, c->count,
+					    c->type, c->op);
+	case REDUCE:
+		return agile_coll_reduce(coll, send, recv, c->count, c->type,
+					 c->op, c->root);
+	case REDUCE_SCATTER:
+		return agile_coll_reduce_scatter(coll, send, recv, c->count,
+						 c->type, c->op);
+	case ALLGATHER:
+		return agile_coll_allgather(coll, send, recv, c->count,
+					    c->type);
+	default:
+		return agile_coll_barrier(coll);
+	}
+}
+
+/* The call, then what every later call must return. */
+static void run_member(struct agile_coll *coll, const struct call *c,
+		       struct outcome *o)
+{
+	size_t elems = c->count * MAX_N > BUF_ELEMS ? c->count * MAX_N :
+						      BUF_ELEMS;
+	double *send = calloc(elems, sizeof(double));
+	double *recv = calloc(elems, sizeof(double));
+	int32_t a = 1, b;
+
+	if (!send || !recv) {
+		o->first = o->barrier = o->zero = o->again = -ENOMEM;
+	} else {
+		o->first = do_call(coll, c, send, recv);
+		o->barrier = agile_coll_barrier(coll);
+		o->zero = agile_coll_allreduce(coll, NULL, NULL, 0,
+					       AGILE_COLL_INT32,
+					       AGILE_COLL_SUM);
+		o->again = agile_coll_allreduce(coll, &a, &b, 1,
+						AGILE_COLL_INT32,
+						AGILE_COLL_SUM);
+	}
+	free(send);
+	free(recv);
+}
+
+/*
+ * Every member's call failed (but a barrier's, which reads nothing, may
+ * pass: its next call must fail), at least one with -EPROTO, the others
+ * with -EPROTO or -EPIPE, and every later call with the member's first
+ * error.
+ */
+static void check(const struct call *calls, const struct outcome *out,
+		  uint32_t n, const char *scope, const char *what)
+{
+	bool ok = true, proto = false;
+	char got[200] = "";
+
+	for (uint32_t r = 0; r < n; r++) {
+		const struct outcome *o = &out[r];
+		int first = o->first ? o->first : o->barrier;
+		char one[48];
+
+		snprintf(one, sizeof(one), "%s%d/%d/%d/%d", r ? ", " : "",
+			 o->first, o->barrier, o->zero, o->again);
+		strncat(got, one, sizeof(got) - strlen(got) - 1);
+		if (o->first == -EPROTO)
+			proto = true;
+		if (o->first && o->first != -EPROTO && o->first != -EPIPE)
+			ok = false;
+		if (!o->first && calls[r].kind != BARRIER)
+			ok = false; /* paired with another call: wrong data */
+		if (first != -EPROTO && first != -EPIPE)
+			ok = false;
+		if (o->zero != first || o->again != first ||
+		    (o->first && o->barrier != first))
+			ok = false;
+	}
+	tap_ok(ok && proto,
+	       "%s%s%s: %s: every member fails (-EPROTO where it reads the "
+	       "other descriptor, -EPIPE, and the same later) [%s]",
+	       scope, *scope == 'p' ? " " : "", *scope == 'p' ? be : "", what,
+	       got);
+}
+
+/* ---- threads ---- */
+
+struct thread_arg {
+	struct agile_coll_team *team;
+	uint32_t rank;
+	const struct call *call;
+	struct outcome *out;
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *a = p;
+	struct agile_coll *coll;
+
+	if (agile_coll_threads_member(a->team, a->rank, &coll))
+		a->out->first = -EINVAL;
+	else
+		run_member(coll, a->call, a->out);
+	return NULL;
+}
+
+static void threads_case(uint32_t n, const struct call *calls,
+			 const char *what)
+{
+	struct agile_coll_team *team;
+	struct thread_arg args[MAX_N];
+	struct outcome out[MAX_N];
+	pthread_t t[MAX_N];
+	int err = agile_coll_threads_create(n, NULL, &team);
+
+	if (!tap_ok_call(err, "threads: a team"))
+		return;
+	memset(out, 0, sizeof(out));
+	for (uint32_t r = 0; r < n; r++) {
+		args[r] = (struct thread_arg){ team, r, &calls[r], &out[r] };
+		pthread_create(&t[r], NULL, thread_main, &args[r]);
+	}
+	for (uint32_t r = 0; r < n; r++)
+		pthread_join(t[r], NULL);
+	check(calls, out, n, "threads", what);
+	agile_coll_threads_destroy(team);
+}
+
+/* ---- processes ---- */
+
+static uint64_t random_key(void)
+{
+	uint64_t key = 0;
+
+	while (!key)
+		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+			key = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	return key;
+}
+
+static void procs_case(uint32_t n, const struct call *calls,
+		       uint64_t max_bytes, const char *what)
+{
+	struct outcome *out = mmap(NULL, sizeof(*out) * MAX_N,
+				   PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint64_t key = random_key();
+	pid_t pid[MAX_N];
+	bool joined = true;
+
+	if (out == MAP_FAILED) {
+		tap_ok(0, "processes: shared page: %s", strerror(errno));
+		return;
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		pid[r] = fork();
+		if (pid[r] == 0) {
+			struct agile_coll_opts o;
+			struct agile_coll *coll;
+			int err;
+
+			alarm(ALARM_S / 2);
+			agile_coll_opts_init(&o);
+			o.backend = (uint32_t)backend;
+			o.max_bytes = max_bytes;
+			err = agile_coll_procs_join(key, n, &o, JOIN_NS, &coll);
+			if (err)
+				_exit(1);
+			/* the join rank, not the fork order, picks the call */
+			run_member(coll, &calls[agile_coll_rank(coll)],
+				   &out[agile_coll_rank(coll)]);
+			agile_coll_destroy(coll);
+			_exit(0);
+		}
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		int status = 1;
+
+		waitpid(pid[r], &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			joined = false;
+	}
+	if (!joined)
+		tap_ok(0, "processes %s: %s: a member failed to join or died",
+		       be, what);
+	else
+		check(calls, out, n, "processes", what);
+	munmap(out, sizeof(*out) * MAX_N);
+}
+
+#define F AGILE_COLL_FLOAT
+#define I AGILE_COLL_INT32
+#define SUM AGILE_COLL_SUM
+
+/* Both scopes but the pieces; @procs: the processes scope too. */
+static void mismatches(bool procs)
+{
+	static const struct {
+		uint32_t n;
+		struct call calls[MAX_N];
+		const char *what;
+	} cases[] = {
+		{ 3,
+		  { { ALLREDUCE, 1000, F, SUM, 0 },
+		    { ALLREDUCE, 1000, F, SUM, 0 },
+		    { ALLREDUCE, 999, F, SUM, 0 } },
+		  "allreduce counts 1000, 1000, 999" },
+		{ 3,
+		  { { ALLREDUCE, 1000, F, SUM, 0 },
+		    { ALLREDUCE, 1000, F, AGILE_COLL_MAX, 0 },
+		    { ALLREDUCE, 1000, F, SUM, 0 } },
+		  "allreduce ops sum, max, sum" },
+		{ 2,
+		  { { ALLREDUCE, 1000, F, SUM, 0 },
+		    { ALLREDUCE, 1000, I, SUM, 0 } },
+		  "allreduce of floats and of int32 (same size)" },
+		{ 4,
+		  { { ALLREDUCE, 1000, F, SUM, 0 },
+		    { ALLREDUCE, 1000, F, SUM, 0 },
+		    { REDUCE, 1000, F, SUM, 0 },
+		    { ALLREDUCE, 1000, F, SUM, 0 } },
+		  "allreduce against reduce" },
+		{ 3,
+		  { { REDUCE, 1000, F, SUM, 0 },
+		    { REDUCE, 1000, F, SUM, 1 },
+		    { REDUCE, 1000, F, SUM, 0 } },
+		  "reduce roots 0, 1, 0" },
+		{ 2,
+		  { { REDUCE_SCATTER, 500, F, SUM, 0 },
+		    { ALLGATHER, 500, F, SUM, 0 } },
+		  "reduce_scatter against allgather" },
+		{ 3,
+		  { { ALLREDUCE, 1000, F, SUM, 0 },
+		    { BARRIER, 0, F, SUM, 0 },
+		    { ALLREDUCE, 1000, F, SUM, 0 } },
+		  "allreduce against barrier" },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		if (procs)
+			procs_case(cases[k].n, cases[k].calls, 0,
+				   cases[k].what);
+		else
+			threads_case(cases[k].n, cases[k].calls,
+				     cases[k].what);
+	}
+}
+
+/*
+ * max_bytes 64 KiB: an allreduce of 2 x 16 Ki floats goes in two pieces
+ * of 16 Ki, whose first is like a 16 Ki allreduce's.
+ */
+static void mismatched_pieces(void)
+{
+	static const struct call calls[] = {
+		{ ALLREDUCE, 32768, F, SUM, 0 },
+		{ ALLREDUCE, 16384, F, SUM, 0 },
+		{ ALLREDUCE, 16384, F, SUM, 0 },
+	};
+
+	procs_case(3, calls, 64 << 10,
+		   "allreduce of 2 pieces against 1 piece (max_bytes 64 KiB)");
+}
+
+/* ---- failures of one member, under an address-space limit ---- */
+
+/* The process's address-space size now, in bytes; 0 if unknown. */
+static size_t vm_size(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	size_t kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %zu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* Leave @room bytes of address space; false if that cannot be done. */
+static bool limit_as(size_t room, struct rlimit *old)
+{
+	size_t now = vm_size();
+	struct rlimit rl;
+
+	if (!now || getrlimit(RLIMIT_AS, old))
+		return false;
+	rl = *old;
+	rl.rlim_cur = now + room;
+	return rl.rlim_cur <= old->rlim_max && !setrlimit(RLIMIT_AS, &rl);
+}
+
+#define BIG_ELEMS (16u << 20) /* floats: 64 MiB */
+
+struct scratch_arg {
+	struct agile_coll_team *team;
+	pthread_barrier_t *ready, *limited;
+	uint32_t rank;
+	float *send, *recv;
+	int err, later;
+};
+
+static void *scratch_main(void *p)
+{
+	struct scratch_arg *a = p;
+	struct agile_coll *coll;
+
+	agile_coll_threads_member(a->team, a->rank, &coll);
+	pthread_barrier_wait(a->ready);
+	pthread_barrier_wait(a->limited);
+	/*
+	 * Rank 2 (newrank 1 of the halving) needs a 64 MiB scratch buffer:
+	 * none to be had; rank 1 (folded into 0) needs none, the root
+	 * reduces into its recv.
+	 */
+	a->err = agile_coll_reduce(coll, a->send, a->recv, BIG_ELEMS,
+				   AGILE_COLL_FLOAT, AGILE_COLL_SUM, 0);
+	a->later = agile_coll_barrier(coll);
+	return NULL;
+}
+
+static void threads_local_failure(void)
+{
+	const char *what = "threads: a member whose scratch buffer cannot be "
+			   "had fails (-ENOMEM), the others get -EPIPE, "
+			   "not a hang";
+	struct agile_coll_team *team;
+	pthread_barrier_t ready, limited;
+	struct scratch_arg args[3];
+	pthread_t t[3];
+	struct rlimit old;
+	float *send = calloc(BIG_ELEMS, sizeof(float));
+	float *recv = calloc(BIG_ELEMS, sizeof(float));
+	bool limited_ok;
+
+	if (SANITIZED) {
+		tap_skip(what, "the sanitizers' allocators abort");
+		goto out;
+	}
+	if (!send || !recv ||
+	    !tap_ok_call(agile_coll_threads_create(3, NULL, &team),
+			 "threads: a team of 3"))
+		goto out;
+	pthread_barrier_init(&ready, NULL, 4);
+	pthread_barrier_init(&limited, NULL, 4);
+	for (uint32_t r = 0; r < 3; r++) {
+		args[r] = (struct scratch_arg){ team, &ready, &limited, r,
+						send, r ? NULL : recv, 0, 0 };
+		pthread_create(&t[r], NULL, scratch_main, &args[r]);
+	}
+	pthread_barrier_wait(&ready);
+	limited_ok = limit_as(16u << 20, &old);
+	pthread_barrier_wait(&limited);
+	for (uint32_t r = 0; r < 3; r++)
+		pthread_join(t[r], NULL);
+	if (limited_ok)
+		setrlimit(RLIMIT_AS, &old);
+	if (!limited_ok)
+		tap_skip(what, "cannot set RLIMIT_AS");
+	else
+		tap_ok(args[0].err == -EPIPE && args[1].err == -EPIPE &&
+			       args[2].err == -ENOMEM &&
+			       args[0].later == -EPIPE &&
+			       args[1].later == -EPIPE &&
+			       args[2].later == -ENOMEM,
+		       "%s (%d %d %d, later %d %d %d)", what, args[0].err,
+		       args[1].err, args[2].err, args[0].later,
+		       args[1].later, args[2].later);
+	agile_coll_threads_destroy(team);
+	pthread_barrier_destroy(&ready);
+	pthread_barrier_destroy(&limited);
+out:
+	free(send);
+	free(recv);
+}
+
+/*
+ * Processes: an allgather of 2 x 512 KiB with max_bytes 512 KiB goes in
+ * pieces through a buffer allocated at join; a member whose address
+ * space is full after the join still completes it, with the right data.
+ */
+static void procs_pieces_buffer_at_join(void)
+{
+	const char *what = "processes: an allgather in pieces needs no "
+			   "allocation in the call (address space full)";
+	const size_t count = 128u << 10; /* floats per member: 512 KiB */
+	int *res = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint64_t key = random_key();
+	pid_t pid[2];
+	bool exited = true;
+
+	if (SANITIZED) {
+		tap_skip(what, "the sanitizers' allocators abort");
+		return;
+	}
+	if (res == MAP_FAILED) {
+		tap_ok(0, "processes: shared page");
+		return;
+	}
+	res[0] = res[1] = -1;
+	for (int r = 0; r < 2; r++) {
+		pid[r] = fork();
+		if (pid[r] == 0) {
+			struct agile_coll_opts o;
+			struct agile_coll *coll;
+			float *send = malloc(count * sizeof(float));
+			float *recv = malloc(2 * count * sizeof(float));
+			struct rlimit old;
+			int rank, err, bad = 0;
+
+			alarm(ALARM_S / 2);
+			agile_coll_opts_init(&o);
+			o.backend = (uint32_t)backend;
+			o.max_bytes = 512u << 10;
+			if (!send || !recv ||
+			    agile_coll_procs_join(key, 2, &o, JOIN_NS, &coll))
+				_exit(1);
+			rank = agile_coll_rank(coll);
+			for (size_t i = 0; i < count; i++)
+				send[i] = (float)(rank * 1000 + (int)(i % 97));
+			/*
+			 * One piece's worth first: it builds the plan the
+			 * pieces reuse (count / 2 per member: 512 KiB in
+			 * all, no pieces yet).
+			 */
+			if (agile_coll_allgather(coll, send, recv, count / 2,
+						 AGILE_COLL_FLOAT))
+				_exit(3);
+			memset(recv, 0, 2 * count * sizeof(float));
+			/*
+			 * Then no room for a 512 KiB buffer in the call:
+			 * little address space left, and the heap's free
+			 * memory used up.
+			 */
+			if (rank == 1) {
+				if (!limit_as(256u << 10, &old))
+					_exit(2);
+				while (malloc(4096))
+					;
+			}
+			err = agile_coll_allgather(coll, send, recv, count,
+						   AGILE_COLL_FLOAT);
+			for (size_t i = 0; !err && i < 2 * count; i++)
+				if (recv[i] != (float)((int)(i / count) * 1000 +
+						       (int)(i % count % 97)))
+					bad++;
+			res[rank] = err ? err : bad;
+			agile_coll_destroy(coll);
+			_exit(0);
+		}
+	}
+	for (int r = 0; r < 2; r++) {
+		int status = 1;
+
+		waitpid(pid[r], &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			exited = false;
+	}
+	tap_ok(exited && res[0] == 0 && res[1] == 0, "%s %s (%d %d)", be, what,
+	       res[0], res[1]);
+	munmap(res, 4096);
+}
+
+static void run_procs(void)
+{
+	mismatches(true);
+	mismatched_pieces();
+	procs_pieces_buffer_at_join();
+}
+
+int main(void)
+{
+	const char *env = getenv("AGILE_BACKEND");
+
+	alarm(ALARM_S * 2);
+	mismatches(false);
+	threads_local_failure();
+	if (env && *env) {
+		be = env;
+		backend = !strcmp(env, "kmod") ? AGILE_BACKEND_KMOD :
+						 AGILE_BACKEND_USER;
+		run_procs();
+		return tap_done();
+	}
+	run_procs();
+	if (access("/dev/agile", F_OK)) {
+		tap_skip("kmod", "no /dev/agile");
+	} else {
+		be = "kmod";
+		backend = AGILE_BACKEND_KMOD;
+		run_procs();
+	}
+	return tap_done();
+}
