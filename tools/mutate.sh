@@ -25,6 +25,9 @@
 #                 6.1 guest (selftests/kmod/run.sh, AGILE_KMOD_PROGRAMS)
 #   guestlib T... agile.ko for 6.1 and the libagile selftests T... on the kmod
 #                 backend in the 6.1 guest (selftests/libagile/guest.sh)
+#   mpi NP...     make -C libagile check-mpi MPI_NP="NP..." (selftests/libagile/
+#                 coll-mpi.c under mpirun, NP processes each, no network
+#                 namespace run)
 #   kdebug P...   agile.ko for the 6.1-debug kernel (KASAN, lockdep, kmemleak,
 #                 DEBUG_ATOMIC_SLEEP: tools/vm/debug.config) and the kmod
 #                 programs P... in its guest: caught when a test fails or
@@ -190,6 +193,9 @@ build_suite() {
 	tsan)
 		(cd "$TREE" && $make --no-print-directory -C libagile tsan \
 			TESTS="$*") >"$log" 2>&1 ;;
+	mpi)
+		(cd "$TREE" && $make --no-print-directory -C libagile \
+			mpi-tests) >"$log" 2>&1 ;;
 	kmod)
 		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
 			$make --no-print-directory -C selftests/kmod \
@@ -224,6 +230,13 @@ run_suite() {
 			TESTS="$*") >>"$log" 2>&1
 		rc=$?
 		grep -E '^not ok|FAILED' "$log" >"$log.fails"
+		;;
+	mpi)
+		(cd "$TREE" && COLL_MPI_NETNS="" COLL_MPI_TIMEOUT=$TEST_TIMEOUT \
+			$make --no-print-directory -C libagile check-mpi \
+			MPI_NP="$*") >>"$log" 2>&1
+		rc=$?
+		grep -E '^not ok' "$log" >"$log.fails"
 		;;
 	kmod)
 		script=$(guest_script "$TREE/selftests/kmod/run.sh" \

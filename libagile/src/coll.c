@@ -683,6 +683,42 @@ static int map_peers(struct coll_shm *c)
 	return 0;
 }
 
+/*
+ * From the join index (agile_dev_member: the line of the join's words and
+ * rendezvous) to the rank: by the members' orders, ties in join order, so
+ * that every member computes the same ranks.  After the last rendezvous
+ * nothing reads the join's words, and every line of bank 0 holds 2, so
+ * the lines can be indexed by rank from here on; @c->seg follows.
+ */
+static void take_rank(struct coll_shm *c)
+{
+	uint32_t n = (uint32_t)c->base.size, me = (uint32_t)c->base.rank;
+	uint32_t order[AGILE_GROUP_MAX_MEMBERS];
+	char *seg[AGILE_GROUP_MAX_MEMBERS];
+	uint32_t rank = 0;
+
+	for (uint32_t q = 0; q < n; q++) {
+		struct agile_doorbell *db;
+
+		agile_dev_slot(c->dev, q, &db, NULL);
+		order[q] = __atomic_load_n(&db->user[COLL_WORD_ORDER],
+					   __ATOMIC_RELAXED);
+	}
+	for (uint32_t q = 0; q < n; q++) {
+		uint32_t r = 0;
+
+		for (uint32_t m = 0; m < n; m++)
+			if (order[m] < order[q] ||
+			    (order[m] == order[q] && m < q))
+				r++;
+		seg[r] = c->seg[q];
+		if (q == me)
+			rank = r;
+	}
+	memcpy(c->seg, seg, n * sizeof(*seg));
+	c->base.rank = (int)rank;
+}
+
 /* Publish @value and wait until every member has (before @deadline). */
 static int rendezvous(struct coll_shm *c, uint32_t value, uint64_t deadline)
 {
@@ -823,6 +859,7 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 			 (uint32_t)(seg_bytes >> 32), __ATOMIC_RELAXED);
 	__atomic_store_n(&db->user[COLL_WORD_SCHEDULE], schedule_word(c),
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&db->user[COLL_WORD_ORDER], o.order, __ATOMIC_RELAXED);
 	err = rendezvous(c, 1, deadline);
 	if (!err)
 		err = map_peers(c);
@@ -830,10 +867,14 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 		goto fail;
 	c->spin_ns = coll_spin_ns(spin_asked, nr_members, members_cpus(c),
 				  &c->yield_ns);
-	/* value 2: every member has read the masks; the areas are free */
+	/*
+	 * value 2: every member has read the masks, the segment ids and the
+	 * orders; the areas are free, and every line of bank 0 holds 2
+	 */
 	err = rendezvous(c, 2, deadline);
 	if (err)
 		goto fail;
+	take_rank(c);
 	c->seq_base = 2;
 	*out = &c->base;
 	return 0;

@@ -60,7 +60,8 @@
  * @cross_comm: the members with this member's node rank (its rank in
  *              @local), one per node, in node order
  * @local:      the node's process-scope communicator; NULL when alone
- * @local_rank: this member's rank in @local (join order); 0 when alone
+ * @local_rank: this member's rank in @local: its node rank (the process
+ *              scope's @order), so in @comm's order; 0 when alone
  * @local_of:   the @local rank of every member of @comm
  * @node_of:    the node of every member of @comm
  * @opts:       the caller's options (segments, layout, user op)
@@ -524,8 +525,8 @@ static int net_allgather(struct coll_mpi *c, MPI_Comm comm, const void *send,
 /*
  * Is the hierarchical path right for @op?  It needs nodes of one size
  * (each member's block then has one counterpart on every node), and it
- * reduces a node's members first, in their join order: only for an op
- * that commutes.
+ * reduces a node's members first (in @comm's order: the same grouping
+ * every run), then across nodes: only for an op that commutes.
  */
 static bool hierarchical(const struct coll_mpi *c, enum agile_coll_op op)
 {
@@ -860,6 +861,8 @@ static int join_node(struct coll_mpi *c)
 	}
 	if (MPI_Bcast(&key, 1, MPI_UINT64_T, 0, c->node_comm))
 		return -EPROTO;
+	/* node ranks in MPI rank order, whoever joins first: same sums */
+	lopts.order = (uint32_t)c->info.node_rank;
 	err = agile_coll_procs_join(key, (uint32_t)c->info.node_size, &lopts,
 				    MPI_JOIN_TIMEOUT_NS, &c->local);
 	if (!err)

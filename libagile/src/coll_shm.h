@@ -65,7 +65,10 @@ struct coll_shm_addrs {
 
 /*
  * Processes scope: the same, as offsets into the member's exchange
- * segment, in the user words of its doorbell line (slot = rank).
+ * segment, in the user words of its doorbell line (slot = rank).  The
+ * words set at join are in the line of the member's join index
+ * (agile_dev_member), read by the others before the join's last
+ * rendezvous; from then on lines are indexed by rank (coll.c).
  */
 enum {
 	COLL_WORD_SEG_ID = 0, /* the segment's id (set at join) */
@@ -73,6 +76,7 @@ enum {
 	COLL_WORD_SEND = 3, /* SEND's offset, two words */
 	COLL_WORD_WORK = 5, /* WORK's offset, two words */
 	COLL_WORD_SCHEDULE = 7, /* schedule_word() of coll.c (set at join) */
+	COLL_WORD_ORDER = 8, /* agile_coll_opts.order (set at join) */
 	COLL_WORD_DESC = 10, /* the call's coll_desc.what */
 	COLL_WORD_COUNT = 11, /* its count, two words */
 	COLL_WORD_ROOT = 13, /* its root */

@@ -27,12 +27,14 @@
 #include <agile/coll_mpi.h>
 #include <agile/error.h>
 #include <errno.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "colltest.h"
 #include "tap.h"
@@ -672,6 +674,79 @@ static void check_tiny_pieces(void)
 		   "one element per member at a time");
 }
 
+/*
+ * Bit for bit: an allreduce of order-sensitive floats (wide exponents,
+ * both signs) gives the same bits in every run, on fresh communicators
+ * whose members join their nodes in opposite orders (delays), and on
+ * every member: the node ranks follow MPI rank order, not join order.
+ * Layouts: one node (the process scope does it all) and 2 per node (the
+ * hierarchy).
+ */
+#define REPRO_COUNT 300001
+
+static void check_reproducible(int per_node)
+{
+	float *send = xmalloc(REPRO_COUNT * sizeof(float));
+	float *recv = xmalloc(REPRO_COUNT * sizeof(float));
+	uint64_t *all = xmalloc((size_t)world_size * sizeof(uint64_t));
+	uint64_t first = 0;
+	struct tally t = { 0 };
+	char id[16];
+
+	if (per_node) {
+		snprintf(id, sizeof(id), "%d", world_rank / per_node);
+		setenv("AGILE_COLL_NODE_ID", id, 1);
+	} else {
+		unsetenv("AGILE_COLL_NODE_ID");
+	}
+	for (size_t j = 0; j < REPRO_COUNT; j++) {
+		int m = (int)(((size_t)world_rank * 7919 + j * 104729) % 2001) -
+			1000;
+
+		send[j] = ldexpf((float)m,
+				 (int)(((size_t)world_rank * 13 + j) % 48) - 24);
+	}
+	for (int run = 0; run < 4; run++) {
+		struct agile_coll *coll;
+		uint64_t h = 1469598103934665603ULL;
+		const unsigned char *b = (const unsigned char *)recv;
+		int err;
+
+		usleep((useconds_t)(run % 2 ? world_rank :
+					      world_size - 1 - world_rank) *
+		       20000);
+		err = agile_coll_mpi_create(MPI_COMM_WORLD, NULL, &coll);
+		if (err) {
+			fail(&t, err, "agile_coll_mpi_create, run %d", run);
+			break;
+		}
+		err = agile_coll_allreduce(coll, send, recv, REPRO_COUNT,
+					   AGILE_COLL_FLOAT, AGILE_COLL_SUM);
+		if (err)
+			fail(&t, err, "allreduce, run %d", run);
+		agile_coll_destroy(coll);
+		for (size_t i = 0; i < REPRO_COUNT * sizeof(float); i++)
+			h = (h ^ b[i]) * 1099511628211ULL;
+		MPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T,
+			      MPI_COMM_WORLD);
+		if (!run)
+			first = all[0];
+		for (int r = 0; r < world_size; r++)
+			if (all[r] != first)
+				fail(&t, 0,
+				     "run %d: rank %d's result differs from "
+				     "rank 0's of run 0",
+				     run, r);
+	}
+	unsetenv("AGILE_COLL_NODE_ID");
+	free(send);
+	free(recv);
+	free(all);
+	report(&t, "%s: order-sensitive float allreduce, 4 runs, members "
+		   "joining in opposite orders: the same bits every run",
+	       per_node ? "2/node" : "one node");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct layout layouts[] = {
@@ -693,6 +768,8 @@ int main(int argc, char **argv)
 			 real_nodes);
 	check_bad_input();
 	check_tiny_pieces();
+	check_reproducible(0);
+	check_reproducible(2);
 	/* $COLL_MPI_LAYOUT: one layout by name (when chasing a failure). */
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
 		if (!getenv("COLL_MPI_LAYOUT") ||

@@ -118,11 +118,18 @@ typedef void (*agile_coll_user_fn)(void *inout, const void *in, size_t count,
  * @user_commutative: 1 if @user_fn is commutative (default 0: the
  *               members' order is kept, at the price of a bounce copy
  *               where the left operand is not in the destination)
+ * @order:       process scope: the members' ranks follow their @order,
+ *               lowest first, ties in join order; 0 on every member (the
+ *               default): join order.  Give each member a distinct value
+ *               (its index in the application) for ranks, and so float
+ *               results, that do not depend on who joined first.
  * @reserved:    must be zero
  *
  * Built-in ops: integer sum and prod wrap around (two's complement);
  * float min and max return a NaN if either operand is one; every member
- * gets bit-identical results.
+ * gets bit-identical results, and for a given member count, schedule
+ * and input per rank, every run gives the same bits (the order of the
+ * reduction depends on nothing else).
  */
 struct agile_coll_opts {
 	uint32_t segments;
@@ -134,7 +141,8 @@ struct agile_coll_opts {
 	agile_coll_user_fn user_fn;
 	void *user_arg;
 	uint32_t user_commutative;
-	uint32_t reserved[5];
+	uint32_t order;
+	uint32_t reserved[4];
 };
 
 /* agile_coll_opts.spin_ns: spin or not by the CPUs there are (above). */
@@ -167,7 +175,8 @@ int agile_coll_threads_destroy(struct agile_coll_team *team);
 
 /**
  * agile_coll_procs_join - join the communicator of @nr_members processes
- * named by @key; ranks are given in join order.  Returns once all
+ * named by @key; ranks follow the members' @opts->order, then join order.
+ * Returns once all
  * @nr_members have joined (or -ETIMEDOUT after @timeout_ns), with the
  * errors of agile_dev_group_join; -EINVAL also when the members' opts
  * disagree on @max_bytes, @segments or @interleaved (the schedule).

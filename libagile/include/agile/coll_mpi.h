@@ -50,7 +50,8 @@
  *        inter-node exchanges, the rest goes to each node's process-scope
  *        communicator (@max_bytes: larger vectors pass through it in
  *        pieces of that size, or of one element per node member where
- *        @max_bytes is smaller than that)
+ *        @max_bytes is smaller than that; @order is not used: the node's
+ *        ranks follow @comm's, so results do not depend on join order)
  * @out:  receives the handle; agile_coll_destroy (collective) frees it
  *
  * Ranks are @comm's.  Every member passes the same @opts.  Returns 0,
