@@ -21,9 +21,13 @@ struct bench_opts {
 	int period_ms;   /* pollcost: milliseconds measured per repetition */
 };
 
-/* One contender's timing. */
+/*
+ * One contender's timing over its repetitions: the median (what ratios
+ * and verdicts use), the spread around it (the 10th and 90th
+ * percentiles, nearest rank), and the minimum beside them.
+ */
 struct timing {
-	double min_ms, median_ms;
+	double min_ms, median_ms, p10_ms, p90_ms;
 	int reps;
 };
 
@@ -47,7 +51,7 @@ void bench_run(const char *bench, const struct contender *c, int nr);
 /* CLOCK_MONOTONIC in milliseconds. */
 double bench_now_ms(void);
 
-/* Min and median of @reps timings (sorts @ms). */
+/* Min, median and 10th/90th percentiles of @reps timings (sorts @ms). */
 struct timing bench_summarize(double *ms, int reps);
 
 /* Add a timing row. */

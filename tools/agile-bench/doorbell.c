@@ -435,7 +435,7 @@ static void per_trip_note(const char *bench, struct contender *c, int nr,
 			continue;
 		len += snprintf(buf + len, sizeof(buf) - (size_t)len,
 				" %s %.0f ns", c[i].variant,
-				t.min_ms * 1e6 / (double)trips);
+				t.median_ms * 1e6 / (double)trips);
 	}
 	bench_note("%s", buf);
 }
@@ -628,7 +628,7 @@ int bench_sleep(const struct bench_opts *o)
 
 		if (!bench_find_timing("sleep", "dev-kmod-poll", &t) &&
 		    interval > 0) {
-			double us = t.min_ms * 1000.0 / (double)trips;
+			double us = t.median_ms * 1000.0 / (double)trips;
 
 			bench_note(
 				"sleep: poll wake round trip %.1f us, target <= poll_interval_us %ld + 20 us: %s",

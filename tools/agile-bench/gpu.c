@@ -149,11 +149,12 @@ int bench_gpu(const struct bench_opts *o)
 		bench_compare("gpu", "doorbell", "launch", true, ">= 3");
 		if (!bench_find_timing("gpu", "doorbell", &td) &&
 		    !bench_find_timing("gpu", "launch", &tl))
-			bench_note("gpu: per task (best of %lld): doorbell "
-				   "%.1f us, launch + synchronise %.1f us",
+			bench_note("gpu: per task (median run of %lld): "
+				   "doorbell %.1f us, launch + synchronise "
+				   "%.1f us",
 				   (long long)run.trips,
-				   td.min_ms * 1e3 / (double)run.trips,
-				   tl.min_ms * 1e3 / (double)run.trips);
+				   td.median_ms * 1e3 / (double)run.trips,
+				   tl.median_ms * 1e3 / (double)run.trips);
 	}
 out:
 	if (pool) {

@@ -27,7 +27,7 @@ struct row {
 	char bench[16], variant[32];
 	int threads;
 	struct timing t;
-	uint64_t bytes; /* bytes moved per run: bandwidth = bytes / min time */
+	uint64_t bytes; /* bytes moved per run: bandwidth = bytes / median */
 	char na[32]; /* not measured here, and why; "" when measured */
 };
 
@@ -36,11 +36,11 @@ struct comparison {
 	bool speedup;
 };
 
-static struct row rows[128];
+static struct row rows[256];
 static int nr_rows;
-static struct comparison comparisons[64];
+static struct comparison comparisons[128];
 static int nr_comparisons;
-static char notes[24][200];
+static char notes[32][400];
 static int nr_notes;
 
 double bench_now_ms(void)
@@ -71,6 +71,9 @@ struct timing bench_summarize(double *ms, int reps)
 
 	qsort(ms, (size_t)reps, sizeof(ms[0]), cmp_double);
 	t.min_ms = ms[0];
+	/* nearest rank: ceil(p * reps), 1-based */
+	t.p10_ms = ms[(reps + 9) / 10 - 1];
+	t.p90_ms = ms[(9 * reps + 9) / 10 - 1];
 	t.median_ms = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
 	t.reps = reps;
 	return t;
@@ -134,14 +137,18 @@ void bench_row_bytes(const char *bench, const char *variant, int threads,
 	r->threads = threads;
 	r->t = t;
 	r->bytes = bytes;
-	fprintf(stderr, "  %-6s %-22s %3d threads  %10.2f ms (min of %d)\n",
-		bench, variant, threads, t.min_ms, t.reps);
+	fprintf(stderr,
+		"  %-6s %-22s %3d threads  %10.3f ms median of %d (%.3f-%.3f, min %.3f)\n",
+		bench, variant, threads, t.median_ms, t.reps, t.p10_ms,
+		t.p90_ms, t.min_ms);
 }
 
-/* Bytes per second at the minimum time; 0 when the row moves no bytes. */
+/* Bytes per second at the median time; 0 when the row moves no bytes. */
 static double row_bandwidth(const struct row *r)
 {
-	return r->bytes && r->t.min_ms > 0 ? r->bytes / (r->t.min_ms / 1e3) : 0;
+	return r->bytes && r->t.median_ms > 0 ?
+		       r->bytes / (r->t.median_ms / 1e3) :
+		       0;
 }
 
 void bench_row_na(const char *bench, const char *variant, int threads,
@@ -207,7 +214,7 @@ int bench_find_timing(const char *bench, const char *variant,
 }
 
 /*
- * A comparison's ratio (from the minimum times) and verdict.  Slowdown:
+ * A comparison's ratio (from the median times) and verdict.  Slowdown:
  * variant / baseline, target "<= X".  Speedup: baseline / variant (how many
  * times faster the variant is), target ">= X" or "> X".
  */
@@ -222,9 +229,10 @@ static double judge(const struct comparison *c, const char **verdict)
 		*verdict = "n/a";
 		return 0;
 	}
-	if (!r || !b || r->t.min_ms <= 0 || b->t.min_ms <= 0)
+	if (!r || !b || r->t.median_ms <= 0 || b->t.median_ms <= 0)
 		return 0;
-	ratio = c->speedup ? b->t.min_ms / r->t.min_ms : r->t.min_ms / b->t.min_ms;
+	ratio = c->speedup ? b->t.median_ms / r->t.median_ms :
+			     r->t.median_ms / b->t.median_ms;
 	if (!strncmp(c->target, "<=", 2)) {
 		x = atof(c->target + 2);
 		*verdict = ratio <= x ? "met" : "NOT met";
@@ -240,8 +248,9 @@ static double judge(const struct comparison *c, const char **verdict)
 
 static void print_table(void)
 {
-	printf("\n%-9s %-22s %7s %5s %11s %11s %11s\n", "bench", "variant",
-	       "threads", "reps", "min ms", "median ms", "GB/s");
+	printf("\n%-9s %-22s %7s %5s %11s %21s %11s %11s\n", "bench",
+	       "variant", "threads", "reps", "median ms", "p10-p90 ms", "min ms",
+	       "GB/s");
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
@@ -250,8 +259,9 @@ static void print_table(void)
 			       r->threads, "-", r->na);
 			continue;
 		}
-		printf("%-9s %-22s %7d %5d %11.3f %11.3f", r->bench, r->variant,
-		       r->threads, r->t.reps, r->t.min_ms, r->t.median_ms);
+		printf("%-9s %-22s %7d %5d %11.3f %10.3f-%-10.3f %11.3f",
+		       r->bench, r->variant, r->threads, r->t.reps,
+		       r->t.median_ms, r->t.p10_ms, r->t.p90_ms, r->t.min_ms);
 		if (r->bytes)
 			printf(" %11.3f", row_bandwidth(r) / 1e9);
 		printf("\n");
@@ -288,17 +298,18 @@ static int write_csv(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps\n");
+	fprintf(f, "kind,bench,variant,threads,reps,min_ms,median_ms,p10_ms,p90_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps\n");
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
 		if (r->na[0]) {
-			fprintf(f, "na,%s,%s,%d,,,,,,,%s,,\n", r->bench, r->variant,
-				r->threads, r->na);
+			fprintf(f, "na,%s,%s,%d,,,,,,,,,%s,,\n", r->bench,
+				r->variant, r->threads, r->na);
 			continue;
 		}
-		fprintf(f, "time,%s,%s,%d,%d,%.6f,%.6f,,,,", r->bench, r->variant,
-			r->threads, r->t.reps, r->t.min_ms, r->t.median_ms);
+		fprintf(f, "time,%s,%s,%d,%d,%.6f,%.6f,%.6f,%.6f,,,,", r->bench,
+			r->variant, r->threads, r->t.reps, r->t.min_ms,
+			r->t.median_ms, r->t.p10_ms, r->t.p90_ms);
 		if (r->bytes)
 			fprintf(f, ",%llu,%.0f\n", (unsigned long long)r->bytes,
 				row_bandwidth(r));
@@ -310,7 +321,7 @@ static int write_csv(const char *path)
 		const char *verdict;
 		double ratio = judge(c, &verdict);
 
-		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s,,\n",
+		fprintf(f, "%s,%s,%s,,,,,,,%s,%.4f,%s,%s,,\n",
 			c->speedup ? "speedup" : "slowdown", c->bench, c->variant,
 			c->baseline, ratio, c->target, verdict);
 	}
@@ -356,7 +367,8 @@ static void usage(FILE *out)
 		"  -c, --csv PATH      also write the rows as CSV\n"
 		"  -t, --threads N     threads for \"all workers\", processes for allreduce\n"
 		"                      (default: online CPUs)\n"
-		"  -r, --reps N        timed repetitions per contender (default 5)\n"
+		"  -r, --reps N        timed repetitions per contender (default 15;\n"
+		"                      allreduce: at least 15, 4x below 1 MiB)\n"
 		"  -n, --fib-n N       fib(N) (default 35)\n"
 		"  -N, --pfor-n N      parallel-for iterations (default 100000)\n"
 		"  -g, --grain N       parallel-for grain / chunk (default 16)\n"
@@ -386,7 +398,7 @@ int main(int argc, char **argv)
 	};
 	struct bench_opts o = {
 		.threads = (int)sysconf(_SC_NPROCESSORS_ONLN),
-		.reps = 5,
+		.reps = 15,
 		.fib_n = 35,
 		.pfor_n = 100000,
 		.grain = 16,

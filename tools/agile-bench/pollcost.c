@@ -328,14 +328,9 @@ static void spread(double *v, int nr, double *min, double *med, double *max)
 
 static void add_row(const char *what, int n, double *v, int nr)
 {
-	double min, med, max;
 	char variant[32];
-	struct timing t;
+	struct timing t = bench_summarize(v, nr);
 
-	spread(v, nr, &min, &med, &max);
-	t.min_ms = min;
-	t.median_ms = med;
-	t.reps = nr;
 	snprintf(variant, sizeof(variant), "%s-%d", what, n);
 	bench_row("pollcost", variant, 0, t);
 }
