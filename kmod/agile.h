@@ -14,12 +14,14 @@
  * mapping of it are gone.
  *
  * struct agile_group (group.c) belongs to the context of a group, which
- * frees it.  It is published in the registry of live groups, by key,
- * from its creation until the first member's file is released; that
- * release ends the group: it unpublishes the key (a new group may take
- * it at once), sets agile_ctx.ended and wakes every sleeper with EPIPE.
- * The members' files keep their context references until their own
- * release, so the context is freed with the last member (or dma-buf).
+ * frees it.  It is published in the registry of groups, by key, from its
+ * creation until the last member's file is released.  The first release
+ * ends the group: it sets agile_group.ended (a join finds the key taken
+ * by an ended group: EPIPE, at once) and agile_ctx.ended, and wakes every
+ * sleeper with EPIPE; the last one unpublishes the key, which a new
+ * group may then take.  The members' files keep their context references
+ * until their own release, so the context is freed with the last member
+ * (or dma-buf).
  *
  * struct agile_waiter lives in the frame of a task inside WAIT or
  * WAIT_ANY.  While queued it is reachable from its context's lists; a
@@ -41,7 +43,8 @@
  *	out holding no lock, then publishes agile_file.ctx.  mmap reads the
  *	published pointer, so there is no ordering against mmap_lock.
  * agile_group_lock (spinlock, group.c): the registry of live groups (the
- *	hash table, agile_group.published, agile_group.nr_members).  Held
+ *	hash table, agile_group.published, .nr_members, .nr_open and
+ *	.ended).  Held
  *	for a lookup, the join's checks, a copy_to_user_nofault() of its
  *	result (page faults disabled) and the commit; a would-be group's
  *	context is allocated before it is taken, and a result page the
@@ -179,11 +182,16 @@ struct agile_seg {
  * @gid: the creator's effective gid.
  * @mode: permission bits within AGILE_GROUP_MODE_MASK.
  * @max_members: most members, 1 .. AGILE_GROUP_MAX_MEMBERS.
- * @ctx: the shared context.  Holds no reference: while @published no
- *	member has left, so the members' references keep it.
+ * @ctx: the shared context.  Holds no reference: while @published a
+ *	member's file is open (@nr_open > 0), and its reference keeps it.
  * @nr_members: members that joined, the creator included: the next
  *	member's index.  Under agile_group_lock.
- * @published: in the registry (joinable).  Under agile_group_lock.
+ * @nr_open: members whose file is not released yet.  Under
+ *	agile_group_lock.
+ * @published: in the registry, by key: from creation until @nr_open
+ *	drops to 0.  Under agile_group_lock.
+ * @ended: a member's file was released: joins fail with EPIPE.  Set
+ *	once, under agile_group_lock.
  */
 struct agile_group {
 	struct hlist_node node;
@@ -197,7 +205,9 @@ struct agile_group {
 	u32 max_members;
 	struct agile_ctx *ctx;
 	u32 nr_members;
+	u32 nr_open;
 	bool published;
+	bool ended;
 };
 
 /**

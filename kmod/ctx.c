@@ -201,7 +201,7 @@ static void agile_ctx_release(struct kref *ref)
 	WARN_ON_ONCE(!list_empty(&ctx->sleepers));
 	agile_poll_ctx_release(ctx);
 	agile_seg_free_all(ctx);
-	/* Unpublished by the first member's release: no one finds it. */
+	/* Unpublished by the last member's release: no one finds it. */
 	agile_group_free(ctx->group);
 	free_percpu(ctx->counters);
 	kvfree(ctx->slots);

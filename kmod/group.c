@@ -3,11 +3,13 @@
  * agile groups: one context shared by the processes that join it with the
  * same 64-bit key (AGILE_IOC_GROUP_JOIN).
  *
- * The registry holds the live groups by key.  A group is published there
- * from its creation until the first member's file is released; that
- * release ends it (agile_group_leave()): the key is unpublished, so a new
- * group may take it at once, and every wait of every member fails with
- * EPIPE from then on, so that no member hangs on a dead peer.  The
+ * The registry holds the groups by key.  A group is published there from
+ * its creation until the last member's file is released.  The first
+ * release ends it (agile_group_leave()): every wait of every member fails
+ * with EPIPE from then on, so that no member hangs on a dead peer, and a
+ * join that finds the key fails with EPIPE at once, so that a late
+ * joiner does not wait for members that will never come; the last
+ * release unpublishes the key, which a new group may then take.  The
  * context, and the group with it, is freed by its last reference, as any
  * context.
  *
@@ -62,16 +64,16 @@
 #define AGILE_GROUP_HASH_BITS 6
 
 /*
- * The registry of live groups.  agile_group_lock: see "Locking" in
- * agile.h; it guards the table and every group's @published and
- * @nr_members, and is held only for a lookup, a few checks, a
+ * The registry of groups.  agile_group_lock: see "Locking" in agile.h;
+ * it guards the table and every group's @published, @nr_members,
+ * @nr_open and @ended, and is held only for a lookup, a few checks, a
  * non-faulting copy and a publication: never across a page allocation,
  * a fault or a sleep.
  */
 static DEFINE_SPINLOCK(agile_group_lock);
 static DEFINE_HASHTABLE(agile_group_table, AGILE_GROUP_HASH_BITS);
 
-/* Groups published now: the sysfs counter "groups". */
+/* Groups published now (ended ones with members open included): sysfs "groups". */
 atomic_t agile_nr_groups = ATOMIC_INIT(0);
 
 /*
@@ -254,6 +256,9 @@ static int agile_group_join_locked(struct agile_group_join *args,
 
 	lockdep_assert_held(&agile_group_lock);
 	group = agile_group_find(args->key);
+	/* The key's group has ended, its members still hold it: not free. */
+	if (group && group->ended)
+		return -EPIPE;
 	if (group) {
 		ret = agile_group_admit(group, args, writable);
 		if (ret)
@@ -265,6 +270,7 @@ static int agile_group_join_locked(struct agile_group_join *args,
 		/* Published: no member has left, so a member's ref lives. */
 		kref_get(&group->ctx->ref);
 		group->nr_members++;
+		group->nr_open++;
 		*ctx = group->ctx;
 		return 0;
 	}
@@ -275,6 +281,7 @@ static int agile_group_join_locked(struct agile_group_join *args,
 	agile_group_fill((*spare)->group, 0, 1, args);
 	if (copy_to_user_nofault(uarg, args, sizeof(*args)))
 		return -EFAULT;
+	(*spare)->group->nr_open = 1;
 	agile_group_publish((*spare)->group);
 	*ctx = *spare;
 	*spare = NULL;
@@ -378,7 +385,9 @@ int agile_group_query_ioctl(struct agile_group_join __user *uarg)
 
 	spin_lock(&agile_group_lock);
 	group = agile_group_find(args.key);
-	if (group) {
+	if (group && group->ended) {
+		ret = -EPIPE;
+	} else if (group) {
 		agile_group_fill(group, 0, group->nr_members, &args);
 		args.nr_slots = group->ctx->nr_slots;
 		args.task_reg_size = group->ctx->task_reg_size;
@@ -392,7 +401,10 @@ int agile_group_query_ioctl(struct agile_group_join __user *uarg)
 	return copy_to_user(uarg, &args, sizeof(args)) ? -EFAULT : 0;
 }
 
-/* From the context's release: the group is unpublished, or never was. */
+/*
+ * From the context's release: the group is unpublished (its last member's
+ * file is released), or never was.
+ */
 void agile_group_free(struct agile_group *group)
 {
 	if (!group)
@@ -406,9 +418,9 @@ void agile_group_free(struct agile_group *group)
  * @ctx: the file's context; the caller still holds the file's reference.
  *
  * Does nothing for a context outside groups.  The first member to leave
- * unpublishes the key and ends the context; later ones find it ended.
- * Takes only spinlocks, held for a few instructions: a release never
- * waits behind another caller's fault.
+ * ends the group (joins fail with EPIPE) and the context; the last one
+ * unpublishes the key.  Takes only spinlocks, held for a few
+ * instructions: a release never waits behind another caller's fault.
  */
 void agile_group_leave(struct agile_ctx *ctx)
 {
@@ -417,7 +429,10 @@ void agile_group_leave(struct agile_ctx *ctx)
 	if (!group)
 		return;
 	spin_lock(&agile_group_lock);
-	if (group->published)
+	group->ended = true;
+	if (!WARN_ON_ONCE(!group->nr_open))
+		group->nr_open--;
+	if (!group->nr_open && group->published)
 		agile_group_unpublish(group);
 	spin_unlock(&agile_group_lock);
 	agile_ctx_end(ctx);

@@ -175,7 +175,7 @@ static int agile_info(struct agile_info __user *uarg)
 		.features = AGILE_FEAT_WAIT_ANY | AGILE_FEAT_POLL_WAKE |
 			    AGILE_FEAT_SLEEPER_COUNT | AGILE_FEAT_SEGMENTS |
 			    AGILE_FEAT_DMABUF | AGILE_FEAT_GROUPS |
-			    AGILE_FEAT_GROUP_INFO,
+			    AGILE_FEAT_GROUP_INFO | AGILE_FEAT_GROUP_ENDED,
 		.max_slots = READ_ONCE(agile_max_slots),
 		.doorbell_stride = AGILE_DOORBELL_STRIDE,
 		.task_reg_min_size = AGILE_TASK_REG_MIN_SIZE,

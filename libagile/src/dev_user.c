@@ -36,9 +36,12 @@
  *    group that ended never takes a new group's name with it.
  *
  * A group ends when a member closes it (agile_dev_close) or dies: "ended"
- * is set, every sleeper woken and the name unlinked, so the key is free
- * at once; for a death, by the first member to notice it, or by the next
- * joiner.  A sleeping waiter sleeps in slices of USER_GROUP_SLICE_NS and
+ * is set and every sleeper woken; for a death, by the first member to
+ * notice it, or by the next joiner.  While a counted member still holds
+ * its lock byte, a join of the key fails with -EPIPE (the module's
+ * AGILE_FEAT_GROUP_ENDED); the last member to close unlinks the name, or
+ * the next joiner or sweep does when the last ones died, and the key is
+ * free.  A sleeping waiter sleeps in slices of USER_GROUP_SLICE_NS and
  * looks at "ended" before each, and at the members' locks once a slice
  * per context; either ends the wait with -EPIPE.  A group whose members
  * all died (SIGKILL) leaves its file behind until the next join with its
@@ -275,6 +278,19 @@ static bool member_dead(int fd, const struct user_group_hdr *hdr, uint32_t self)
 	return false;
 }
 
+/* Does a counted member other than @self (UINT32_MAX: none) hold its lock? */
+static bool member_left_alive(int fd, const struct user_group_hdr *hdr,
+			      uint32_t self)
+{
+	/* Acquire: pairs with the joiner's release; its lock came first. */
+	uint32_t n = __atomic_load_n(&hdr->nr_members, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (i != self && member_alive(fd, i))
+			return true;
+	return false;
+}
+
 /* With the gate held: unlink the name if it still names our inode. */
 static void unlink_if_ours(struct dev_user *u)
 {
@@ -287,9 +303,11 @@ static void unlink_if_ours(struct dev_user *u)
 
 /*
  * End the group: every wait of every member fails with -EPIPE from now
- * on, and the key is free.  Idempotent.
+ * on, and so does a join.  @leaving (agile_dev_close): the key is freed
+ * if no other member holds the group (else the last one frees it); a
+ * member that stays (it saw a death) leaves the name alone.  Idempotent.
  */
-static void group_end(struct agile_dev *dev)
+static void group_end(struct agile_dev *dev, bool leaving)
 {
 	struct user_group_hdr *hdr = dev->user->hdr;
 
@@ -307,8 +325,11 @@ static void group_end(struct agile_dev *dev)
 			user_futex(dev, &db->value, FUTEX_WAKE, INT_MAX, NULL,
 				   0);
 	}
+	if (!leaving)
+		return;
 	gate_acquire(dev);
-	unlink_if_ours(dev->user);
+	if (!member_left_alive(dev->fd, hdr, dev->member))
+		unlink_if_ours(dev->user);
 	gate_release(dev);
 }
 
@@ -320,7 +341,7 @@ static int group_check(struct agile_dev *dev, bool scan_members)
 	if (__atomic_load_n(&hdr->ended, __ATOMIC_ACQUIRE))
 		return -EPIPE;
 	if (scan_members && member_dead(dev->fd, hdr, dev->member)) {
-		group_end(dev);
+		group_end(dev, false);
 		return -EPIPE;
 	}
 	return 0;
@@ -389,7 +410,8 @@ static void group_name(char *buf, size_t len, unsigned int uid, uint64_t key)
 
 /*
  * Join the group file @name, which @uid must own.  Returns 0 (a member,
- * gate released), -ESTALE (the group there ended; we removed its name if
+ * gate released), -EPIPE (the group there ended and a member still holds
+ * it), -ESTALE (it ended and every member is gone; we removed its name if
  * we may), or an errno, leaving nothing open.
  */
 static int group_try_join(struct agile_dev *dev,
@@ -434,8 +456,13 @@ static int group_try_join(struct agile_dev *dev,
 		goto fail_unmap;
 	if (__atomic_load_n(&hdr->ended, __ATOMIC_ACQUIRE) ||
 	    member_dead(dev->fd, hdr, UINT32_MAX)) {
-		/* A member left or died: the group is over, its key free. */
+		/* A member left or died: the group is over. */
 		__atomic_store_n(&hdr->ended, 1, __ATOMIC_SEQ_CST);
+		/* Members still hold it: say so, at once. */
+		err = -EPIPE;
+		if (member_left_alive(dev->fd, hdr, UINT32_MAX))
+			goto fail_unmap;
+		/* All gone: its key is free. */
 		unlink_if_ours(u);
 		err = -ESTALE;
 		goto fail_unmap;
@@ -744,7 +771,7 @@ static int user_group_join(struct agile_dev *dev,
 static void user_close(struct agile_dev *dev)
 {
 	if (dev->group) {
-		group_end(dev);
+		group_end(dev, true);
 		group_unmap_close(dev);
 	} else {
 		agile_dev_unmap_close(dev);

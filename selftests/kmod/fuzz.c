@@ -1494,9 +1494,12 @@ static const struct desc descs[NR_DESCS] = {
 	  .build = build_seg, .verdict = verdict_seg, .post = post_seg },
 	{ DESC("GROUP_JOIN", AGILE_IOC_GROUP_JOIN, struct agile_group_join,
 	       group_fields),
-	  /* EINTR: a signal cut the fault-in of the result page short. */
+	  /*
+	   * EINTR: a signal cut the fault-in of the result page short;
+	   * EPIPE: the key's group has ended, a member still holds it.
+	   */
 	  .errnos = ERRNOS(EBUSY, ENOENT, EEXIST, EACCES, EINVAL, ENOSPC,
-			   ENOMEM, EFAULT, EINTR),
+			   ENOMEM, EFAULT, EINTR, EPIPE),
 	  .early = ERRNOS(EFAULT, EBUSY), .inits = true, .writes_back = true,
 	  .state_changing = true, .weight = 8, .build = build_group,
 	  .verdict = verdict_group, .post = post_group },
@@ -3069,15 +3072,40 @@ static bool sleeper_seen(struct agile_doorbell *db, uint32_t slot)
 }
 
 /*
+ * CREATE|EXCL of @key once every member of its group has closed: 0 or a
+ * limit's errno.  A child that another thread forks in the meantime holds
+ * the members' files until its close_all_but(): while EPIPE, look again
+ * for up to a second.
+ */
+static int join_freed_key(uint64_t key, uint32_t nr_slots,
+			  uint32_t max_members)
+{
+	int c, err = EPIPE;
+
+	for (int i = 0; err == EPIPE && i < 100; i++) {
+		if (i)
+			usleep(10000);
+		c = open_private();
+		if (c < 0)
+			return 0;
+		err = group_join(c, key, nr_slots, max_members,
+				 AGILE_GROUP_CREATE | AGILE_GROUP_EXCL, NULL);
+		close(c);
+	}
+	return err;
+}
+
+/*
  * Close while another thread waits: the wait ends its own way
  * (ETIMEDOUT) on a plain context; in a group, closing another member
- * ends it with EPIPE at once, and the key is free again.
+ * ends it with EPIPE at once, a join of the key fails with EPIPE while
+ * the other member holds the group, and the key is free once it is gone.
  */
 static void scn_close_wait(struct thread *t)
 {
 	struct agile_ctx_init init = { .nr_slots = 2, .task_reg_size = 64 };
 	struct waiter wt = { .slot = 1 };
-	bool group = rnd_pct(&t->rng, 50), closed = false;
+	bool group = rnd_pct(&t->rng, 50), closed = false, made = false;
 	struct agile_doorbell *db = MAP_FAILED;
 	uint64_t key = private_key(t);
 	int a, b = -1, c, err;
@@ -3102,6 +3130,7 @@ static void scn_close_wait(struct thread *t)
 		       group ? "GROUP_JOIN" : "CTX_INIT", errname(err));
 		goto out;
 	}
+	made = true;
 	db = map_area(a, AGILE_MMAP_DOORBELLS, (uint64_t)opt.page);
 	if (db == MAP_FAILED) {
 		violation("mmap doorbells: %s", errname(errno));
@@ -3136,8 +3165,8 @@ static void scn_close_wait(struct thread *t)
 			err = group_join(c, key, 2, 4,
 					 AGILE_GROUP_CREATE | AGILE_GROUP_EXCL,
 					 NULL);
-			EXPECT(!err || limit_errno(err),
-			       "the key of an ended group is not free: CREATE|EXCL gives %s",
+			EXPECT(err == EPIPE,
+			       "CREATE|EXCL of an ended group's key while a member holds it: %s, not EPIPE",
 			       errname(err));
 			close(c);
 		}
@@ -3153,6 +3182,13 @@ out:
 		close(a);
 	if (b >= 0)
 		close(b);
+	/* Every member gone (the waiter joined): the key is free. */
+	if (group && made) {
+		err = join_freed_key(key, 2, 4);
+		EXPECT(!err || limit_errno(err),
+		       "the key of a group whose members are all gone is not free: CREATE|EXCL gives %s",
+		       errname(err));
+	}
 }
 
 /* A forked member of a group: join, then signal, wait and store. */
@@ -3211,8 +3247,9 @@ static void group_child(uint64_t key, uint32_t nr_slots, uint32_t max_members,
 /*
  * A group with forked members that are killed (SIGKILL, sometimes after
  * SIGSTOP and SIGCONT) at random points, or exit: every join gets its own
- * member index; once a member is gone the creator's waits fail with
- * EPIPE, and the key is free again.
+ * member index (or EPIPE, after another has gone); once a member is gone
+ * the creator's waits fail with EPIPE, a join of the key fails with EPIPE
+ * while the creator holds the group, and the key is free once it closes.
  */
 static void scn_group(struct thread *t)
 {
@@ -3330,7 +3367,8 @@ static void scn_group(struct thread *t)
 			seen[members[i] & 7] = true;
 		} else if (members[i] != -1) {
 			EXPECT(limit_errno(-members[i]) ||
-				       -members[i] == ENOENT,
+				       -members[i] == ENOENT ||
+				       -members[i] == EPIPE,
 			       "a child's GROUP_JOIN: %s",
 			       errname(-members[i]));
 		}
@@ -3353,13 +3391,20 @@ static void scn_group(struct thread *t)
 			err = group_join(b, key, nr_slots, max_members,
 					 AGILE_GROUP_CREATE | AGILE_GROUP_EXCL,
 					 NULL);
-			EXPECT(!err || limit_errno(err),
-			       "CREATE|EXCL of an ended group's key: %s",
+			EXPECT(err == EPIPE,
+			       "CREATE|EXCL of an ended group's key while its creator holds it: %s, not EPIPE",
 			       errname(err));
 			close(b);
 		}
 	}
 	close(a);
+	/* The creator was the last member: the key is free. */
+	if (joined) {
+		err = join_freed_key(key, nr_slots, max_members);
+		EXPECT(!err || limit_errno(err),
+		       "CREATE|EXCL of the key once every member is gone: %s",
+		       errname(err));
+	}
 }
 
 /*

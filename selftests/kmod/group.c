@@ -4,8 +4,10 @@
  * join order across processes, one context shared by every member
  * (doorbells, SIGNAL/WAIT, segments), the permission classes, every bad
  * input, and the end of a group: a member that closes or is killed makes
- * every wait of the others fail with EPIPE, frees the key at once, and
- * the context goes with its last member.
+ * every wait of the others fail with EPIPE, and every join or query of
+ * its key (EPIPE at once, for a late joiner) until the last member's file
+ * is released, which frees the key; the context goes with its last
+ * member.
  */
 #include "agile_test.h"
 
@@ -273,6 +275,8 @@ TEST(info_feature)
 	ASSERT_EQ(AGILE_FEAT_GROUPS, info.features & AGILE_FEAT_GROUPS);
 	ASSERT_EQ(AGILE_FEAT_GROUP_INFO,
 		  info.features & AGILE_FEAT_GROUP_INFO);
+	ASSERT_EQ(AGILE_FEAT_GROUP_ENDED,
+		  info.features & AGILE_FEAT_GROUP_ENDED);
 	close(fd);
 }
 
@@ -1128,14 +1132,16 @@ TEST(permissions)
 /*
  * A member that closes its file and unmaps ends the group: the others'
  * sleeping WAIT and WAIT_ANY fail with EPIPE, so do new waits, SIGNAL
- * still stores, and the key is free at once.
+ * still stores; a join or query of the key fails with EPIPE (CREATE and
+ * EXCL or not) while we hold the group, and the key is free once we have
+ * closed and unmapped.
  */
 TEST(end_on_close)
 {
 	static const struct agile_wait_cond cond = { .slot = 0,
 						     .cmp = AGILE_CMP_EQ };
 	struct agile_fence_thread ft;
-	struct agile_group_join g;
+	struct agile_group_join g, q;
 	struct agile_doorbell *db;
 	struct any_thread at = { .ret = 1 };
 	__u64 key = test_key(30);
@@ -1164,7 +1170,8 @@ TEST(end_on_close)
 	ASSERT_EQ(-EPIPE, at.ret);
 	ASSERT_EQ(0U, agile_db_sleepers(db, 0));
 	ASSERT_EQ(0U, agile_db_sleepers(db, 1));
-	ASSERT_EQ(groups, sysfs_read_int("groups"));
+	/* Ended, but we hold it: the key stays taken. */
+	ASSERT_EQ(groups + 1, sysfs_read_int("groups"));
 
 	/* New waits fail at once, even one whose condition holds. */
 	ASSERT_EQ(-EPIPE, agile_wait(fd, 0, AGILE_CMP_EQ, 1,
@@ -1181,13 +1188,15 @@ TEST(end_on_close)
 	ASSERT_EQ(-EINVAL, agile_wait(fd, NR_SLOTS, AGILE_CMP_EQ, 1, 0,
 				      NULL));
 
-	/* The key is free again: a new group, a new context. */
+	/* A late joiner is told at once, however it asks. */
 	AGILE_OPEN(fd2);
-	ASSERT_EQ(0, group_join_key(fd2, key,
-				    AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
-	ASSERT_EQ(0, agile_signal(fd2, 2, 8));
-	ASSERT_EQ(6U, agile_db_value(db, 2));
-	ASSERT_EQ(-ETIMEDOUT, agile_wait(fd2, 0, AGILE_CMP_EQ, 1, 0, NULL));
+	ASSERT_EQ(-EPIPE, group_join_key(fd2, key, 0));
+	ASSERT_EQ(-EPIPE, group_join_key(fd2, key, AGILE_GROUP_CREATE));
+	ASSERT_EQ(-EPIPE, group_join_key(fd2, key,
+					 AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
+	ASSERT_EQ(-EPIPE, group_query(fd2, key, &q));
+	/* ... and the failed joins left the file free for CTX_INIT. */
+	ASSERT_EQ(0, agile_ctx_init(fd2, NR_SLOTS, 64, NULL));
 	close(fd2);
 
 	status = member_stop(&m);
@@ -1195,6 +1204,14 @@ TEST(end_on_close)
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	munmap(db, g.doorbell_bytes);
 	close(fd);
+
+	/* Our file released: the key is free, for a new group. */
+	ASSERT_EQ(0, sysfs_wait_for("groups", groups));
+	AGILE_OPEN(fd2);
+	ASSERT_EQ(0, group_join_key(fd2, key,
+				    AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
+	ASSERT_EQ(-ETIMEDOUT, agile_wait(fd2, 0, AGILE_CMP_EQ, 1, 0, NULL));
+	close(fd2);
 }
 
 /* A member killed while it sleeps in WAIT ends the others' waits. */
@@ -1205,7 +1222,7 @@ TEST(end_on_kill)
 	struct agile_doorbell *db;
 	__u64 key = test_key(31);
 	struct member m;
-	int fd, status;
+	int fd, fd2, status;
 
 	AGILE_OPEN(fd);
 	ASSERT_EQ(0, group_join_mapped(fd, key, AGILE_GROUP_CREATE, &g, &db));
@@ -1227,10 +1244,14 @@ TEST(end_on_kill)
 	ASSERT_EQ(SIGKILL, WTERMSIG(status));
 	ASSERT_EQ(0U, agile_db_sleepers(db, 2));
 	ASSERT_EQ(-EPIPE, agile_wait(fd, 0, AGILE_CMP_EQ, 0, 0, NULL));
+	/* A late joiner while we hold the group: EPIPE at once. */
+	AGILE_OPEN(fd2);
+	ASSERT_EQ(-EPIPE, group_join_key(fd2, key, AGILE_GROUP_CREATE));
+	close(fd2);
 	munmap(db, g.doorbell_bytes);
 	close(fd);
 
-	/* The key went with the group. */
+	/* The key went with the group's last member. */
 	AGILE_OPEN(fd);
 	ASSERT_EQ(-ENOENT, group_join_key(fd, key, 0));
 	close(fd);
@@ -1262,13 +1283,14 @@ TEST(freed_with_last_member)
 	/* The forked member exits: the group ends, the context stays. */
 	status = member_stop(&m);
 	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, sysfs_wait_for("groups", groups));
 	ASSERT_EQ(contexts + 1, sysfs_read_int("contexts"));
 	close(fd1);
 	close(fd0);
-	/* The mapping holds the last file. */
+	/* The mapping holds the last file: the context, and the key. */
 	ASSERT_EQ(contexts + 1, sysfs_read_int("contexts"));
+	ASSERT_EQ(groups + 1, sysfs_read_int("groups"));
 	munmap(db, g.doorbell_bytes);
+	ASSERT_EQ(0, sysfs_wait_for("groups", groups));
 	ASSERT_EQ(0, sysfs_wait_for("contexts", contexts));
 }
 

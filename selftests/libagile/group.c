@@ -235,6 +235,12 @@ static void test_members(void)
 				  NULL);
 	tap_ok(err == -EPIPE, "%s: a new wait in the ended group: -EPIPE (%s)",
 	       be, agile_strerror(err));
+	err = join(arg.key, 2, 1, 0600, AGILE_DEV_GROUP_CREATE, &extra);
+	tap_ok(err == -EPIPE,
+	       "%s: members 1-3 gone, we still hold the ended group: a join of its key: -EPIPE (%s)",
+	       be, agile_strerror(err));
+	if (!err)
+		agile_dev_close(extra);
 	tap_ok(agile_dev_close(dev) == 0, "%s: close the ended group", be);
 
 	err = join(arg.key, 2, 1, 0600,
@@ -323,14 +329,27 @@ static void test_killed(void)
 	tap_ok(agile_dev_wait_spin(dev, 0, AGILE_CMP_EQ, 5, 0, 1000000000ULL,
 				   NULL) == -EPIPE,
 	       "%s: a new wait after the death: -EPIPE", be);
+	t0 = now_ns();
 	err = join(arg.key, NR_SLOTS, 2, 0600,
 		   AGILE_DEV_GROUP_CREATE | AGILE_DEV_GROUP_EXCL, &again);
-	tap_ok(!err && agile_dev_member(again) == 0,
-	       "%s: the key is free at once, while we still hold the old group (%s)",
+	tap_ok(err == -EPIPE && now_ns() - t0 < LONG_NS,
+	       "%s: a late joiner, while we still hold the ended group: -EPIPE at once, CREATE|EXCL or not (%s)",
 	       be, agile_strerror(err));
 	if (!err)
 		agile_dev_close(again);
+	err = join(arg.key, NR_SLOTS, 2, 0600, 0, &again);
+	tap_ok(err == -EPIPE, "%s: ... and a plain join: -EPIPE (%s)", be,
+	       agile_strerror(err));
+	if (!err)
+		agile_dev_close(again);
 	agile_dev_close(dev);
+	err = join(arg.key, NR_SLOTS, 2, 0600,
+		   AGILE_DEV_GROUP_CREATE | AGILE_DEV_GROUP_EXCL, &again);
+	tap_ok(!err && agile_dev_member(again) == 0,
+	       "%s: once the last member has closed, the key is free (%s)",
+	       be, agile_strerror(err));
+	if (!err)
+		agile_dev_close(again);
 }
 
 /* ---- two members in one process ---- */

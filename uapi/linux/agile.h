@@ -29,7 +29,10 @@
  *       Added later without a bump: AGILE_FEAT_GROUP_INFO, that is
  *       groups scoped to the creator's user and IPC namespaces,
  *       agile_group_join's owner_uid, owner_gid, group_mode and
- *       nr_members (formerly reserved[0..1]) and AGILE_GROUP_QUERY.
+ *       nr_members (formerly reserved[0..1]) and AGILE_GROUP_QUERY;
+ *       AGILE_FEAT_GROUP_ENDED: an ended group keeps its key, and joins
+ *       of it fail with EPIPE, until its last member's file is released
+ *       (before: the key was free at once).
  *
  * Conventions: every field has a fixed width and explicit padding; user
  * pointers travel as __u64; "to kernel" fields are read by the kernel,
@@ -93,6 +96,12 @@
  * AGILE_GROUP_QUERY.
  */
 #define AGILE_FEAT_GROUP_INFO (1U << 6)
+/*
+ * A group that has ended keeps its key while a member's file is open:
+ * GROUP_JOIN and QUERY of it fail with EPIPE (a late joiner is told at
+ * once).
+ */
+#define AGILE_FEAT_GROUP_ENDED (1U << 7)
 
 /* Size of one doorbell line: the largest GPU cache line in use. */
 #define AGILE_DOORBELL_STRIDE 128
@@ -535,14 +544,19 @@ struct agile_export_dmabuf {
  * descriptor and unmaps everything it mapped from the file (a descriptor
  * inherited by fork() or passed on, or a mapping, keeps the file open).
  * From then on every wait of every member, sleeping or new, fails with
- * EPIPE (see struct agile_fence), so no member hangs on a dead peer; the
- * key is free again at once, for a new group.  The other ioctls and the
- * mappings keep working on the ended group's context, which is freed
- * with its last member, mapping and dma-buf.
+ * EPIPE (see struct agile_fence), so no member hangs on a dead peer, and
+ * so does every GROUP_JOIN (and QUERY) of the key, with or without
+ * AGILE_GROUP_CREATE and AGILE_GROUP_EXCL, as long as a member's file is
+ * not released: a late joiner learns at once that the group it came for
+ * is over.  Once the last member's file is released the key is free, for
+ * a new group.  The other ioctls and the mappings keep working on the
+ * ended group's context, which is freed with its last member, mapping
+ * and dma-buf.
  *
  * Errors: EBADF (AGILE_GROUP_CREATE on a file opened O_RDONLY), EBUSY
  * (the file already has a context, or another CTX_INIT or GROUP_JOIN on
- * it runs), ENOENT (no group has @key and
+ * it runs), EPIPE (the group with @key has ended; before any other check
+ * of the group), ENOENT (no group has @key and
  * AGILE_GROUP_CREATE is not given), EEXIST (AGILE_GROUP_EXCL and the
  * group exists), EACCES (the mode refuses this caller), EINVAL (bad
  * field, or a size that differs from the creator's), ENOSPC (the group

@@ -34,9 +34,9 @@
  * any member's error ends it for all, so that none returns 0 with data it
  * did not get, and none waits forever: -EPROTO for a member that finds a
  * peer in another call (each call publishes its kind, count, type, op
- * and root beside its buffers; a barrier, which reads nothing, may pass
- * and the next call fails), -EPIPE for a member whose peer died or
- * failed, -ENOMEM where the threads scope cannot have its scratch buffer
+ * and root beside its buffers), -EPIPE for a member whose peer died or
+ * failed (a member whose part was over before, a reduce's non-root or a
+ * barrier, may return 0: its next call fails), -ENOMEM where the threads scope cannot have its scratch buffer
  * (all else a call needs is allocated when the communicator is made).
  * The communicator is then unusable: every later call returns the
  * member's first error, a count of 0 included.  Otherwise a count of 0

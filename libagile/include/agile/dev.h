@@ -237,8 +237,10 @@ int agile_dev_stats(struct agile_dev *dev, struct agile_dev_stats *stats);
  * Either way, once any member leaves (closes or dies), the group has
  * ended: every wait of every member that sleeps, or would sleep, fails
  * with -EPIPE (a wait whose condition already holds still returns 0), so
- * no member hangs on a dead peer, and the key is free at once for a new
- * group.  The pages stay valid until each member's agile_dev_close.  On
+ * no member hangs on a dead peer; a join of the key fails with -EPIPE at
+ * once while any member still holds the group (a late joiner does not
+ * wait for members that will never come), and once every member has
+ * closed or died the key is free for a new group.  The pages stay valid until each member's agile_dev_close.  On
  * the user backend a group whose members all died leaves its file
  * (segments included) behind until the next join with its key, or the
  * next creation of any group by the same user, removes it.
@@ -282,7 +284,8 @@ int agile_dev_group_opts_init(struct agile_dev_group_opts *opts);
  * agile_dev_group_join - join (or create) the group with @opts->key
  * @out: receives the context, shared with every other member
  *
- * Returns 0, -ENOENT (no such group and no AGILE_DEV_GROUP_CREATE),
+ * Returns 0, -EPIPE (the key's group has ended, and a member still holds
+ * it), -ENOENT (no such group and no AGILE_DEV_GROUP_CREATE),
  * -EEXIST, -EACCES (the creator's mode refuses the caller), -EINVAL (bad
  * field, or sizes unlike the creator's), -ENOSPC (the group is full, or
  * too many slots), -ENODEV, -EOPNOTSUPP (a module without groups),
