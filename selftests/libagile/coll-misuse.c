@@ -23,7 +23,9 @@
  *
  * A late joiner of a communicator whose member died gets -EPIPE at once,
  * while the survivors hold their handles; the key is free once they have
- * left.
+ * left.  A member that dies at several points of the schedule (before
+ * its first publish, between calls, stopped and killed inside a call)
+ * leaves the others with -EPIPE, never a wrong result or a hang.
  *
  * Every process has an alarm: a hang fails the test.
  */
@@ -35,6 +37,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -625,12 +628,167 @@ static void late_joiner(void)
 	munmap((void *)st, 4096);
 }
 
+/*
+ * A member that dies at different points of the schedule: it exits after
+ * k calls (k = 0: before its first publish; else between two calls), or
+ * is stopped and killed at a random moment of a loop of allreduces,
+ * reduces, allgathers and barriers (so inside some step of some call,
+ * where the others wait on it, sleeping or not).  Every survivor's loop
+ * ends with -EPIPE, never with a wrong result or a hang, and its later
+ * calls (a barrier, count 0) return -EPIPE too.
+ */
+#define KILL_COUNT 4099
+
+struct kill_report {
+	int err, wrong, later, zero, calls;
+};
+
+static int kill_loop_call(struct agile_coll *coll, int i, int rank, int n,
+			  float *send, float *recv, int *wrong)
+{
+	int err;
+
+	for (size_t e = 0; e < KILL_COUNT; e++)
+		send[e] = (float)(rank + 1 + i % 5);
+	switch (i % 4) {
+	case 0:
+		err = agile_coll_allreduce(coll, send, recv, KILL_COUNT,
+					   AGILE_COLL_FLOAT, AGILE_COLL_SUM);
+		for (size_t e = 0; !err && e < KILL_COUNT; e++)
+			*wrong += recv[e] != (float)(n * (n + 1) / 2 +
+						     n * (i % 5));
+		return err;
+	case 1:
+		err = agile_coll_reduce(coll, send, recv, KILL_COUNT,
+					AGILE_COLL_FLOAT, AGILE_COLL_MAX, 0);
+		for (size_t e = 0; !err && !rank && e < KILL_COUNT; e++)
+			*wrong += recv[e] != (float)(n + i % 5);
+		return err;
+	case 2: {
+		size_t blk = KILL_COUNT / (size_t)n;
+
+		err = agile_coll_allgather(coll, send, recv, blk,
+					   AGILE_COLL_FLOAT);
+		for (size_t e = 0; !err && e < blk * (size_t)n; e++)
+			*wrong += recv[e] != (float)(e / blk + 1 + (size_t)(i % 5));
+		return err;
+	}
+	default:
+		return agile_coll_barrier(coll);
+	}
+}
+
+/* @exit_after >= 0: the victim exits after that many calls; else killed */
+static void killed_at(int victim, int exit_after, int delay_ms)
+{
+	struct kill_report *rep = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const int n = 3;
+	uint64_t key = random_key();
+	bool ok = true, joined = true;
+	char got[160] = "";
+	pid_t pid[3];
+
+	if (rep == MAP_FAILED) {
+		tap_ok(0, "processes: shared page");
+		return;
+	}
+	for (int k = 0; k < n; k++) {
+		pid[k] = fork();
+		if (pid[k] == 0) {
+			float *send = malloc(KILL_COUNT * sizeof(float));
+			float *recv = malloc(KILL_COUNT * sizeof(float));
+			struct kill_report *r = &rep[k];
+			struct agile_coll_opts o;
+			struct agile_coll *coll;
+			int err = 0, i;
+
+			alarm(ALARM_S / 2);
+			agile_coll_opts_init(&o);
+			o.backend = (uint32_t)backend;
+			o.max_bytes = 1 << 20;
+			o.order = (uint32_t)k; /* rank k */
+			if (!send || !recv ||
+			    agile_coll_procs_join(key, n, &o, JOIN_NS, &coll))
+				_exit(1);
+			for (i = 0; i < 200000 && !err; i++) {
+				if (k == victim && i == exit_after)
+					_exit(0);
+				err = kill_loop_call(coll, i, k, n, send, recv,
+						     &r->wrong);
+			}
+			r->err = err;
+			r->calls = i;
+			r->later = agile_coll_barrier(coll);
+			r->zero = agile_coll_allreduce(coll, NULL, NULL, 0,
+						       AGILE_COLL_INT32,
+						       AGILE_COLL_SUM);
+			agile_coll_destroy(coll);
+			_exit(0);
+		}
+	}
+	if (exit_after < 0) {
+		struct timespec ts = { 0, (long)delay_ms * 1000000L };
+
+		nanosleep(&ts, NULL);
+		kill(pid[victim], SIGSTOP);
+		ts.tv_nsec = 20000000L; /* the others now wait on it */
+		nanosleep(&ts, NULL);
+		kill(pid[victim], SIGKILL);
+	}
+	for (int k = 0; k < n; k++) {
+		int status = 1;
+
+		waitpid(pid[k], &status, 0);
+		if (k != victim && (!WIFEXITED(status) || WEXITSTATUS(status)))
+			joined = false;
+	}
+	for (int k = 0; k < n; k++) {
+		char one[48];
+
+		if (k == victim)
+			continue;
+		snprintf(one, sizeof(one), " [%d calls: %d/%d/%d, %d wrong]",
+			 rep[k].calls, rep[k].err, rep[k].later, rep[k].zero,
+			 rep[k].wrong);
+		strncat(got, one, sizeof(got) - strlen(got) - 1);
+		if (rep[k].err != -EPIPE || rep[k].later != -EPIPE ||
+		    rep[k].zero != -EPIPE || rep[k].wrong)
+			ok = false;
+	}
+	if (exit_after >= 0)
+		tap_ok(joined && ok,
+		       "processes %s: rank %d of 3 exits after %d calls: the "
+		       "others get -EPIPE, later calls too, no wrong "
+		       "result%s",
+		       be, victim, exit_after, got);
+	else
+		tap_ok(joined && ok,
+		       "processes %s: rank %d of 3 stopped after %d ms and "
+		       "killed: the others get -EPIPE, later calls too, no "
+		       "wrong result%s",
+		       be, victim, delay_ms, got);
+	munmap(rep, 4096);
+}
+
+static void killed_at_points(void)
+{
+	killed_at(1, 0, 0);
+	killed_at(2, 1, 0);
+	killed_at(1, 6, 0);
+	killed_at(2, 11, 0);
+	killed_at(1, -1, 3);
+	killed_at(2, -1, 10);
+	killed_at(0, -1, 30);
+}
+
 static void run_procs(void)
 {
 	mismatches(true);
 	mismatched_pieces();
 	procs_pieces_buffer_at_join();
 	late_joiner();
+	killed_at_points();
 }
 
 int main(void)

@@ -347,6 +347,126 @@ static void sweep(uint32_t kind, uint32_t flat, uint32_t inter, uint32_t segs,
 	       why);
 }
 
+/*
+ * The shape of the halving, which results cannot show (a schedule
+ * without it computes the same sums, only later): in the interleaved
+ * layout with M >= 2 segments, round r's last segment is DEFERRED behind
+ * round r + 1's first (seed 001), and round r + 1's segment j waits on
+ * nothing published after segment j of round r (values are common to all
+ * members: coll_plan.c); the plain layout runs rounds and segments in
+ * order.  Every kind, 1 .. 17 members, M = 2, 3,
+ * 4, 8.  Returns the number of plans that break it; *@why says how.
+ */
+static int halving_shape(uint32_t n, uint32_t kind, uint32_t segs,
+			 uint32_t inter, const char **why)
+{
+	struct agile_coll_plan plan = { 0 };
+	int bad = 0;
+
+	for (uint32_t rank = 0; rank < n; rank++) {
+		struct agile_coll_plan_params pa = {
+			.nr_members = n,
+			.rank = rank,
+			.kind = kind,
+			.count = 64 * n + 7,
+			.segments = segs,
+			.interleaved = inter,
+		};
+		/* index of step (round, segment) in the plan; -1: none */
+		int32_t at[16][8];
+		uint32_t pub[16][8];
+
+		if (agile_coll_plan_build(&plan, &pa)) {
+			*why = "plan_build failed";
+			bad++;
+			continue;
+		}
+		memset(at, 0xff, sizeof(at));
+		for (uint32_t k = 0; k < plan.nr_steps; k++) {
+			const struct agile_coll_step *s = &plan.steps[k];
+
+			if (s->phase != AGILE_COLL_PHASE_HALVE ||
+			    s->round >= 16 || s->segment >= 8)
+				continue;
+			at[s->round][s->segment] = (int32_t)k;
+			pub[s->round][s->segment] = s->publish;
+		}
+		if (plan.newrank < 0)
+			continue; /* folded: no halving */
+		for (uint32_t r = 0; r + 1 < plan.rounds; r++) {
+			int32_t tail = at[r][segs - 1], next = at[r + 1][0];
+
+			if (tail < 0 || next < 0) {
+				*why = "a halving step is missing";
+				bad++;
+				break;
+			}
+			if (inter && next > tail) {
+				*why = "interleaved: round r's last segment "
+				       "runs before round r+1's first (no "
+				       "deferral)";
+				bad++;
+				break;
+			}
+			if (!inter && next < tail) {
+				*why = "plain: rounds out of order";
+				bad++;
+				break;
+			}
+			if (!inter)
+				continue;
+			/* segment j of r+1 waits on nothing past (r, j) */
+			for (uint32_t j = 0; j < segs; j++) {
+				const struct agile_coll_step *s =
+					&plan.steps[at[r + 1][j]];
+
+				for (uint32_t w = 0; w < s->nr_waits; w++)
+					if (plan.waits[s->wait + w].value >
+					    pub[r][j]) {
+						*why = "interleaved: segment j "
+						       "of round r+1 waits on "
+						       "a later segment of "
+						       "round r";
+						bad++;
+					}
+			}
+		}
+	}
+	agile_coll_plan_release(&plan);
+	return bad;
+}
+
+static void shapes(void)
+{
+	static const uint32_t seg_counts[] = { 2, 3, 4, 8 };
+
+	for (uint32_t inter = 0; inter <= 1; inter++) {
+		for (size_t i = 0; i < 4; i++) {
+			const char *why = "";
+			int bad = 0, plans = 0;
+
+			for (uint32_t n = 1; n <= 17; n++)
+				for (uint32_t kind = 0;
+				     kind <= AGILE_COLL_KIND_ALLGATHER; kind++) {
+					if (kind == AGILE_COLL_KIND_ALLGATHER)
+						continue; /* no halving */
+					bad += halving_shape(n, kind,
+							     seg_counts[i],
+							     inter, &why);
+					plans += (int)n;
+				}
+			tap_ok(!bad,
+			       "%s, M=%u: %s (%d plans, 1..17 members)%s%s",
+			       inter ? "interleaved" : "plain", seg_counts[i],
+			       inter ? "each round's last segment deferred "
+				       "behind the next round's first; segment "
+				       "j waits only on segment j" :
+				       "rounds and segments in order",
+			       plans, bad ? ": " : "", why);
+		}
+	}
+}
+
 int main(void)
 {
 	static const uint64_t counts[] = { 0, 1, 7, 64, 1001 };
@@ -381,6 +501,7 @@ int main(void)
 	tap_ok(agile_coll_plan_build(&plan, &bad) == -EOVERFLOW,
 	       "allgather of 3 x 2^63 elements: -EOVERFLOW");
 	agile_coll_plan_release(&plan);
+	shapes();
 
 	for (uint32_t kf = 0; kf <= AGILE_COLL_KIND_ALLGATHER + 2; kf++) {
 		/* allreduce and reduce twice: classic, then flat_gather */
