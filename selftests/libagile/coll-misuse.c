@@ -711,6 +711,8 @@ static void killed_at(int victim, int exit_after, int delay_ms)
 			if (!send || !recv ||
 			    agile_coll_procs_join(key, n, &o, JOIN_NS, &coll))
 				_exit(1);
+			/* rep[n].calls: members that have joined */
+			__atomic_add_fetch(&rep[n].calls, 1, __ATOMIC_SEQ_CST);
 			for (i = 0; i < 200000 && !err; i++) {
 				if (k == victim && i == exit_after)
 					_exit(0);
@@ -730,6 +732,13 @@ static void killed_at(int victim, int exit_after, int delay_ms)
 	if (exit_after < 0) {
 		struct timespec ts = { 0, (long)delay_ms * 1000000L };
 
+		/* counted from when all have joined: a death before is
+		 * another test (a join that times out) */
+		for (int ms = 0; ms < 60000 && __atomic_load_n(&rep[n].calls,
+							       __ATOMIC_SEQ_CST) <
+							n;
+		     ms++)
+			usleep(1000);
 		nanosleep(&ts, NULL);
 		kill(pid[victim], SIGSTOP);
 		ts.tv_nsec = 20000000L; /* the others now wait on it */
