@@ -89,4 +89,13 @@ static inline bool coll_is(const struct agile_coll *coll,
 uint64_t coll_spin_ns(uint64_t requested, uint32_t nr_members, long nr_cpus,
 		      uint64_t *yield_ns);
 
+/*
+ * coll_mpi_overlapped - a machines-scope handle's count of network
+ * receives that completed while the member was reducing another step's
+ * data (the progress calls between reduce chunks, coll_mpi.c); 0 for a
+ * handle of another scope.  A white-box hook for the tests, in
+ * libagile-mpi (which does not export it).
+ */
+uint64_t coll_mpi_overlapped(const struct agile_coll *coll);
+
 #endif /* AGILE_COLL_IMPL_H */

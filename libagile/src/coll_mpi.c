@@ -6,18 +6,26 @@
  * Two parts:
  *
  *  - the network transport (net_*): executes a member's plan.  Each step's
- *    transfer into the member is an MPI_Irecv from the step's peer, its
- *    transfer out an MPI_Isend to the step's send_peer (the plan pairs
+ *    transfer into the member is an MPI_Irecv from the step's peer (one
+ *    per run where it is split, below), its transfer out an MPI_Isend to
+ *    the step's send_peer (the plan pairs
  *    them: for every ordered pair of members, A's sends to B and B's
  *    receives from A come in the same order with the same runs).  Steps
  *    are posted ahead of the one being completed, so while segment j of a
  *    halving round is reduced, segment j+1 (and the next round's first
- *    segments) are on the wire; the interleaved layout's deferred tail
- *    falls out of the plan's order.  A step is posted only once the steps
- *    before it that write what it sends are complete, and a region is
- *    written only once the sends that read it are; that is all the
- *    ordering MPI needs (the plan's waits and published values are for
- *    the shared-memory transport and are ignored here).
+ *    segments) are on the wire; the reduce goes in chunks of 64 KiB with
+ *    an MPI_Testsome over the posted transfers between them, so they
+ *    really move meanwhile (an MPI library without a progress thread
+ *    moves data only inside its calls); the interleaved layout's deferred
+ *    tail falls out of the plan's order.  A transfer of several runs
+ *    (the interleaved layout) never uses an MPI datatype: large runs go
+ *    one message each, straight from and to their places; small ones
+ *    one message packed into (unpacked from) a staging area.  A step is
+ *    posted only once the steps before it that write what it sends are
+ *    complete, and a region is written only once the sends that read it
+ *    (a packed send: its copy) are; that is all the ordering MPI needs
+ *    (the plan's waits and published values are for the shared-memory
+ *    transport and are ignored here).
  *
  *  - the hierarchy: the members of a node (MPI_COMM_TYPE_SHARED, or the
  *    test hook $AGILE_COLL_NODE_ID) form a process-scope communicator
@@ -60,8 +68,9 @@
  * @cross_comm: the members with this member's node rank (its rank in
  *              @local), one per node, in node order
  * @local:      the node's process-scope communicator; NULL when alone
- * @local_rank: this member's rank in @local: its node rank (the process
- *              scope's @order), so in @comm's order; 0 when alone
+ * @local_rank: this member's rank in @local: its rank in @node_comm (the
+ *              join's order), so a node reduces its members in MPI rank
+ *              order, the same in every run; 0 when alone
  * @local_of:   the @local rank of every member of @comm
  * @node_of:    the node of every member of @comm
  * @opts:       the caller's options (segments, layout, user op)
@@ -70,7 +79,11 @@
  *              one node collective and one network block take at once;
  *              never less than one element per node member (piece_elems)
  * @plan:       the last plan built (its arrays are reused)
- * @tmp, @work: receive staging and a WORK buffer, kept between calls
+ * @tmp, @work: staging (what a step receives to reduce, and a transfer
+ *              of several runs packed into one message) and a WORK
+ *              buffer, kept between calls
+ * @overlapped: network receives that completed while the member was
+ *              reducing another step's data (coll_mpi_overlapped)
  * @block:      a hierarchical piece's result on its way through the network
  * @bounce:     the reducer's scratch (coll_ops.h)
  */
@@ -87,6 +100,7 @@ struct coll_mpi {
 	char *tmp, *work, *block;
 	size_t tmp_bytes, work_bytes, block_bytes;
 	void *bounce;
+	uint64_t overlapped;
 };
 
 static bool op_commutes(const struct coll_mpi *c, enum agile_coll_op op)
@@ -112,11 +126,27 @@ static int cache_grow(char **buf, size_t *have, size_t bytes)
 
 /* ---- the network transport ---- */
 
+/*
+ * A step's transfers, never an MPI datatype (an hindexed one cost the
+ * interleaved layout 2.5x).  A transfer of several runs is one message per
+ * run where its runs average NET_SPLIT_BYTES or more (no copy), else one
+ * packed message: a send of it is packed into tmp at @send_off when it is
+ * posted, a copy received lands in tmp at @tmp_off and is unpacked on
+ * completion.  What a step receives to reduce lands in tmp at @tmp_off
+ * either way.  Both sides of a transfer have the same runs (the plan), so
+ * they split alike.
+ */
 struct net_step {
-	MPI_Request recv, send;
-	uint64_t tmp_off; /* REDUCE: where the peer's data lands in tmp */
+	MPI_Request *recv, *send; /* @nr_recv and @nr_send requests */
+	uint32_t nr_recv, nr_send;
+	uint64_t tmp_off, send_off; /* in elements */
+	bool staged; /* the receive lands in tmp */
+	bool send_packed; /* the send reads its copy in tmp */
 	bool done;
 };
+
+/* Runs of at least this many bytes on average travel one message each. */
+#define NET_SPLIT_BYTES (256 * 1024)
 
 struct net {
 	struct coll_mpi *c;
@@ -129,7 +159,31 @@ struct net {
 	struct net_step *st;
 	/* steps posted; the first not complete; the first with a send out */
 	uint32_t next_post, first_undone, first_send;
+	/* every step's requests; net_progress's list and where each came from */
+	MPI_Request *pool, *reqs;
+	MPI_Request **req_of;
+	int *idx;
 };
+
+/* Are all @nr requests at @r complete (MPI_REQUEST_NULL)? */
+static bool reqs_null(const MPI_Request *r, uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr; i++)
+		if (r[i] != MPI_REQUEST_NULL)
+			return false;
+	return true;
+}
+
+/* Complete @nr requests at @r; -EPROTO if MPI fails. */
+static int reqs_wait(MPI_Request *r, uint32_t nr)
+{
+	if (reqs_null(r, nr))
+		return 0;
+	return MPI_Waitall((int)nr, r, MPI_STATUSES_IGNORE) ? -EPROTO : 0;
+}
+
+/* Reduce in pieces of this many bytes, with MPI progress between them. */
+#define NET_REDUCE_CHUNK (64 * 1024)
 
 static bool has_recv(const struct net *n, const struct agile_coll_step *s)
 {
@@ -192,13 +246,14 @@ static bool writes_sent(const struct net *n, uint32_t k, uint32_t s)
 			    false);
 }
 
-/* Does step @k's send read what step @s writes? */
+/* Does step @k's send (still) read what step @s writes? */
 static bool sends_written(const struct net *n, uint32_t k, uint32_t s)
 {
 	const struct agile_coll_step *r = &n->plan->steps[k];
 	const struct agile_coll_step *w = &n->plan->steps[s];
 
-	return has_send(r) &&
+	/* A packed send reads its copy in tmp. */
+	return has_send(r) && !n->st[k].send_packed &&
 	       runs_overlap(n, n->buf[r->send_buf], n->plan->runs + r->send_run,
 			    r->nr_send_runs, false, n->buf[w->dst_buf],
 			    n->plan->runs + w->run, w->nr_runs, true);
@@ -208,63 +263,82 @@ static bool sends_written(const struct net *n, uint32_t k, uint32_t s)
 static int net_wait_readers(struct net *n, uint32_t s)
 {
 	for (uint32_t k = n->first_send; k < n->next_post; k++) {
-		if (n->st[k].send != MPI_REQUEST_NULL &&
+		if (!reqs_null(n->st[k].send, n->st[k].nr_send) &&
 		    sends_written(n, k, s) &&
-		    MPI_Wait(&n->st[k].send, MPI_STATUS_IGNORE))
+		    reqs_wait(n->st[k].send, n->st[k].nr_send))
 			return -EPROTO;
 	}
 	while (n->first_send < n->next_post &&
-	       n->st[n->first_send].send == MPI_REQUEST_NULL)
+	       reqs_null(n->st[n->first_send].send,
+			 n->st[n->first_send].nr_send))
 		n->first_send++;
 	return 0;
 }
 
-/* The peer's data of a transfer, @nr runs of elements at @base. */
-static int net_datatype(struct net *n, char *base,
-			const struct agile_coll_run *runs, uint32_t nr,
-			bool dst, char **addr, int *count, MPI_Datatype *type)
+/* Elements in @nr runs. */
+static uint64_t runs_len(const struct agile_coll_run *runs, uint32_t nr)
 {
-	MPI_Aint *displ;
-	int *lens, err = 0;
+	uint64_t len = 0;
 
-	if (nr == 1) {
-		if (runs[0].len > INT_MAX)
-			return -EOVERFLOW;
-		*addr = base + (dst ? runs[0].dst : runs[0].src) * n->esize;
-		*count = (int)runs[0].len;
-		*type = n->elem;
-		return 0;
-	}
-	displ = malloc(nr * sizeof(*displ));
-	lens = malloc(nr * sizeof(*lens));
-	if (!displ || !lens) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < nr; i++) {
-		if (runs[i].len > INT_MAX) {
-			err = -EOVERFLOW;
-			goto out;
-		}
-		displ[i] = (MPI_Aint)((dst ? runs[i].dst : runs[i].src) *
-				      n->esize);
-		lens[i] = (int)runs[i].len;
-	}
-	if (MPI_Type_create_hindexed((int)nr, lens, displ, n->elem, type) ||
-	    MPI_Type_commit(type))
-		err = -EPROTO;
-	*addr = base;
-	*count = 1;
-out:
-	free(displ);
-	free(lens);
-	return err;
+	for (uint32_t i = 0; i < nr; i++)
+		len += runs[i].len;
+	return len;
 }
 
-static void net_free_type(struct net *n, MPI_Datatype *type)
+/*
+ * Copy @nr runs between their places at @base (their @dst offsets if
+ * @dst, else @src) and @packed, contiguous: into @packed if @pack.
+ */
+static void net_pack(const struct net *n, char *base,
+		     const struct agile_coll_run *runs, uint32_t nr, bool dst,
+		     char *packed, bool pack)
 {
-	if (*type != n->elem)
-		MPI_Type_free(type); /* pending transfers still complete */
+	for (uint32_t i = 0; i < nr; i++) {
+		char *p = base + (dst ? runs[i].dst : runs[i].src) * n->esize;
+		size_t bytes = runs[i].len * n->esize;
+
+		memcpy(pack ? packed : p, pack ? p : packed, bytes);
+		packed += bytes;
+	}
+}
+
+/* Does a transfer of @len elements in @nr runs go as one message a run? */
+static bool net_split(const struct net *n, uint64_t len, uint32_t nr)
+{
+	return nr > 1 && len * n->esize / nr >= NET_SPLIT_BYTES;
+}
+
+/*
+ * Let MPI move every posted transfer on (one MPI_Testsome over them)
+ * while step @s is being reduced: the next segments' receives complete
+ * meanwhile instead of in their own waits (counted in c->overlapped), and
+ * the sends drain.  A completed request is MPI_REQUEST_NULL, as after
+ * MPI_Wait.
+ */
+static int net_progress(struct net *n, uint32_t s)
+{
+	int nr = 0, nr_recv, out = 0;
+
+	for (uint32_t k = s + 1; k < n->next_post; k++)
+		for (uint32_t j = 0; j < n->st[k].nr_recv; j++)
+			if (n->st[k].recv[j] != MPI_REQUEST_NULL)
+				n->req_of[nr++] = &n->st[k].recv[j];
+	nr_recv = nr;
+	for (uint32_t k = n->first_send; k < n->next_post; k++)
+		for (uint32_t j = 0; j < n->st[k].nr_send; j++)
+			if (n->st[k].send[j] != MPI_REQUEST_NULL)
+				n->req_of[nr++] = &n->st[k].send[j];
+	if (!nr)
+		return 0;
+	for (int i = 0; i < nr; i++)
+		n->reqs[i] = *n->req_of[i];
+	if (MPI_Testsome(nr, n->reqs, &out, n->idx, MPI_STATUSES_IGNORE))
+		return -EPROTO;
+	for (int i = 0; out != MPI_UNDEFINED && i < out; i++) {
+		*n->req_of[n->idx[i]] = MPI_REQUEST_NULL;
+		n->c->overlapped += n->idx[i] < nr_recv;
+	}
+	return 0;
 }
 
 static int net_complete(struct net *n, uint32_t s);
@@ -274,36 +348,36 @@ static int net_post(struct net *n, uint32_t s)
 {
 	const struct agile_coll_step *st = &n->plan->steps[s];
 	const struct agile_coll_run *runs = n->plan->runs;
-	MPI_Datatype type;
-	char *addr;
-	int count, err;
+	uint64_t len;
+	char *addr = NULL;
+	int err;
 
 	if (has_recv(n, st)) {
-		if (st->action == AGILE_COLL_ACT_REDUCE) {
-			uint64_t len = 0;
+		const struct agile_coll_run *r = runs + st->run;
+		char *tmp = n->c->tmp + n->st[s].tmp_off * n->esize;
 
-			for (uint32_t i = 0; i < st->nr_runs; i++)
-				len += runs[st->run + i].len;
-			if (len > INT_MAX)
-				return -EOVERFLOW;
-			addr = n->c->tmp + n->st[s].tmp_off * n->esize;
-			count = (int)len;
-			type = n->elem;
-		} else {
+		if (!n->st[s].staged) {
 			/* A copy lands in place: no send may still read there. */
 			err = net_wait_readers(n, s);
-			if (!err)
-				err = net_datatype(n, n->buf[st->dst_buf],
-						   runs + st->run, st->nr_runs,
-						   true, &addr, &count, &type);
 			if (err)
 				return err;
 		}
-		err = MPI_Irecv(addr, count, type, st->peer, step_tag(st),
-				n->comm, &n->st[s].recv);
-		net_free_type(n, &type);
-		if (err)
-			return -EPROTO;
+		for (uint32_t j = 0; j < n->st[s].nr_recv; j++) {
+			/* one message, or run j's */
+			uint64_t len = n->st[s].nr_recv == 1 ?
+					       runs_len(r, st->nr_runs) :
+					       r[j].len;
+
+			if (len > INT_MAX)
+				return -EOVERFLOW;
+			addr = n->st[s].staged ? tmp :
+						 n->buf[st->dst_buf] +
+							 r[j].dst * n->esize;
+			tmp += len * n->esize;
+			if (MPI_Irecv(addr, (int)len, n->elem, st->peer,
+				      step_tag(st), n->comm, &n->st[s].recv[j]))
+				return -EPROTO;
+		}
 	}
 	if (has_send(st)) {
 		/* What it sends must be written first (in step order). */
@@ -320,16 +394,26 @@ static int net_post(struct net *n, uint32_t s)
 				break;
 			}
 		}
-		err = net_datatype(n, n->buf[st->send_buf], runs + st->send_run,
-				   st->nr_send_runs, false, &addr, &count,
-				   &type);
-		if (err)
-			return err;
-		err = MPI_Isend(addr, count, type, st->send_peer, step_tag(st),
-				n->comm, &n->st[s].send);
-		net_free_type(n, &type);
-		if (err)
-			return -EPROTO;
+		const struct agile_coll_run *r = runs + st->send_run;
+
+		if (n->st[s].send_packed) {
+			addr = n->c->tmp + n->st[s].send_off * n->esize;
+			net_pack(n, n->buf[st->send_buf], r, st->nr_send_runs,
+				 false, addr, true);
+		}
+		for (uint32_t j = 0; j < n->st[s].nr_send; j++) {
+			len = n->st[s].nr_send == 1 ?
+				      runs_len(r, st->nr_send_runs) :
+				      r[j].len;
+			if (len > INT_MAX)
+				return -EOVERFLOW;
+			if (!n->st[s].send_packed)
+				addr = n->buf[st->send_buf] +
+				       r[j].src * n->esize;
+			if (MPI_Isend(addr, (int)len, n->elem, st->send_peer,
+				      step_tag(st), n->comm, &n->st[s].send[j]))
+				return -EPROTO;
+		}
 	}
 	return 0;
 }
@@ -340,20 +424,25 @@ static int net_complete(struct net *n, uint32_t s)
 	const struct agile_coll_step *st = &n->plan->steps[s];
 	const struct agile_coll_run *run = n->plan->runs + st->run;
 	char *tmp = n->c->tmp + n->st[s].tmp_off * n->esize;
+	size_t chunk = NET_REDUCE_CHUNK / n->esize;
 	int err;
 
 	n->st[s].done = true;
 	while (n->first_undone < n->next_post && n->st[n->first_undone].done)
 		n->first_undone++;
-	if (n->st[s].recv != MPI_REQUEST_NULL &&
-	    MPI_Wait(&n->st[s].recv, MPI_STATUS_IGNORE))
-		return -EPROTO;
-	if (!has_local(n, st) &&
-	    !(has_recv(n, st) && st->action == AGILE_COLL_ACT_REDUCE))
+	err = reqs_wait(n->st[s].recv, n->st[s].nr_recv);
+	if (err)
+		return err;
+	if (!has_local(n, st) && !n->st[s].staged)
 		return 0;
 	err = net_wait_readers(n, s);
 	if (err)
 		return err;
+	if (st->action == AGILE_COLL_ACT_COPY && !has_local(n, st)) {
+		net_pack(n, n->buf[st->dst_buf], run, st->nr_runs, true, tmp,
+			 false);
+		return 0;
+	}
 	for (uint32_t i = 0; i < st->nr_runs; i++) {
 		size_t bytes = run[i].len * n->esize;
 		char *dst = n->buf[st->dst_buf] + run[i].dst * n->esize;
@@ -361,17 +450,27 @@ static int net_complete(struct net *n, uint32_t s)
 			has_local(n, st) ?
 				n->buf[st->src_buf] + run[i].src * n->esize :
 				tmp;
+		const char *left = n->buf[st->left_buf] + run[i].dst * n->esize;
 
 		if (st->action == AGILE_COLL_ACT_COPY) {
 			memmove(dst, peer, bytes);
-		} else {
-			const char *left =
-				n->buf[st->left_buf] + run[i].dst * n->esize;
-
-			coll_reduce(&n->rd, dst, st->peer_left ? peer : left,
-				    st->peer_left ? left : peer, run[i].len);
-			tmp += bytes;
+			continue;
 		}
+		/* In chunks, letting the later steps' transfers move on. */
+		for (size_t done = 0; done < run[i].len;) {
+			size_t len = run[i].len - done, off = done * n->esize;
+
+			if (len > chunk)
+				len = chunk;
+			coll_reduce(&n->rd, dst + off,
+				    (st->peer_left ? peer : left) + off,
+				    (st->peer_left ? left : peer) + off, len);
+			done += len;
+			err = net_progress(n, s);
+			if (err)
+				return err;
+		}
+		tmp += bytes;
 	}
 	return 0;
 }
@@ -387,7 +486,7 @@ static int net_run(struct coll_mpi *c, MPI_Comm comm,
 {
 	struct agile_coll_plan *plan = &c->plan;
 	uint32_t window = c->opts.segments + 1;
-	uint64_t tmp_count = 0;
+	uint64_t tmp_count = 0, nr_reqs = 0;
 	struct net n = {
 		.c = c,
 		.comm = comm,
@@ -409,13 +508,50 @@ static int net_run(struct coll_mpi *c, MPI_Comm comm,
 		return -ENOMEM;
 	for (uint32_t s = 0; s < plan->nr_steps; s++) {
 		const struct agile_coll_step *st = &plan->steps[s];
+		uint64_t len;
 
-		n.st[s].recv = n.st[s].send = MPI_REQUEST_NULL;
-		if (has_recv(&n, st) && st->action == AGILE_COLL_ACT_REDUCE) {
-			n.st[s].tmp_off = tmp_count;
-			for (uint32_t i = 0; i < st->nr_runs; i++)
-				tmp_count += plan->runs[st->run + i].len;
+		if (has_recv(&n, st)) {
+			len = runs_len(plan->runs + st->run, st->nr_runs);
+			n.st[s].nr_recv = net_split(&n, len, st->nr_runs) ?
+						  st->nr_runs :
+						  1;
+			if (st->action == AGILE_COLL_ACT_REDUCE ||
+			    (st->nr_runs > 1 && n.st[s].nr_recv == 1)) {
+				n.st[s].staged = true;
+				n.st[s].tmp_off = tmp_count;
+				tmp_count += len;
+			}
 		}
+		if (has_send(st)) {
+			len = runs_len(plan->runs + st->send_run,
+				       st->nr_send_runs);
+			n.st[s].nr_send = net_split(&n, len, st->nr_send_runs) ?
+						  st->nr_send_runs :
+						  1;
+			if (st->nr_send_runs > 1 && n.st[s].nr_send == 1) {
+				n.st[s].send_packed = true;
+				n.st[s].send_off = tmp_count;
+				tmp_count += len;
+			}
+		}
+		nr_reqs += n.st[s].nr_recv + n.st[s].nr_send;
+	}
+	n.pool = malloc((nr_reqs + 1) * sizeof(*n.pool));
+	n.reqs = malloc((nr_reqs + 1) * sizeof(*n.reqs));
+	n.req_of = malloc((nr_reqs + 1) * sizeof(*n.req_of));
+	n.idx = malloc((nr_reqs + 1) * sizeof(*n.idx));
+	if (!n.pool || !n.reqs || !n.req_of || !n.idx) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < nr_reqs; i++)
+		n.pool[i] = MPI_REQUEST_NULL;
+	nr_reqs = 0;
+	for (uint32_t s = 0; s < plan->nr_steps; s++) {
+		n.st[s].recv = n.pool + nr_reqs;
+		nr_reqs += n.st[s].nr_recv;
+		n.st[s].send = n.pool + nr_reqs;
+		nr_reqs += n.st[s].nr_send;
 	}
 	err = cache_grow(&c->tmp, &c->tmp_bytes, tmp_count * n.esize);
 	if (err)
@@ -434,15 +570,17 @@ static int net_run(struct coll_mpi *c, MPI_Comm comm,
 	}
 	/* Every request ends, even after an error, before the buffers go. */
 	for (uint32_t s = 0; s < n.next_post; s++) {
-		if (n.st[s].recv != MPI_REQUEST_NULL)
-			MPI_Wait(&n.st[s].recv, MPI_STATUS_IGNORE);
-		if (n.st[s].send != MPI_REQUEST_NULL &&
-		    MPI_Wait(&n.st[s].send, MPI_STATUS_IGNORE) && !err)
+		reqs_wait(n.st[s].recv, n.st[s].nr_recv);
+		if (reqs_wait(n.st[s].send, n.st[s].nr_send) && !err)
 			err = -EPROTO;
 	}
 	MPI_Type_free(&n.elem);
 out:
 	free(n.st);
+	free(n.pool);
+	free(n.reqs);
+	free(n.req_of);
+	free(n.idx);
 	return err;
 }
 
@@ -525,8 +663,8 @@ static int net_allgather(struct coll_mpi *c, MPI_Comm comm, const void *send,
 /*
  * Is the hierarchical path right for @op?  It needs nodes of one size
  * (each member's block then has one counterpart on every node), and it
- * reduces a node's members first (in @comm's order: the same grouping
- * every run), then across nodes: only for an op that commutes.
+ * reduces a node's members first, in their node rank order: only for an op
+ * that commutes.
  */
 static bool hierarchical(const struct coll_mpi *c, enum agile_coll_op op)
 {
@@ -844,7 +982,11 @@ out:
 	return err;
 }
 
-/* The node's process-scope communicator: a key from the node's first member. */
+/*
+ * The node's process-scope communicator: a key from the node's first
+ * member; ranked by node rank (the opts' order), not by who joins first,
+ * so that a float reduction sums in the same order in every run.
+ */
 static int join_node(struct coll_mpi *c)
 {
 	struct agile_coll_opts lopts = c->opts;
@@ -861,7 +1003,6 @@ static int join_node(struct coll_mpi *c)
 	}
 	if (MPI_Bcast(&key, 1, MPI_UINT64_T, 0, c->node_comm))
 		return -EPROTO;
-	/* node ranks in MPI rank order, whoever joins first: same sums */
 	lopts.order = (uint32_t)c->info.node_rank;
 	err = agile_coll_procs_join(key, (uint32_t)c->info.node_size, &lopts,
 				    MPI_JOIN_TIMEOUT_NS, &c->local);
@@ -975,6 +1116,13 @@ int agile_coll_mpi_create(MPI_Comm comm, const struct agile_coll_opts *opts,
 fail:
 	mpi_free(c);
 	return err;
+}
+
+uint64_t coll_mpi_overlapped(const struct agile_coll *coll)
+{
+	return coll_is(coll, &mpi_ops) ?
+		       ((const struct coll_mpi *)coll)->overlapped :
+		       0;
 }
 
 int agile_coll_mpi_info(const struct agile_coll *coll,
