@@ -1,41 +1,53 @@
 // SPDX-License-Identifier: MIT
 /*
  * allreduce - SPEC §5: allreduce (float, sum) among N processes on one
- * node (N = --threads, default the online CPUs), 4 KiB to 64 MiB in
- * powers of 4, every contender measured in this one run:
+ * node, 4 KiB to 64 MiB in powers of 4, for each N of --procs (default
+ * -t and twice -t: with -t the CPUs, the second is oversubscribed), every
+ * contender measured in this one run:
  *
- *   agile-SIZE        N forked processes in one agile_coll_procs_join
- *                     communicator (the kmod backend where /dev/agile
- *                     exists, else the user backend; the note names it),
- *                     ordinary private buffers (aligned_alloc, first
- *                     touched by their process): what a program has.  The
- *                     SPEC §5 verdicts are judged on this row.
- *   agile-alloc-SIZE  the same with buffers from agile_coll_alloc (the
- *                     zero-copy path a program may choose)
- *   ompi-SIZE         Open MPI's MPI_Allreduce, N ranks of agile-bench-mpi
- *                     (mpi.c) through mpirun with Open MPI's defaults: the
- *                     shared-memory btl (vader) with single copy (CMA)
- *                     where the kernel allows it, the tuned component's
- *                     own choice of algorithm
- *   ompi-best-SIZE    per size, the best median of Open MPI's default and
- *                     of each algorithm forced with coll_tuned_use_dynamic_
- *                     rules 1 and coll_tuned_allreduce_algorithm 1..6 (a
- *                     note names the winner): the peer at its best
- *   memcpy-SIZE       one memcpy of SIZE bytes on one core: the bound
+ *   agile        N forked processes in one agile_coll_procs_join
+ *                communicator (the kmod backend where /dev/agile exists,
+ *                else the user backend; the note names it) with ordinary
+ *                private buffers: aligned_alloc'd and first touched by the
+ *                process that uses them.  The SPEC §5 verdicts are judged
+ *                on this row.
+ *   agile-alloc  the same communicator with buffers from agile_coll_alloc
+ *                (what a program that wants the zero-copy path does)
+ *   ompi         Open MPI's MPI_Allreduce, N ranks of agile-bench-mpi
+ *                (mpi.c) under mpirun with Open MPI's defaults: the
+ *                shared-memory btl (vader), single-copy (CMA) where the
+ *                kernel allows it
+ *   ompi-algK    the same with coll_tuned_use_dynamic_rules 1 and
+ *                coll_tuned_allreduce_algorithm K, for K in --mpi-algs
+ *                (default 1..6: Open MPI 4.1's basic_linear,
+ *                nonoverlapping, recursive_doubling, ring, segmented_ring,
+ *                rabenseifner)
+ *   ompi-best    per size, the lowest median among ompi and the ompi-algK:
+ *                the bound the verdicts use (the markdown table shows the
+ *                default and the best forced algorithm, with its K, apart)
+ *   memcpy       one memcpy of SIZE bytes on one core, private buffers,
+ *                the source rewritten like the send buffers
  *
- * Cold data: before each repetition (untimed, before the barrier) every
- * process rewrites its send buffer with new values, as an application
- * that computes its input does, so a vector larger than the caches is
- * read from memory, never from the previous call's cache lines; memcpy's
- * source is rewritten likewise.  $AGILE_BENCH_AR_WARM=1 keeps the buffers
- * as they are (the warm case).  A call's time is the slowest rank's, each
- * call between barriers, after two untimed warm-up calls; each result is
- * checked.  Rows report the median over the repetitions (at least 15, 4x
- * that below 1 MiB), the 10th-90th percentile spread and the minimum;
- * bandwidth = SIZE / median.  Two passes (agile, then Open MPI; then the
- * reverse) split the repetitions, so a drift in the machine's load weighs
- * on all.  Targets, on medians: agile at least Open MPI's best bandwidth
- * from 1 MiB up; agile within 1.5x of memcpy's time from 16 MiB up.
+ * Every call is timed between barriers, as the slowest rank's time, after
+ * AR_WARMUP untimed calls; at least 15 repetitions per size (-r, if more;
+ * four times that below 1 MiB).  Two passes (agile, Open MPI's settings,
+ * memcpy, then the reverse) split the repetitions, so a drift in the
+ * machine's load weighs on all of them.  Reported: the median, the spread
+ * as p10-p90 (nearest rank), and the minimum.  Verdicts, on medians:
+ * agile's time at most Open MPI's best from 1 MiB up; agile within 1.5x of
+ * memcpy's time from 16 MiB up.
+ *
+ * Cold data (--cold-from BYTES, default 1 MiB; "off" never): from that
+ * size up, each rank rewrites its whole send buffer before every call
+ * (untimed, before the barrier) with a value that changes from call to
+ * call, so no peer holds a cached copy of the data it reads and a stale
+ * result cannot pass the check.  Each contender's result is checked once
+ * per size against the exact sum (small integers); a wrong result marks
+ * the contender's size "wrong sum" instead of posting a time.
+ *
+ * Output: a markdown table per process count on stdout (times, then the
+ * verdicts, then Open MPI's medians by algorithm), the rows in agile-bench's
+ * table and CSV (the ompi-algK rows in the CSV only).
  *
  * agile-bench-mpi is looked for beside agile-bench ($AGILE_BENCH_MPI
  * overrides); without it or without mpirun the ompi rows print "n/a".
@@ -47,6 +59,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,46 +71,37 @@
 
 #include "bench.h"
 
-#define AR_MIN_BYTES (4ULL << 10)
-#define AR_MAX_BYTES (64ULL << 20)
 #define AR_MAX_SIZES 16
 #define AR_MAX_PROCS 64
-#define AR_MAX_REPS 64
+#define AR_MIN_REPS 15
+#define AR_MAX_REPS 128
 #define AR_WARMUP 2
 #define AR_JOIN_TIMEOUT_NS (30ULL * 1000000000ULL)
-#define AR_MIN_REPS 15
-/* Open MPI 4.1's forced allreduce algorithms: 1 basic linear .. 6 Rabenseifner */
-#define AR_OMPI_ALGS 6
+#define AR_NR_ALGS 6 /* Open MPI 4.1's coll_tuned_allreduce_algorithm 1..6 */
+
+/* The contenders, in the order of the first pass. */
+enum {
+	AR_AGILE, /* private buffers */
+	AR_AGILE_ALLOC, /* agile_coll_alloc buffers */
+	AR_OMPI, /* Open MPI's default */
+	AR_OMPI_ALG1, /* ... AR_OMPI_ALG1 + AR_NR_ALGS - 1: forced */
+	AR_MEMCPY = AR_OMPI_ALG1 + AR_NR_ALGS,
+	AR_NR
+};
+
+static const char *const alg_names[AR_NR_ALGS + 1] = {
+	"default", "basic_linear",   "nonoverlapping", "recursive_doubling",
+	"ring",	   "segmented_ring", "rabenseifner",
+};
 
 struct ar_plan {
 	int nr_procs, nr_sizes;
 	size_t bytes[AR_MAX_SIZES];
 	int reps[AR_MAX_SIZES]; /* per size, both passes together */
+	size_t cold_from; /* rewrite send buffers from this size up */
+	unsigned int algs; /* bit K: run coll_tuned_allreduce_algorithm K */
 	bool no_pin;
-	bool warm; /* $AGILE_BENCH_AR_WARM: do not rewrite the send buffers */
 };
-
-/*
- * Repetition @r's send value of rank @rank (0-based) and the sum of all
- * @n ranks': small integers, exact in float, new at every repetition.
- */
-static float ar_value(int rank, int r)
-{
-	return (float)(rank + 1 + (r & 3));
-}
-
-static float ar_expect(int n, int r)
-{
-	return (float)n * (float)(n + 1) / 2 + (float)n * (float)(r & 3);
-}
-
-static void ar_fill(float *send, size_t count, int rank, int r)
-{
-	float v = ar_value(rank, r);
-
-	for (size_t i = 0; i < count; i++)
-		send[i] = v;
-}
 
 /* Repetitions of one pass: the first pass takes the larger half. */
 static int pass_reps(const struct ar_plan *p, int s, int pass)
@@ -105,11 +109,16 @@ static int pass_reps(const struct ar_plan *p, int s, int pass)
 	return pass ? p->reps[s] / 2 : p->reps[s] - p->reps[s] / 2;
 }
 
-/* Every timed call of one contender and size, over both passes. */
+static bool is_cold(const struct ar_plan *p, int s)
+{
+	return p->bytes[s] >= p->cold_from;
+}
+
+/* Every timed call of every contender and size, over both passes. */
 struct ar_times {
-	double ms[AR_MAX_SIZES][AR_MAX_REPS];
-	int done[AR_MAX_SIZES];
-	char err[AR_MAX_SIZES][32]; /* why a size could not be measured */
+	double ms[AR_NR][AR_MAX_SIZES][AR_MAX_REPS];
+	int done[AR_NR][AR_MAX_SIZES];
+	char err[AR_NR][AR_MAX_SIZES][32]; /* why a size has no time */
 };
 
 static void size_name(char *buf, size_t len, size_t bytes)
@@ -120,13 +129,46 @@ static void size_name(char *buf, size_t len, size_t bytes)
 		snprintf(buf, len, "%zuK", bytes >> 10);
 }
 
+/*
+ * Rank @rank's input of call @call: small integers, so every summation
+ * order gives the exact sum, and a value that changes from call to call.
+ */
+static float ar_value(int rank, int call)
+{
+	return (float)(rank + 1 + (call & 7));
+}
+
+static float ar_expect(int nr_procs, int call)
+{
+	return (float)(nr_procs * (nr_procs + 1) / 2 + nr_procs * (call & 7));
+}
+
+static void ar_fill(float *buf, size_t count, int rank, int call)
+{
+	float v = ar_value(rank, call);
+
+	for (size_t i = 0; i < count; i++)
+		buf[i] = v;
+	__asm__ __volatile__("" : : "r"(buf) : "memory");
+}
+
+static bool ar_check(const float *recv, size_t count, int nr_procs, int call)
+{
+	float expect = ar_expect(nr_procs, call);
+
+	for (size_t i = 0; i < count; i++)
+		if (recv[i] != expect)
+			return false;
+	return true;
+}
+
 /* ---- agile: N forked processes in one process-scope communicator ---- */
 
 /* Shared (MAP_SHARED) between agile-bench and its children. */
 struct ar_shared {
-	double ms[AR_MAX_PROCS][AR_MAX_SIZES][AR_MAX_REPS];
+	double ms[2][AR_MAX_PROCS][AR_MAX_SIZES][AR_MAX_REPS];
 	int err[AR_MAX_PROCS]; /* a child's negative errno, -EPROTO: wrong sum */
-	int bad_size[AR_MAX_PROCS];
+	int bad_kind[AR_MAX_PROCS], bad_size[AR_MAX_PROCS];
 	int copy_buffers[AR_MAX_PROCS]; /* agile_coll_alloc had no room */
 };
 
@@ -139,92 +181,106 @@ static void pin_to(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static int agile_child(const struct ar_plan *p, int pass, bool alloc,
-		       uint64_t key, struct ar_shared *sh, int slot)
+/* One size with one kind of buffers: warm-up, timed calls, the check. */
+static int agile_size(const struct ar_plan *p, struct agile_coll *coll,
+		      int rank, float *send, float *recv, int s, int pass,
+		      double *ms)
+{
+	size_t count = p->bytes[s] / sizeof(float);
+	int reps = pass_reps(p, s, pass), call = 0, err = 0;
+
+	ar_fill(send, count, rank, 0);
+	memset(recv, 0, p->bytes[s]);
+	for (int r = 0; r < AR_WARMUP + reps && !err; r++) {
+		double t0;
+
+		if (is_cold(p, s)) {
+			call = r;
+			ar_fill(send, count, rank, call);
+		}
+		err = agile_coll_barrier(coll);
+		if (err)
+			break;
+		t0 = bench_now_ms();
+		err = agile_coll_allreduce(coll, send, recv, count,
+					   AGILE_COLL_FLOAT, AGILE_COLL_SUM);
+		if (r >= AR_WARMUP)
+			ms[r - AR_WARMUP] = bench_now_ms() - t0;
+	}
+	if (!err && !ar_check(recv, count, p->nr_procs, call))
+		err = -EPROTO;
+	return err;
+}
+
+static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
+		       struct ar_shared *sh, int slot)
 {
 	size_t max = p->bytes[p->nr_sizes - 1];
+	float *send[2] = { NULL }, *recv[2] = { NULL };
 	struct agile_coll_opts opts;
 	struct agile_coll *coll;
-	float *send = NULL, *recv = NULL;
-	bool own = !alloc;
+	bool own_alloc = false;
 	int rank, err;
 
 	agile_coll_opts_init(&opts);
 	opts.max_bytes = max;
-	opts.order = (uint32_t)slot; /* the same ranks every pass */
 	err = agile_coll_procs_join(key, (uint32_t)p->nr_procs, &opts,
 				    AR_JOIN_TIMEOUT_NS, &coll);
 	if (err)
 		return err;
 	rank = agile_coll_rank(coll);
-	if (alloc) {
-		send = agile_coll_alloc(coll, max);
-		recv = agile_coll_alloc(coll, max);
-		if (!send || !recv) {
-			/* No room in the segments: say so, use plain memory. */
-			agile_coll_free(coll, send);
-			agile_coll_free(coll, recv);
-			own = true;
-			sh->copy_buffers[slot] = 1;
-		}
+	/* Private: this process's own memory, first touched here. */
+	send[AR_AGILE] = aligned_alloc(4096, max);
+	recv[AR_AGILE] = aligned_alloc(4096, max);
+	send[AR_AGILE_ALLOC] = agile_coll_alloc(coll, max);
+	recv[AR_AGILE_ALLOC] = agile_coll_alloc(coll, max);
+	if (!send[AR_AGILE_ALLOC] || !recv[AR_AGILE_ALLOC]) {
+		/* No room in the exchange segments: plain memory, one copy more. */
+		agile_coll_free(coll, send[AR_AGILE_ALLOC]);
+		agile_coll_free(coll, recv[AR_AGILE_ALLOC]);
+		send[AR_AGILE_ALLOC] = aligned_alloc(4096, max);
+		recv[AR_AGILE_ALLOC] = aligned_alloc(4096, max);
+		own_alloc = true;
+		sh->copy_buffers[slot] = 1;
 	}
-	if (own) {
-		send = aligned_alloc(4096, max);
-		recv = aligned_alloc(4096, max);
-		if (!send || !recv) {
+	for (int k = 0; k < 2; k++) {
+		if (!send[k] || !recv[k]) {
 			err = -ENOMEM;
 			goto out;
 		}
+		memset(send[k], 0, max);
+		memset(recv[k], 0, max);
 	}
-	/* first touch: the pages are this process's, on its node */
-	memset(send, 0, max);
-	memset(recv, 0, max);
 	for (int s = 0; s < p->nr_sizes && !err; s++) {
-		size_t count = p->bytes[s] / sizeof(float);
-		int reps = pass_reps(p, s, pass), r;
+		for (int i = 0; i < 2 && !err; i++) {
+			int k = pass ? 1 - i : i;
 
-		ar_fill(send, count, rank, 0);
-		for (r = 0; r < AR_WARMUP + reps && !err; r++) {
-			double t0;
-
-			if (!p->warm)
-				ar_fill(send, count, rank, r);
-			err = agile_coll_barrier(coll);
-			if (err)
-				break;
-			t0 = bench_now_ms();
-			err = agile_coll_allreduce(coll, send, recv, count,
-						   AGILE_COLL_FLOAT,
-						   AGILE_COLL_SUM);
-			if (r >= AR_WARMUP)
-				sh->ms[rank][s][r - AR_WARMUP] = bench_now_ms() - t0;
-		}
-		/* the last call's result, every element */
-		for (size_t i = 0; i < count && !err; i++) {
-			if (recv[i] != ar_expect(p->nr_procs,
-						 p->warm ? 0 : r - 1)) {
+			err = agile_size(p, coll, rank, send[k], recv[k], s,
+					 pass, sh->ms[k][rank][s]);
+			if (err == -EPROTO) {
+				sh->bad_kind[slot] = k;
 				sh->bad_size[slot] = s;
-				err = -EPROTO;
 			}
 		}
 	}
 	if (!err)
 		err = agile_coll_barrier(coll);
 out:
-	if (own) {
-		free(send);
-		free(recv);
+	free(send[AR_AGILE]);
+	free(recv[AR_AGILE]);
+	if (own_alloc) {
+		free(send[AR_AGILE_ALLOC]);
+		free(recv[AR_AGILE_ALLOC]);
 	} else {
-		agile_coll_free(coll, send);
-		agile_coll_free(coll, recv);
+		agile_coll_free(coll, send[AR_AGILE_ALLOC]);
+		agile_coll_free(coll, recv[AR_AGILE_ALLOC]);
 	}
 	agile_coll_destroy(coll);
 	return err;
 }
 
 /* One pass of agile: fork, join, time every size, reap. */
-static int agile_pass(const struct ar_plan *p, int pass, bool alloc,
-		      struct ar_times *out)
+static int agile_pass(const struct ar_plan *p, int pass, struct ar_times *out)
 {
 	long nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct ar_shared *sh;
@@ -245,7 +301,7 @@ static int agile_pass(const struct ar_plan *p, int pass, bool alloc,
 			/* Open MPI's default binding: one rank per core. */
 			if (!p->no_pin && p->nr_procs <= nr_cpus)
 				pin_to(i);
-			sh->err[i] = agile_child(p, pass, alloc, key, sh, i);
+			sh->err[i] = agile_child(p, pass, key, sh, i);
 			_exit(0);
 		}
 		if (pids[i] < 0) {
@@ -263,30 +319,33 @@ static int agile_pass(const struct ar_plan *p, int pass, bool alloc,
 		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
 		    WEXITSTATUS(status))
 			err = err ? err : -ECHILD;
-		if (sh->err[i] && !err) {
+		/* A wrong sum first: the others then see that member leave. */
+		if (sh->err[i] && (!err || sh->err[i] == -EPROTO))
 			err = sh->err[i];
-			if (err == -EPROTO)
-				fprintf(stderr,
-					"  allreduce: agile: wrong sum at %zu bytes\n",
-					p->bytes[sh->bad_size[i]]);
-		}
+		if (sh->err[i] == -EPROTO)
+			fprintf(stderr,
+				"  allreduce: agile%s: wrong sum at %zu bytes\n",
+				sh->bad_kind[i] ? "-alloc" : "",
+				p->bytes[sh->bad_size[i]]);
 	}
 	if (err)
 		goto out;
 	for (int i = 0; i < p->nr_procs; i++)
 		if (sh->copy_buffers[i]) {
 			bench_note(
-				"allreduce: agile_coll_alloc had no room: agile-alloc rows use private buffers");
+				"allreduce: agile_coll_alloc had no room: agile-alloc rows copy in and out");
 			break;
 		}
-	for (int s = 0; s < p->nr_sizes; s++) {
-		for (int r = 0; r < pass_reps(p, s, pass); r++) {
-			double slowest = 0;
+	for (int k = 0; k < 2; k++) {
+		for (int s = 0; s < p->nr_sizes; s++) {
+			for (int r = 0; r < pass_reps(p, s, pass); r++) {
+				double slowest = 0;
 
-			for (int rank = 0; rank < p->nr_procs; rank++)
-				if (sh->ms[rank][s][r] > slowest)
-					slowest = sh->ms[rank][s][r];
-			out->ms[s][out->done[s]++] = slowest;
+				for (int rank = 0; rank < p->nr_procs; rank++)
+					if (sh->ms[k][rank][s][r] > slowest)
+						slowest = sh->ms[k][rank][s][r];
+				out->ms[k][s][out->done[k][s]++] = slowest;
+			}
 		}
 	}
 out:
@@ -314,32 +373,29 @@ static int find_mpi_program(char *path, size_t len)
 	return access(path, X_OK) ? -ENOENT : 0;
 }
 
-/*
- * One pass of agile-bench-mpi under mpirun; @alg 0: Open MPI's own choice,
- * 1 .. AR_OMPI_ALGS: that allreduce algorithm forced.
- */
+/* One pass of one Open MPI setting: @alg 0 is the default, else forced. */
 static int ompi_pass(const struct ar_plan *p, const char *prog, int pass,
-		     bool no_single_copy, int alg, struct ar_times *out)
+		     int alg, bool no_single_copy, struct ar_times *out)
 {
-	char cmd[4096], line[8192], forced[128] = "";
-	int len, s = 0, status;
+	char cmd[4096], line[16384], forced[128] = "";
+	int c = AR_OMPI + alg, len, s = 0, status;
+	bool wrong = false;
 	FILE *f;
 
 	if (alg)
-		snprintf(forced, sizeof(forced),
-			 " --mca coll_tuned_use_dynamic_rules 1"
-			 " --mca coll_tuned_allreduce_algorithm %d",
-			 alg);
+		snprintf(
+			forced, sizeof(forced),
+			" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm %d",
+			alg);
 	/* Running as root needs Open MPI's consent. */
 	len = snprintf(cmd, sizeof(cmd),
-		       "mpirun --oversubscribe%s%s%s%s -np %d '%s'%s %d",
+		       "mpirun --oversubscribe%s%s%s%s -np %d '%s' %d %zu",
 		       geteuid() == 0 ? " --allow-run-as-root" : "",
 		       p->no_pin ? " --bind-to none" : "",
 		       no_single_copy ?
 			       " --mca btl_vader_single_copy_mechanism none" :
 			       "",
-		       forced, p->nr_procs, prog, p->warm ? "" : " -r",
-		       AR_WARMUP);
+		       forced, p->nr_procs, prog, AR_WARMUP, p->cold_from);
 	for (int i = 0; i < p->nr_sizes; i++)
 		len += snprintf(cmd + len, sizeof(cmd) - (size_t)len, " %zu:%d",
 				p->bytes[i], pass_reps(p, i, pass));
@@ -355,17 +411,17 @@ static int ompi_pass(const struct ar_plan *p, const char *prog, int pass,
 			continue; /* not one of ours: a launcher message */
 		pos = end;
 		if (strstr(pos, "error")) {
-			snprintf(out->err[s], sizeof(out->err[s]),
-				 "agile-bench-mpi:%s",
-				 strstr(pos, "error") + 5);
-			out->err[s][strcspn(out->err[s], "\n")] = '\0';
+			wrong = true;
+			snprintf(out->err[c][s], sizeof(out->err[c][s]), "%s",
+				 strstr(pos, "error") + 6);
+			out->err[c][s][strcspn(out->err[c][s], "\n")] = '\0';
 		}
 		for (int r = 0; r < pass_reps(p, s, pass); r++) {
 			double ms = strtod(pos, &end);
 
 			if (end == pos)
 				break;
-			out->ms[s][out->done[s]++] = ms;
+			out->ms[c][s][out->done[c][s]++] = ms;
 			pos = end;
 		}
 		s++;
@@ -375,52 +431,57 @@ static int ompi_pass(const struct ar_plan *p, const char *prog, int pass,
 		return -errno;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) || s < p->nr_sizes) {
 		for (int i = s; i < p->nr_sizes; i++)
-			snprintf(out->err[i], sizeof(out->err[i]),
+			snprintf(out->err[c][i], sizeof(out->err[c][i]),
 				 "mpirun failed");
-		return -ECHILD;
+		/* A wrong sum: rank 0 reported it; the others did not run. */
+		return wrong ? -EPROTO : -ECHILD;
 	}
 	return 0;
 }
 
-/* ---- memcpy: the bound ---- */
+/* ---- memcpy: the bound, on one core ---- */
 
-static int memcpy_rows(const struct ar_plan *p)
+static int memcpy_pass(const struct ar_plan *p, int pass, struct ar_times *out)
 {
 	size_t max = p->bytes[p->nr_sizes - 1];
-	char *src = aligned_alloc(4096, max), *dst = aligned_alloc(4096, max);
-	char variant[32], sz[16];
+	float *src = aligned_alloc(4096, max), *dst = aligned_alloc(4096, max);
 
 	if (!src || !dst) {
 		free(src);
 		free(dst);
 		return -ENOMEM;
 	}
-	memset(src, 1, max);
+	memset(src, 0, max);
 	memset(dst, 0, max);
 	for (int s = 0; s < p->nr_sizes; s++) {
-		double ms[AR_MAX_REPS];
+		size_t count = p->bytes[s] / sizeof(float);
+		int call = 0;
 
-		for (int r = 0; r < AR_WARMUP + p->reps[s]; r++) {
+		ar_fill(src, count, 0, 0);
+		for (int r = 0; r < AR_WARMUP + pass_reps(p, s, pass); r++) {
 			double t0;
 
-			if (!p->warm) /* cold, as the allreduce's send */
-				memset(src, r & 0xff, p->bytes[s]);
+			if (is_cold(p, s)) {
+				call = r;
+				ar_fill(src, count, 0, call);
+			}
 			t0 = bench_now_ms();
-
 			memcpy(dst, src, p->bytes[s]);
 			__asm__ __volatile__("" : : "r"(dst) : "memory");
 			if (r >= AR_WARMUP)
-				ms[r - AR_WARMUP] = bench_now_ms() - t0;
+				out->ms[AR_MEMCPY][s][out->done[AR_MEMCPY][s]++] =
+					bench_now_ms() - t0;
 		}
-		size_name(sz, sizeof(sz), p->bytes[s]);
-		snprintf(variant, sizeof(variant), "memcpy-%s", sz);
-		bench_row_bytes("allreduce", variant, 1,
-				bench_summarize(ms, p->reps[s]), p->bytes[s]);
+		if (!ar_check(dst, count, 1, call))
+			snprintf(out->err[AR_MEMCPY][s],
+				 sizeof(out->err[AR_MEMCPY][s]), "wrong copy");
 	}
 	free(src);
 	free(dst);
 	return 0;
 }
+
+/* ---- the results ---- */
 
 static const char *backend_here(void)
 {
@@ -431,188 +492,484 @@ static const char *backend_here(void)
 	return access("/dev/agile", F_OK) ? "user" : "kmod";
 }
 
-static void add_rows(const struct ar_plan *p, const char *who,
-		     struct ar_times *t, const char *na)
+/* Whether contender @c has a complete, checked set of times for size @s. */
+static bool measured(const struct ar_plan *p, const struct ar_times *t, int c,
+		     int s)
 {
-	char variant[32], sz[16];
+	return !t->err[c][s][0] && t->done[c][s] == p->reps[s];
+}
 
-	for (int s = 0; s < p->nr_sizes; s++) {
-		size_name(sz, sizeof(sz), p->bytes[s]);
-		snprintf(variant, sizeof(variant), "%s-%s", who, sz);
-		if (na || t->err[s][0] || !t->done[s])
-			bench_row_na("allreduce", variant, p->nr_procs,
-				     na		  ? na :
-				     t->err[s][0] ? t->err[s] :
-						    "not measured");
-		else
-			bench_row_bytes("allreduce", variant, p->nr_procs,
-					bench_summarize(t->ms[s], t->done[s]),
-					p->bytes[s]);
-	}
+/* The timing of contender @c at size @s (sorts its times). */
+static struct timing ar_timing(const struct ar_plan *p, struct ar_times *t,
+			       int c, int s)
+{
+	return bench_summarize(t->ms[c][s], p->reps[s]);
 }
 
 /*
- * ompi-best: per size, the Open MPI configuration (default or forced
- * algorithm) with the smallest median; a note names each size's.
+ * Open MPI's best setting at size @s, the lowest median: among the forced
+ * algorithms, and with @with_default the default too (the verdicts' bound).
+ * 0 is the default, K coll_tuned_allreduce_algorithm K; -1: none measured.
  */
-static void add_best_rows(const struct ar_plan *p, struct ar_times *ompi,
-			  const char *na)
+static int ompi_best(const struct ar_plan *p, struct ar_times *t, int s,
+		     bool with_default)
 {
-	char variant[32], sz[16], which[512] = "";
-	size_t len = 0;
+	double best_ms = 0;
+	int best = -1;
 
+	for (int alg = with_default ? 0 : 1; alg <= AR_NR_ALGS; alg++) {
+		int c = AR_OMPI + alg;
+		double med;
+
+		if (!measured(p, t, c, s))
+			continue;
+		med = ar_timing(p, t, c, s).median_ms;
+		if (best < 0 || med < best_ms) {
+			best = alg;
+			best_ms = med;
+		}
+	}
+	return best;
+}
+
+static const char *const ar_names[AR_NR] = {
+	"agile",     "agile-alloc", "ompi",	 "ompi-alg1", "ompi-alg2",
+	"ompi-alg3", "ompi-alg4",   "ompi-alg5", "ompi-alg6", "memcpy",
+};
+
+static void variant_name(char *buf, size_t len, const char *who, size_t bytes,
+			 int nr_procs)
+{
+	char sz[24];
+
+	size_name(sz, sizeof(sz), bytes);
+	snprintf(buf, len, "%s-%s-np%d", who, sz, nr_procs);
+}
+
+/* agile-bench's rows (its table and CSV) of one process count. */
+static void add_rows(const struct ar_plan *p, struct ar_times *t,
+		     const char *na[AR_NR])
+{
+	char v[48];
+
+	for (int c = 0; c < AR_NR; c++) {
+		bool forced = c >= AR_OMPI_ALG1 && c < AR_MEMCPY;
+
+		if (forced && (na[c] || !(p->algs & (1u << (c - AR_OMPI)))))
+			continue;
+		for (int s = 0; s < p->nr_sizes; s++) {
+			variant_name(v, sizeof(v), ar_names[c], p->bytes[s],
+				     p->nr_procs);
+			if (na[c] || !measured(p, t, c, s))
+				bench_row_na("allreduce", v,
+					     c == AR_MEMCPY ? 1 : p->nr_procs,
+					     na[c]	     ? na[c] :
+					     t->err[c][s][0] ? t->err[c][s] :
+							       "not measured");
+			else
+				bench_row_bytes_detail(
+					"allreduce", v,
+					c == AR_MEMCPY ? 1 : p->nr_procs,
+					ar_timing(p, t, c, s), p->bytes[s],
+					forced);
+		}
+	}
 	for (int s = 0; s < p->nr_sizes; s++) {
-		struct timing best = { 0 };
-		int best_alg = -1;
-		char name[16];
+		int best = ompi_best(p, t, s, true);
+		char b[48];
+
+		variant_name(v, sizeof(v), "ompi-best", p->bytes[s],
+			     p->nr_procs);
+		if (best < 0)
+			bench_row_na("allreduce", v, p->nr_procs,
+				     na[AR_OMPI] ? na[AR_OMPI] :
+						   "not measured");
+		else
+			bench_row_bytes("allreduce", v, p->nr_procs,
+					ar_timing(p, t, AR_OMPI + best, s),
+					p->bytes[s]);
+		for (int k = 0; k < 2; k++) {
+			variant_name(v, sizeof(v), ar_names[k], p->bytes[s],
+				     p->nr_procs);
+			variant_name(b, sizeof(b), "ompi-best", p->bytes[s],
+				     p->nr_procs);
+			/* agile-alloc is reported beside, not judged. */
+			bench_compare("allreduce", v, b, true,
+					     !k && p->bytes[s] >= (1u << 20) ?
+						     ">= 1" :
+						     NULL);
+			variant_name(b, sizeof(b), "memcpy", p->bytes[s],
+				     p->nr_procs);
+			bench_compare("allreduce", v, b, false,
+					     !k && p->bytes[s] >= (16u << 20) ?
+						     "<= 1.5" :
+						     NULL);
+		}
+	}
+}
+
+/* A time in microseconds, @ms in milliseconds. */
+static void us(char *buf, size_t len, double ms)
+{
+	snprintf(buf, len, ms < 0.01 ? "%.2f" : "%.1f", ms * 1e3);
+}
+
+/* "median [p10-p90] min" in microseconds, or why there is none. */
+static void cell(char *buf, size_t len, const struct ar_plan *p,
+		 struct ar_times *t, const char *na, int c, int s)
+{
+	char m[16], lo[16], hi[16], mn[16];
+	struct timing x;
+
+	if (na || !measured(p, t, c, s)) {
+		snprintf(buf, len, "n/a (%s)",
+			 na		 ? na :
+			 t->err[c][s][0] ? t->err[c][s] :
+					   "not measured");
+		return;
+	}
+	x = ar_timing(p, t, c, s);
+	us(m, sizeof(m), x.median_ms);
+	us(lo, sizeof(lo), x.p10_ms);
+	us(hi, sizeof(hi), x.p90_ms);
+	us(mn, sizeof(mn), x.min_ms);
+	snprintf(buf, len, "%s [%s-%s] %s", m, lo, hi, mn);
+}
+
+static double median_of(const struct ar_plan *p, struct ar_times *t, int c,
+			int s)
+{
+	return measured(p, t, c, s) ? ar_timing(p, t, c, s).median_ms : 0;
+}
+
+/* A ratio with its verdict against @target (NULL: not judged). */
+static void verdict(char *buf, size_t len, double ratio, bool at_least,
+		    double target, bool judged)
+{
+	if (ratio <= 0)
+		snprintf(buf, len, "n/a");
+	else if (!judged)
+		snprintf(buf, len, "%.2fx", ratio);
+	else
+		snprintf(buf, len, "%.2fx %s", ratio,
+			 (at_least ? ratio >= target : ratio <= target) ?
+				 "met" :
+				 "NOT met");
+}
+
+static void print_markdown(const struct ar_plan *p, struct ar_times *t,
+			   const char *na[AR_NR], bool no_single_copy,
+			   long nr_cpus)
+{
+	char a[128], b[128], c[128], d[128], e[128], sz[24], cold[64], bs[32];
+
+	printf("\n### allreduce, float sum, %d processes on %ld CPUs%s\n\n",
+	       p->nr_procs, nr_cpus,
+	       p->nr_procs > nr_cpus ?
+		       " (oversubscribed: processes share CPUs)" :
+		       "");
+	if (p->cold_from == SIZE_MAX) {
+		snprintf(cold, sizeof(cold), "never");
+	} else {
+		size_name(sz, sizeof(sz), p->cold_from);
+		snprintf(cold, sizeof(cold), "%siB up (sizes marked cold)", sz);
+	}
+	printf("Times in microseconds: median [p10-p90] min over the repetitions, each "
+	       "the slowest rank's time between barriers. Send buffers "
+	       "rewritten before every call: %s. agile backend %s; Open MPI: "
+	       "vader %s; best forced = the lowest median among the "
+	       "forced coll_tuned_allreduce_algorithm settings.\n\n",
+	       cold, backend_here(),
+	       no_single_copy ? "without single copy" : "with single copy");
+	printf("| size | reps | agile (private) | agile (agile_coll_alloc) | "
+	       "Open MPI default | Open MPI best forced | forced algorithm | memcpy (1 core) |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	for (int s = 0; s < p->nr_sizes; s++) {
+		int best = ompi_best(p, t, s, false);
 
 		size_name(sz, sizeof(sz), p->bytes[s]);
-		snprintf(variant, sizeof(variant), "ompi-best-%s", sz);
-		for (int a = 0; !na && a <= AR_OMPI_ALGS; a++) {
-			struct ar_times *t = &ompi[a];
-			double ms[AR_MAX_REPS];
-			struct timing tm;
+		cell(a, sizeof(a), p, t, na[AR_AGILE], AR_AGILE, s);
+		cell(b, sizeof(b), p, t, na[AR_AGILE_ALLOC], AR_AGILE_ALLOC, s);
+		cell(c, sizeof(c), p, t, na[AR_OMPI], AR_OMPI, s);
+		if (best >= 0)
+			cell(d, sizeof(d), p, t, NULL, AR_OMPI + best, s);
+		else
+			snprintf(d, sizeof(d), "n/a");
+		cell(e, sizeof(e), p, t, na[AR_MEMCPY], AR_MEMCPY, s);
+		if (best > 0)
+			snprintf(bs, sizeof(bs), "%d %s", best,
+				 alg_names[best]);
+		else
+			snprintf(bs, sizeof(bs), "-");
+		printf("| %siB%s | %d | %s | %s | %s | %s | %s | %s |\n", sz,
+		       is_cold(p, s) ? " cold" : "", p->reps[s], a, b, c, d, bs,
+		       e);
+	}
 
-			if (t->err[s][0] || !t->done[s])
+	printf("\nVerdicts on medians (SPEC §5, private buffers): agile at "
+	       "least as fast as Open MPI's best from 1 MiB up (best: the "
+	       "lower median of the default and the best forced algorithm); "
+	       "agile's time within 1.5x of memcpy's from 16 MiB up. "
+	       "agile_coll_alloc beside, not judged.\n\n");
+	printf("| size | agile GB/s | Open MPI best GB/s | agile faster than "
+	       "Open MPI best | agile / memcpy time | alloc faster than Open MPI "
+	       "best | alloc / memcpy time |\n");
+	printf("|---|---|---|---|---|---|---|\n");
+	for (int s = 0; s < p->nr_sizes; s++) {
+		int best = ompi_best(p, t, s, true);
+		double ag = median_of(p, t, AR_AGILE, s);
+		double al = median_of(p, t, AR_AGILE_ALLOC, s);
+		double om = best >= 0 ? median_of(p, t, AR_OMPI + best, s) : 0;
+		double mc = median_of(p, t, AR_MEMCPY, s);
+		double gb = (double)p->bytes[s] / 1e6;
+
+		size_name(sz, sizeof(sz), p->bytes[s]);
+		verdict(a, sizeof(a), ag > 0 && om > 0 ? om / ag : 0, true, 1,
+			p->bytes[s] >= (1u << 20));
+		verdict(b, sizeof(b), ag > 0 && mc > 0 ? ag / mc : 0, false,
+			1.5, p->bytes[s] >= (16u << 20));
+		verdict(c, sizeof(c), al > 0 && om > 0 ? om / al : 0, true, 1,
+			false);
+		verdict(d, sizeof(d), al > 0 && mc > 0 ? al / mc : 0, false,
+			1.5, false);
+		if (ag > 0)
+			snprintf(e, sizeof(e), "%.2f", gb / ag);
+		else
+			snprintf(e, sizeof(e), "n/a");
+		if (om > 0)
+			snprintf(bs, sizeof(bs), "%.2f", gb / om);
+		else
+			snprintf(bs, sizeof(bs), "n/a");
+		printf("| %siB | %s | %s | %s | %s | %s | %s |\n", sz, e, bs, a,
+		       b, c, d);
+	}
+
+	printf("\nOpen MPI medians (us) by setting (%s):\n\n",
+	       "coll_tuned_use_dynamic_rules 1, coll_tuned_allreduce_algorithm N");
+	printf("| size | default |");
+	for (int alg = 1; alg <= AR_NR_ALGS; alg++)
+		if (p->algs & (1u << alg))
+			printf(" %d %s |", alg, alg_names[alg]);
+	printf("\n|---|---|");
+	for (int alg = 1; alg <= AR_NR_ALGS; alg++)
+		if (p->algs & (1u << alg))
+			printf("---|");
+	printf("\n");
+	for (int s = 0; s < p->nr_sizes; s++) {
+		size_name(sz, sizeof(sz), p->bytes[s]);
+		printf("| %siB |", sz);
+		for (int alg = 0; alg <= AR_NR_ALGS; alg++) {
+			int k = AR_OMPI + alg;
+
+			if (alg && !(p->algs & (1u << alg)))
 				continue;
-			memcpy(ms, t->ms[s], sizeof(ms[0]) * (size_t)t->done[s]);
-			tm = bench_summarize(ms, t->done[s]);
-			if (best_alg < 0 || tm.median_ms < best.median_ms) {
-				best = tm;
-				best_alg = a;
+			if (na[k] || !measured(p, t, k, s)) {
+				printf(" n/a |");
+			} else {
+				us(bs, sizeof(bs), median_of(p, t, k, s));
+				printf(" %s |", bs);
 			}
 		}
-		if (best_alg < 0) {
-			bench_row_na("allreduce", variant, p->nr_procs,
-				     na ? na : "no configuration ran");
-			continue;
-		}
-		bench_row_bytes("allreduce", variant, p->nr_procs, best,
-				p->bytes[s]);
-		snprintf(name, sizeof(name), best_alg ? "%d" : "default",
-			 best_alg);
-		len += (size_t)snprintf(which + len, sizeof(which) - len,
-					"%s%s %s", s ? ", " : "", sz, name);
-		if (len >= sizeof(which))
-			len = sizeof(which) - 1;
+		printf("\n");
 	}
-	if (which[0])
-		bench_note("allreduce: ompi-best = Open MPI's best median per size of its default and coll_tuned_allreduce_algorithm 1-%d: %s",
-			   AR_OMPI_ALGS, which);
+	fflush(stdout);
+}
+
+/* Measure and report one process count. */
+static int allreduce_procs(struct ar_plan *p, const char *prog,
+			   const char *ompi_na, bool *no_single_copy)
+{
+	long nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ar_times *t = calloc(1, sizeof(*t));
+	const char *na[AR_NR] = { NULL };
+	int err[AR_NR] = { 0 };
+
+	if (!t)
+		return -ENOMEM;
+	for (int c = AR_OMPI; c < AR_MEMCPY; c++)
+		na[c] = ompi_na;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < AR_NR; i++) {
+			int c = pass ? AR_NR - 1 - i : i;
+			int alg = c - AR_OMPI;
+
+			if (err[c] || na[c])
+				continue;
+			if (c == AR_AGILE) {
+				err[c] = agile_pass(p, pass, t);
+			} else if (c == AR_MEMCPY) {
+				err[c] = memcpy_pass(p, pass, t);
+			} else if (c >= AR_OMPI &&
+				   (!alg || (p->algs & (1u << alg)))) {
+				struct ar_times *before = malloc(sizeof(*t));
+
+				if (!before) {
+					err[c] = -ENOMEM;
+					continue;
+				}
+				*before = *t;
+				err[c] = ompi_pass(p, prog, pass, alg,
+						   *no_single_copy, t);
+				/*
+				 * Containers often refuse vader's single copy
+				 * (CMA: process_vm_readv): again without it.
+				 */
+				if (err[c] == -ECHILD && !*no_single_copy) {
+					*t = *before;
+					*no_single_copy = true;
+					err[c] = ompi_pass(p, prog, pass, alg,
+							   true, t);
+				}
+				free(before);
+			}
+		}
+	}
+	/* agile's pass measures both kinds of buffers. */
+	err[AR_AGILE_ALLOC] = err[AR_AGILE];
+	for (int c = 0; c < AR_NR; c++) {
+		if (err[c] && !na[c]) {
+			fprintf(stderr, "  allreduce: %s, %d processes: %s\n",
+				ar_names[c], p->nr_procs, strerror(-err[c]));
+			for (int s = 0; s < p->nr_sizes; s++)
+				if (!measured(p, t, c, s) && !t->err[c][s][0])
+					snprintf(t->err[c][s],
+						 sizeof(t->err[c][s]), "%s",
+						 err[c] == -EPROTO ?
+							 "wrong sum" :
+						 err[c] == -ECHILD ?
+							 "mpirun failed" :
+							 strerror(-err[c]));
+		}
+	}
+	add_rows(p, t, na);
+	print_markdown(p, t, na, *no_single_copy, nr_cpus);
+	free(t);
+	return err[AR_AGILE] ? err[AR_AGILE] : err[AR_MEMCPY];
+}
+
+/* "4K", "64M", "1048576" -> bytes; 0 on a bad number. */
+static size_t parse_bytes(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return 0;
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30, end++;
+	return *end ? 0 : (size_t)v;
 }
 
 int bench_allreduce(const struct bench_opts *o)
 {
-	struct ar_plan p = { .nr_procs = o->threads, .no_pin = o->no_pin };
-	struct ar_times *agile = calloc(2, sizeof(*agile)); /* private, alloc */
-	struct ar_times *ompi = calloc(AR_OMPI_ALGS + 1, sizeof(*ompi));
-	char prog[PATH_MAX], sz[16], v[32], b[32];
-	const char *ompi_na = NULL, *warm = getenv("AGILE_BENCH_AR_WARM");
+	struct ar_plan p = { .no_pin = o->no_pin };
+	size_t min_bytes = 4u << 10, max_bytes = 64u << 20;
+	int procs[8], nr_procs_list = 0, err = 0;
+	const char *ompi_na = NULL;
 	bool no_single_copy = false;
-	int err = 0, agile_err[2] = { 0 }, ompi_err[AR_OMPI_ALGS + 1] = { 0 };
+	char prog[PATH_MAX], cold[48];
 
-	if (!agile || !ompi) {
-		err = -ENOMEM;
-		goto out;
+	/* --sizes MIN:MAX, powers of 4 from MIN. */
+	if (o->ar_sizes) {
+		const char *colon = strchr(o->ar_sizes, ':');
+		char lo[32];
+
+		snprintf(lo, sizeof(lo), "%.*s",
+			 colon ? (int)(colon - o->ar_sizes) : 31, o->ar_sizes);
+		min_bytes = parse_bytes(lo);
+		max_bytes = colon ? parse_bytes(colon + 1) : min_bytes;
 	}
-	if (p.nr_procs < 1 || p.nr_procs > AR_MAX_PROCS) {
-		err = -EINVAL;
-		goto out;
+	if (min_bytes < sizeof(float) || max_bytes < min_bytes) {
+		fprintf(stderr, "allreduce: bad --sizes %s\n", o->ar_sizes);
+		return -EINVAL;
 	}
-	p.warm = warm && *warm && strcmp(warm, "0");
+	p.cold_from = 1u << 20;
+	if (o->ar_cold_from) {
+		p.cold_from = !strcmp(o->ar_cold_from, "off") ?
+				      SIZE_MAX :
+				      parse_bytes(o->ar_cold_from);
+		if (!p.cold_from && strcmp(o->ar_cold_from, "0")) {
+			fprintf(stderr, "allreduce: bad --cold-from %s\n",
+				o->ar_cold_from);
+			return -EINVAL;
+		}
+	}
+	p.algs = 0;
+	if (!o->ar_mpi_algs) {
+		for (int alg = 1; alg <= AR_NR_ALGS; alg++)
+			p.algs |= 1u << alg;
+	} else if (strcmp(o->ar_mpi_algs, "none")) {
+		for (const char *s = o->ar_mpi_algs; *s;) {
+			char *end;
+			long alg = strtol(s, &end, 10);
+
+			if (end == s || alg < 1 || alg > AR_NR_ALGS) {
+				fprintf(stderr,
+					"allreduce: bad --mpi-algs %s\n",
+					o->ar_mpi_algs);
+				return -EINVAL;
+			}
+			p.algs |= 1u << alg;
+			s = *end == ',' ? end + 1 : end;
+		}
+	}
+	if (o->ar_procs) {
+		for (const char *s = o->ar_procs; *s && nr_procs_list < 8;) {
+			char *end;
+			long n = strtol(s, &end, 10);
+
+			if (end == s || n < 1 || n > AR_MAX_PROCS) {
+				fprintf(stderr, "allreduce: bad --procs %s\n",
+					o->ar_procs);
+				return -EINVAL;
+			}
+			procs[nr_procs_list++] = (int)n;
+			s = *end == ',' ? end + 1 : end;
+		}
+	} else {
+		/* -t, and twice -t (oversubscribed when -t is the CPUs). */
+		procs[nr_procs_list++] = o->threads;
+		if (2 * o->threads <= AR_MAX_PROCS)
+			procs[nr_procs_list++] = 2 * o->threads;
+	}
 	/* Small sizes are quick and noisy: more repetitions there. */
-	for (size_t bytes = AR_MIN_BYTES; bytes <= AR_MAX_BYTES; bytes *= 4) {
-		int reps = o->reps < AR_MIN_REPS ? AR_MIN_REPS : o->reps;
+	for (size_t bytes = min_bytes;
+	     bytes <= max_bytes && p.nr_sizes < AR_MAX_SIZES; bytes *= 4) {
+		int reps = o->reps > AR_MIN_REPS ? o->reps : AR_MIN_REPS;
 
 		if (bytes < (1u << 20))
 			reps *= 4;
 		p.reps[p.nr_sizes] = reps > AR_MAX_REPS ? AR_MAX_REPS : reps;
-		p.bytes[p.nr_sizes++] = bytes;
+		p.bytes[p.nr_sizes++] = bytes / sizeof(float) * sizeof(float);
 	}
 	if (find_mpi_program(prog, sizeof(prog)))
 		ompi_na = "no agile-bench-mpi";
 	else if (system("command -v mpirun >/dev/null 2>&1"))
 		ompi_na = "no mpirun";
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (int k = 0; k < 2; k++) {
-			int which = pass ? 1 - k : k; /* 0 agile, 1 ompi */
+	for (int i = 0; i < nr_procs_list; i++) {
+		int e;
 
-			for (int a = 0; which == 0 && a < 2; a++)
-				if (!agile_err[a])
-					agile_err[a] = agile_pass(&p, pass, a,
-								  &agile[a]);
-			for (int alg = 0;
-			     which == 1 && !ompi_na && alg <= AR_OMPI_ALGS;
-			     alg++) {
-				struct ar_times before = ompi[alg];
-
-				if (ompi_err[alg])
-					continue;
-				ompi_err[alg] = ompi_pass(&p, prog, pass,
-							  no_single_copy, alg,
-							  &ompi[alg]);
-				/*
-				 * Containers often refuse vader's single copy
-				 * (CMA: process_vm_readv): again without it.
-				 */
-				if (ompi_err[alg] && !no_single_copy &&
-				    !alg && !pass) {
-					ompi[alg] = before;
-					no_single_copy = true;
-					ompi_err[alg] = ompi_pass(
-						&p, prog, pass, true, alg,
-						&ompi[alg]);
-				}
-			}
-		}
+		p.nr_procs = procs[i];
+		if (p.nr_procs < 1 || p.nr_procs > AR_MAX_PROCS)
+			return -EINVAL;
+		e = allreduce_procs(&p, prog, ompi_na, &no_single_copy);
+		err = err ? err : e;
 	}
-	for (int a = 0; a < 2; a++)
-		if (agile_err[a])
-			fprintf(stderr, "  allreduce: agile%s: %s\n",
-				a ? "-alloc" : "", strerror(-agile_err[a]));
-	add_rows(&p, "agile", &agile[0],
-		 agile_err[0] ? strerror(-agile_err[0]) : NULL);
-	add_rows(&p, "agile-alloc", &agile[1],
-		 agile_err[1] ? strerror(-agile_err[1]) : NULL);
-	add_best_rows(&p, ompi, ompi_na);
-	add_rows(&p, "ompi", &ompi[0], ompi_na);
-	err = memcpy_rows(&p);
-
-	for (int s = 0; s < p.nr_sizes; s++) {
-		size_name(sz, sizeof(sz), p.bytes[s]);
-		snprintf(v, sizeof(v), "agile-%s", sz);
-		/* Speedup = ompi time / agile time = agile / ompi bandwidth. */
-		snprintf(b, sizeof(b), "ompi-best-%s", sz);
-		bench_compare("allreduce", v, b, true,
-			      p.bytes[s] >= (1u << 20) ? ">= 1" : NULL);
-		snprintf(b, sizeof(b), "ompi-%s", sz);
-		bench_compare("allreduce", v, b, true, NULL);
-		snprintf(b, sizeof(b), "memcpy-%s", sz);
-		bench_compare("allreduce", v, b, false,
-			      p.bytes[s] >= (16u << 20) ? "<= 1.5" : NULL);
-		snprintf(v, sizeof(v), "agile-alloc-%s", sz);
-		snprintf(b, sizeof(b), "ompi-best-%s", sz);
-		bench_compare("allreduce", v, b, true, NULL);
-	}
+	if (p.cold_from == SIZE_MAX)
+		snprintf(cold, sizeof(cold), "never");
+	else
+		snprintf(cold, sizeof(cold), "from %zu bytes up", p.cold_from);
 	bench_note(
-		"allreduce: float sum among %d processes%s; agile backend %s%s; Open MPI: mpirun (vader%s)%s; data: %s",
-		p.nr_procs,
-		p.nr_procs > sysconf(_SC_NPROCESSORS_ONLN) ?
-			" (more than the CPUs: oversubscribed)" :
-			"",
+		"allreduce: float sum; agile backend %s; %s; Open MPI: vader%s%s; verdicts on medians; send buffers rewritten before every call: %s",
 		backend_here(),
-		!p.no_pin && p.nr_procs <= sysconf(_SC_NPROCESSORS_ONLN) ?
-			", one process per core" :
-			", unpinned",
+		!p.no_pin ? "agile one process per core where they fit" :
+			    "unpinned",
 		no_single_copy ? " without single copy" : "",
-		ompi_na ? " not run" : "",
-		p.warm ? "warm ($AGILE_BENCH_AR_WARM), send buffers not rewritten" :
-			 "cold, send buffers rewritten before every call");
-	if (!err)
-		err = agile_err[0] ? agile_err[0] : agile_err[1];
-out:
-	free(agile);
-	free(ompi);
+		ompi_na ? " not run" : "", cold);
 	return err;
 }

@@ -19,15 +19,16 @@ struct bench_opts {
 	int64_t trips;   /* round trips per repetition of doorbell (sleep: / 10) */
 	const char *sleepers; /* pollcost: comma-separated sleeper counts */
 	int period_ms;   /* pollcost: milliseconds measured per repetition */
+	const char *ar_procs;     /* allreduce: process counts, comma-separated */
+	const char *ar_sizes;     /* allreduce: "MIN:MAX" bytes, powers of 4 */
+	const char *ar_cold_from; /* allreduce: rewrite send buffers from here */
+	const char *ar_mpi_algs;  /* allreduce: Open MPI algorithms to force */
 };
 
-/*
- * One contender's timing over its repetitions: the median (what ratios
- * and verdicts use), the spread around it (the 10th and 90th
- * percentiles, nearest rank), and the minimum beside them.
- */
+/* One contender's timing. */
 struct timing {
-	double min_ms, median_ms, p10_ms, p90_ms;
+	double min_ms, median_ms;
+	double p10_ms, p90_ms, max_ms; /* the spread (nearest-rank percentiles) */
 	int reps;
 };
 
@@ -51,7 +52,7 @@ void bench_run(const char *bench, const struct contender *c, int nr);
 /* CLOCK_MONOTONIC in milliseconds. */
 double bench_now_ms(void);
 
-/* Min, median and 10th/90th percentiles of @reps timings (sorts @ms). */
+/* Min, median, p10, p90 and max of @reps timings (sorts @ms). */
 struct timing bench_summarize(double *ms, int reps);
 
 /* Add a timing row. */
@@ -62,6 +63,14 @@ void bench_row(const char *bench, const char *variant, int threads,
 void bench_row_bytes(const char *bench, const char *variant, int threads,
 		     struct timing t, uint64_t bytes);
 
+/*
+ * The same; @csv_only: the row goes to the CSV but not to the table (the
+ * detail behind a row that is in it).
+ */
+void bench_row_bytes_detail(const char *bench, const char *variant,
+			    int threads, struct timing t, uint64_t bytes,
+			    bool csv_only);
+
 /* Add a row that could not be measured here, and why ("no /dev/agile"). */
 void bench_row_na(const char *bench, const char *variant, int threads,
 		  const char *why);
@@ -71,8 +80,8 @@ int bench_find_timing(const char *bench, const char *variant,
 		      struct timing *t);
 
 /*
- * Add a ratio between two rows of @bench.  @speedup false: time of
- * @variant / time of @baseline, @target like "<= 3".  @speedup true: how
+ * Add a ratio between two rows of @bench, judged on their medians.
+ * @speedup false: time of @variant / time of @baseline, @target like "<= 3".  @speedup true: how
  * many times faster @variant is, @target like ">= 5" or "> 1".  @target
  * may be NULL (reported, not judged).
  */

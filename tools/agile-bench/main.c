@@ -29,6 +29,7 @@ struct row {
 	struct timing t;
 	uint64_t bytes; /* bytes moved per run: bandwidth = bytes / median */
 	char na[32]; /* not measured here, and why; "" when measured */
+	bool csv_only; /* detail: in the CSV, not in the table */
 };
 
 struct comparison {
@@ -36,11 +37,11 @@ struct comparison {
 	bool speedup;
 };
 
-static struct row rows[256];
+static struct row rows[512];
 static int nr_rows;
 static struct comparison comparisons[128];
 static int nr_comparisons;
-static char notes[32][400];
+static char notes[24][200];
 static int nr_notes;
 
 double bench_now_ms(void)
@@ -71,10 +72,11 @@ struct timing bench_summarize(double *ms, int reps)
 
 	qsort(ms, (size_t)reps, sizeof(ms[0]), cmp_double);
 	t.min_ms = ms[0];
-	/* nearest rank: ceil(p * reps), 1-based */
-	t.p10_ms = ms[(reps + 9) / 10 - 1];
-	t.p90_ms = ms[(9 * reps + 9) / 10 - 1];
 	t.median_ms = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+	/* Nearest rank: the value below which about 10% (90%) of them lie. */
+	t.p10_ms = ms[(int)(0.1 * (reps - 1) + 0.5)];
+	t.p90_ms = ms[(int)(0.9 * (reps - 1) + 0.5)];
+	t.max_ms = ms[reps - 1];
 	t.reps = reps;
 	return t;
 }
@@ -127,6 +129,13 @@ void bench_row(const char *bench, const char *variant, int threads,
 void bench_row_bytes(const char *bench, const char *variant, int threads,
 		     struct timing t, uint64_t bytes)
 {
+	bench_row_bytes_detail(bench, variant, threads, t, bytes, false);
+}
+
+void bench_row_bytes_detail(const char *bench, const char *variant,
+			    int threads, struct timing t, uint64_t bytes,
+			    bool csv_only)
+{
 	struct row *r;
 
 	if (nr_rows == (int)(sizeof(rows) / sizeof(rows[0])))
@@ -137,8 +146,9 @@ void bench_row_bytes(const char *bench, const char *variant, int threads,
 	r->threads = threads;
 	r->t = t;
 	r->bytes = bytes;
+	r->csv_only = csv_only;
 	fprintf(stderr,
-		"  %-6s %-22s %3d threads  %10.3f ms median of %d (%.3f-%.3f, min %.3f)\n",
+		"  %-6s %-22s %3d threads  %10.3f ms median of %d (p10-p90 %.3f-%.3f, min %.3f)\n",
 		bench, variant, threads, t.median_ms, t.reps, t.p10_ms,
 		t.p90_ms, t.min_ms);
 }
@@ -168,6 +178,7 @@ void bench_row_na(const char *bench, const char *variant, int threads,
 		threads, why);
 }
 
+/* Every verdict is judged on medians (README: benchmarks). */
 void bench_compare(const char *bench, const char *variant,
 		   const char *baseline, bool speedup, const char *target)
 {
@@ -222,17 +233,20 @@ static double judge(const struct comparison *c, const char **verdict)
 {
 	const struct row *r = find_row(c->bench, c->variant);
 	const struct row *b = find_row(c->bench, c->baseline);
-	double ratio, x;
+	double ratio, x, rt, bt;
 
 	*verdict = "";
 	if ((r && r->na[0]) || (b && b->na[0])) {
 		*verdict = "n/a";
 		return 0;
 	}
-	if (!r || !b || r->t.median_ms <= 0 || b->t.median_ms <= 0)
+	if (!r || !b)
 		return 0;
-	ratio = c->speedup ? b->t.median_ms / r->t.median_ms :
-			     r->t.median_ms / b->t.median_ms;
+	rt = r->t.median_ms;
+	bt = b->t.median_ms;
+	if (rt <= 0 || bt <= 0)
+		return 0;
+	ratio = c->speedup ? bt / rt : rt / bt;
 	if (!strncmp(c->target, "<=", 2)) {
 		x = atof(c->target + 2);
 		*verdict = ratio <= x ? "met" : "NOT met";
@@ -254,6 +268,8 @@ static void print_table(void)
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
+		if (r->csv_only)
+			continue;
 		if (r->na[0]) {
 			printf("%-9s %-22s %7d %5s n/a: %s\n", r->bench, r->variant,
 			       r->threads, "-", r->na);
@@ -278,8 +294,8 @@ static void print_table(void)
 			snprintf(what, sizeof(what), "%s faster than %s (x)",
 				 c->variant, c->baseline);
 		else
-			snprintf(what, sizeof(what), "%s / %s time", c->variant,
-				 c->baseline);
+			snprintf(what, sizeof(what), "%s / %s time",
+				 c->variant, c->baseline);
 		if (!strcmp(verdict, "n/a")) {
 			printf("%-9s %-46s %9s  %-7s %s\n", c->bench, what, "n/a",
 			       c->target, "");
@@ -298,30 +314,31 @@ static int write_csv(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "kind,bench,variant,threads,reps,min_ms,median_ms,p10_ms,p90_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps\n");
+	fprintf(f, "kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps,p10_ms,p90_ms,max_ms\n");
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
 		if (r->na[0]) {
-			fprintf(f, "na,%s,%s,%d,,,,,,,,,%s,,\n", r->bench,
+			fprintf(f, "na,%s,%s,%d,,,,,,,%s,,,,,\n", r->bench,
 				r->variant, r->threads, r->na);
 			continue;
 		}
-		fprintf(f, "time,%s,%s,%d,%d,%.6f,%.6f,%.6f,%.6f,,,,", r->bench,
-			r->variant, r->threads, r->t.reps, r->t.min_ms,
-			r->t.median_ms, r->t.p10_ms, r->t.p90_ms);
+		fprintf(f, "time,%s,%s,%d,%d,%.6f,%.6f,,,,", r->bench, r->variant,
+			r->threads, r->t.reps, r->t.min_ms, r->t.median_ms);
 		if (r->bytes)
-			fprintf(f, ",%llu,%.0f\n", (unsigned long long)r->bytes,
+			fprintf(f, ",%llu,%.0f", (unsigned long long)r->bytes,
 				row_bandwidth(r));
 		else
-			fprintf(f, ",,\n");
+			fprintf(f, ",,");
+		fprintf(f, ",%.6f,%.6f,%.6f\n", r->t.p10_ms, r->t.p90_ms,
+			r->t.max_ms);
 	}
 	for (int i = 0; i < nr_comparisons; i++) {
 		const struct comparison *c = &comparisons[i];
 		const char *verdict;
 		double ratio = judge(c, &verdict);
 
-		fprintf(f, "%s,%s,%s,,,,,,,%s,%.4f,%s,%s,,\n",
+		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s,,,,,\n",
 			c->speedup ? "speedup" : "slowdown", c->bench, c->variant,
 			c->baseline, ratio, c->target, verdict);
 	}
@@ -367,8 +384,7 @@ static void usage(FILE *out)
 		"  -c, --csv PATH      also write the rows as CSV\n"
 		"  -t, --threads N     threads for \"all workers\", processes for allreduce\n"
 		"                      (default: online CPUs)\n"
-		"  -r, --reps N        timed repetitions per contender (default 15;\n"
-		"                      allreduce: at least 15, 4x below 1 MiB)\n"
+		"  -r, --reps N        timed repetitions per contender (default 15)\n"
 		"  -n, --fib-n N       fib(N) (default 35)\n"
 		"  -N, --pfor-n N      parallel-for iterations (default 100000)\n"
 		"  -g, --grain N       parallel-for grain / chunk (default 16)\n"
@@ -377,7 +393,17 @@ static void usage(FILE *out)
 		"  -P, --no-pin        do not pin agile's workers (shared, busy machines)\n"
 		"  -S, --sleepers LIST pollcost: sleeping contexts, comma-separated\n"
 		"                      (default 0,100,1000)\n"
-		"  -p, --period-ms N   pollcost: milliseconds per measurement (default 1000)\n");
+		"  -p, --period-ms N   pollcost: milliseconds per measurement (default 1000)\n"
+		"      --procs LIST    allreduce: process counts, comma-separated\n"
+		"                      (default: -t and twice -t)\n"
+		"      --sizes MIN:MAX allreduce: sizes in bytes (K, M suffixes), powers\n"
+		"                      of 4 from MIN (default 4K:64M); at least 15\n"
+		"                      repetitions (-r if more), 4x that below 1M\n"
+		"      --cold-from B   allreduce: rewrite the send buffers before every\n"
+		"                      call from B bytes up (default 1M; 0: all, off: never)\n"
+		"      --mpi-algs LIST allreduce: Open MPI coll_tuned_allreduce_algorithm\n"
+		"                      values forced beside the default (default\n"
+		"                      1,2,3,4,5,6; none: the default only)\n");
 }
 
 int main(int argc, char **argv)
@@ -393,6 +419,10 @@ int main(int argc, char **argv)
 		{ "trips", required_argument, NULL, 'T' },
 		{ "sleepers", required_argument, NULL, 'S' },
 		{ "period-ms", required_argument, NULL, 'p' },
+		{ "procs", required_argument, NULL, 1 },
+		{ "sizes", required_argument, NULL, 2 },
+		{ "cold-from", required_argument, NULL, 3 },
+		{ "mpi-algs", required_argument, NULL, 4 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -420,6 +450,10 @@ int main(int argc, char **argv)
 		case 'T': o.trips = atoll(optarg); break;
 		case 'S': o.sleepers = optarg; break;
 		case 'p': o.period_ms = atoi(optarg); break;
+		case 1: o.ar_procs = optarg; break;
+		case 2: o.ar_sizes = optarg; break;
+		case 3: o.ar_cold_from = optarg; break;
+		case 4: o.ar_mpi_algs = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
