@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "colltest.h"
 #include "tap.h"
 
 #define ALARM_S 300
@@ -211,23 +212,13 @@ static void threads_case(uint32_t n, const struct call *calls,
 
 /* ---- processes ---- */
 
-static uint64_t random_key(void)
-{
-	uint64_t key = 0;
-
-	while (!key)
-		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
-			key = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
-	return key;
-}
-
 static void procs_case(uint32_t n, const struct call *calls,
 		       uint64_t max_bytes, const char *what)
 {
 	struct outcome *out = mmap(NULL, sizeof(*out) * MAX_N,
 				   PROT_READ | PROT_WRITE,
 				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	uint64_t key = random_key();
+	uint64_t key = ct_random_key();
 	pid_t pid[MAX_N];
 	bool joined = true;
 
@@ -478,7 +469,7 @@ static void procs_pieces_buffer_at_join(void)
 	const size_t count = 128u << 10; /* floats per member: 512 KiB */
 	int *res = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	uint64_t key = random_key();
+	uint64_t key = ct_random_key();
 	pid_t pid[2];
 	bool exited = true;
 
@@ -566,7 +557,7 @@ static void late_joiner(void)
 				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct agile_coll_opts o;
 	struct agile_coll *coll;
-	uint64_t key = random_key(), t0;
+	uint64_t key = ct_random_key(), t0;
 	pid_t pid[3];
 	int err, err2, exited = 0;
 
@@ -684,7 +675,7 @@ static void killed_at(int victim, int exit_after, int delay_ms)
 	struct kill_report *rep = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	const int n = 3;
-	uint64_t key = random_key();
+	uint64_t key = ct_random_key();
 	bool ok = true, joined = true;
 	char got[160] = "";
 	pid_t pid[3];

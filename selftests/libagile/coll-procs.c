@@ -57,16 +57,6 @@ struct report {
 
 static struct report *reports; /* MAX_MEMBERS + 1, shared */
 
-static uint64_t random_key(void)
-{
-	uint64_t key = 0;
-
-	while (!key)
-		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
-			key = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
-	return key;
-}
-
 static void opts_for(struct agile_coll_opts *o, uint32_t segs, uint32_t inter,
 		     uint64_t max_bytes)
 {
@@ -207,7 +197,7 @@ static void matrix(uint32_t n, uint32_t segs, uint32_t inter,
 		   const char *what)
 {
 	struct agile_coll_opts o;
-	struct member_job job = { .key = random_key(), .n = n, .opts = &o };
+	struct member_job job = { .key = ct_random_key(), .n = n, .opts = &o };
 	struct ct_case *cases;
 
 	cases = ct_matrix_cases(n, sizes, nr_sizes, all_types, &job.nr_cases);
@@ -230,7 +220,7 @@ static void big(uint32_t n, size_t bytes)
 			      .type = AGILE_COLL_DOUBLE,
 			      .op = AGILE_COLL_SUM,
 			      .count = bytes / 8 };
-	struct member_job job = { .key = random_key(),
+	struct member_job job = { .key = ct_random_key(),
 				  .n = n,
 				  .opts = &o,
 				  .cases = &cs,
@@ -272,7 +262,7 @@ static void pieces(uint32_t n)
 		  false },
 	};
 	struct agile_coll_opts o;
-	struct member_job job = { .key = random_key(),
+	struct member_job job = { .key = ct_random_key(),
 				  .n = n,
 				  .opts = &o,
 				  .cases = cases,
@@ -302,7 +292,7 @@ static void sum_or_die(void *inout, const void *in, size_t count,
 
 static void dead_peer(uint32_t n, uint32_t victim)
 {
-	uint64_t key = random_key();
+	uint64_t key = ct_random_key();
 	pid_t pids[MAX_MEMBERS];
 	int epipe = 0, later = 0, killed = 0, others = 0;
 
@@ -371,7 +361,7 @@ static void dead_peer(uint32_t n, uint32_t victim)
 static void disagree(const struct agile_coll_opts *a,
 		     const struct agile_coll_opts *b, const char *what)
 {
-	uint64_t key = random_key();
+	uint64_t key = ct_random_key();
 	struct agile_coll *coll;
 	int err, status = 0;
 	pid_t pid = fork();
@@ -404,7 +394,7 @@ static bool pinned_pair_yields(int cpu0, int cpu1)
 {
 	struct agile_coll_opts o;
 	struct agile_coll *coll;
-	uint64_t key = random_key();
+	uint64_t key = ct_random_key();
 	cpu_set_t set;
 	pid_t pid;
 	bool yields = false;
@@ -463,7 +453,7 @@ static void limits(void)
 {
 	struct agile_coll_opts o, o2;
 	struct agile_coll *coll;
-	uint64_t key = random_key();
+	uint64_t key = ct_random_key();
 	int err;
 
 	opts_for(&o, 2, 0, 4096);
@@ -488,7 +478,7 @@ static void limits(void)
 	disagree(&o, &o2, "layouts (interleaved)");
 
 	/* One member: the heap, pieces, a collective in the segment. */
-	err = agile_coll_procs_join(random_key(), 1, &o, JOIN_NS, &coll);
+	err = agile_coll_procs_join(ct_random_key(), 1, &o, JOIN_NS, &coll);
 	if (!tap_ok(!err, "%s: a group of one (%s)", be, agile_strerror(err)))
 		return;
 	{
@@ -540,7 +530,7 @@ static void limits(void)
 
 	/* AGILE_COLL_USER without a callback, even for 0 elements. */
 	o.user_fn = NULL;
-	err = agile_coll_procs_join(random_key(), 1, &o, JOIN_NS, &coll);
+	err = agile_coll_procs_join(ct_random_key(), 1, &o, JOIN_NS, &coll);
 	if (!tap_ok(!err, "%s: a group of one without a user op", be))
 		return;
 	{
@@ -581,7 +571,7 @@ static void ordered_ranks(uint32_t n, int runs)
 	bool ranks_ok = true, same = true, ran = true;
 
 	for (int run = 0; run < runs; run++) {
-		uint64_t key = random_key();
+		uint64_t key = ct_random_key();
 		pid_t pid[MAX_MEMBERS];
 
 		memset(reports, 0, sizeof(*reports) * (MAX_MEMBERS + 1));

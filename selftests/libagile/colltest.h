@@ -18,8 +18,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 enum ct_kind { CT_ALLREDUCE, CT_REDUCE, CT_REDUCE_SCATTER, CT_ALLGATHER };
+
+/* A group key no other test run uses (process-scope tests). */
+static inline uint64_t ct_random_key(void)
+{
+	uint64_t key = 0;
+
+	while (!key)
+		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+			key = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	return key;
+}
 
 static const char *const ct_kind_names[] = { "allreduce", "reduce",
 					     "reduce_scatter", "allgather" };
