@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 	agile_sched_opts_init(&so);
 	so.flags = AGILE_SCHED_QUIET;
 	if (!err)
-		err = agile_sched_opts_use_eus(&so, off);
+		err = agile_offload_bind(&so, off);
 	if (!err)
 		err = agile_sched_create(&so, &sched);
 	if (err) {
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 		eu_lanes += es.lanes;
 	}
 	printf("backend %s, %u workers, %d EUs, n %lld, grain %lld\n",
-	       agile_backend_name(agile_dev_backend(dev)), workers,
+	       agile_dev_backend_name(agile_dev_backend(dev)), workers,
 	       agile_eu_pool_nr_eus(pool), (long long)n, (long long)grain);
 	printf("tasks %llu, steals %llu, offloads %llu, EU tasks %llu, lanes %llu\n",
 	       (unsigned long long)ss.tasks, (unsigned long long)ss.steals,

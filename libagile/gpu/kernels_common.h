@@ -4,7 +4,7 @@
  *
  * Kernels written once (agile/kernels.h: barrier-separated phases) and
  * compiled twice: into the C library, where the seed-004 lane loops of
- * agile_kernel_run drive them on CPU EUs, and into the persistent GPU
+ * agile_kernels_run drive them on CPU EUs, and into the persistent GPU
  * kernel (persistent.cu), where each lane is a GPU thread and the barrier
  * between phases is the work-group barrier.  Everything here is static
  * inline and AGILE_LANE_FN (__device__ under hipcc/nvcc), calls no library

@@ -335,7 +335,7 @@ int agile_dev_backend(const struct agile_dev *dev)
 	return dev ? dev->backend : -EINVAL;
 }
 
-const char *agile_backend_name(int backend)
+const char *agile_dev_backend_name(int backend)
 {
 	switch (backend) {
 	case AGILE_BACKEND_AUTO:

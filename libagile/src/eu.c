@@ -135,9 +135,9 @@ static uint32_t run_task(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 		err = -EINVAL;
 	if (!err)
 		err = scratch_reserve(scratch,
-				      agile_kernel_scratch_size(k, nr_parts));
+				      agile_kernels_scratch_size(k, nr_parts));
 	if (!err)
-		err = agile_kernel_run(k, nr_parts, reg->args, scratch->mem,
+		err = agile_kernels_run(k, nr_parts, reg->args, scratch->mem,
 				       &res);
 	if (err) {
 		res.status = 0;

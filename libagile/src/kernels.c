@@ -278,7 +278,7 @@ static size_t states_bytes(const struct agile_kernel *k, uint32_t nr_lanes)
 			SHARED_ALIGN);
 }
 
-size_t agile_kernel_scratch_size(const struct agile_kernel *kernel,
+size_t agile_kernels_scratch_size(const struct agile_kernel *kernel,
 				 uint32_t nr_lanes)
 {
 	if (!kernel)
@@ -298,7 +298,7 @@ static void lane_failed(struct agile_lane_result *res, uint64_t *live,
 	res->error_lane = lane;
 }
 
-int agile_kernel_run(const struct agile_kernel *k, uint32_t nr_lanes,
+int agile_kernels_run(const struct agile_kernel *k, uint32_t nr_lanes,
 		     const __u64 *args, void *scratch,
 		     struct agile_lane_result *res)
 {
@@ -310,7 +310,7 @@ int agile_kernel_run(const struct agile_kernel *k, uint32_t nr_lanes,
 	if (!k || !res || !nr_lanes ||
 	    nr_lanes > (k->max_lanes ? k->max_lanes : AGILE_MAX_LANES) ||
 	    nr_lanes > AGILE_MAX_LANES || !k->nr_phases ||
-	    (!scratch && agile_kernel_scratch_size(k, nr_lanes)))
+	    (!scratch && agile_kernels_scratch_size(k, nr_lanes)))
 		return -EINVAL;
 	stride = round_up(k->state_size, STATE_ALIGN);
 	states = scratch;

@@ -386,7 +386,7 @@ static int offload_leaf(struct agile_worker *w,
 {
 	struct agile_offload *off = hook_arg;
 	uint32_t first, count, nr_parts, part = 0, eu;
-	int worker = agile_worker_index(w), err = 0;
+	int worker = agile_sched_worker_index(w), err = 0;
 	bool rerouted, ran_on_eu = false, ran_on_cpu = false;
 	struct worker_counts *c;
 
@@ -464,7 +464,7 @@ static int offload_leaf(struct agile_worker *w,
 	return err;
 }
 
-int agile_sched_opts_use_eus(struct agile_sched_opts *opts,
+int agile_offload_bind(struct agile_sched_opts *opts,
 			     struct agile_offload *off)
 {
 	if (!opts || !off)

@@ -73,7 +73,7 @@
 #define MAX_RANDOM_NEST 32
 /* A waiting worker asleep on its stolen frame looks for work this often. */
 #define WAIT_SLEEP_NS 200000
-/* Default grain of agile_parallel_for: this many leaves per worker. */
+/* Default grain of agile_sched_parallel_for: this many leaves per worker. */
 #define PFOR_LEAVES_PER_WORKER 32
 
 enum frame_state {
@@ -142,7 +142,7 @@ struct agile_sched {
 
 /*
  * The worker the calling thread is.  Thread-local state is the point: it
- * lets agile_sched_run and agile_parallel_for nest when called from a task.
+ * lets agile_sched_run and agile_sched_parallel_for nest when called from a task.
  */
 static _Thread_local struct worker *current_worker;
 
@@ -393,7 +393,7 @@ static void spawn_spill(struct worker *w, const struct agile_frame *f,
 	if (w->side_lost || w->side_depth == w->side_cap) {
 		/* Keep spawn and sync paired; the run reports the loss. */
 		w->side_lost++;
-		agile_run_fail(aw, -ENOMEM);
+		agile_sched_fail(aw, -ENOMEM);
 		return;
 	}
 	memcpy(&w->side[w->side_depth++], f, size);
@@ -456,7 +456,7 @@ struct agile_frame *agile__sync_slow(struct agile_worker *aw,
 	return f;
 }
 
-int agile_run_fail(struct agile_worker *aw, int err)
+int agile_sched_fail(struct agile_worker *aw, int err)
 {
 	struct worker *w = to_worker(aw);
 	int none = 0;
@@ -468,7 +468,7 @@ int agile_run_fail(struct agile_worker *aw, int err)
 	return 0;
 }
 
-int agile_run_failed(const struct agile_worker *aw)
+int agile_sched_failed(const struct agile_worker *aw)
 {
 	const struct worker *w = (const struct worker *)aw;
 
@@ -479,12 +479,12 @@ int agile_run_failed(const struct agile_worker *aw)
 		      : 0;
 }
 
-int agile_worker_index(const struct agile_worker *aw)
+int agile_sched_worker_index(const struct agile_worker *aw)
 {
 	return aw ? (int)((const struct worker *)aw)->index : -EINVAL;
 }
 
-struct agile_worker *agile_worker_self(void)
+struct agile_worker *agile_sched_worker_self(void)
 {
 	return current_worker ? &current_worker->pub : NULL;
 }
@@ -716,7 +716,7 @@ AGILE_TASK(int, root_task, w, struct root_call, call)
 	int err = call.fn(w, call.arg);
 
 	if (err < 0)
-		agile_run_fail(w, err);
+		agile_sched_fail(w, err);
 	return err;
 }
 
@@ -754,10 +754,10 @@ AGILE_TASK(int, pfor_task, w, struct pfor_range, r)
 		r.hi = mid;
 		nr++;
 	}
-	if (!agile_run_failed(w)) {
+	if (!agile_sched_failed(w)) {
 		err = r.ctx->body(r.lo, r.hi, r.ctx->arg);
 		if (err < 0)
-			agile_run_fail(w, err);
+			agile_sched_fail(w, err);
 		else
 			err = 0;
 	}
@@ -770,7 +770,7 @@ AGILE_TASK(int, pfor_task, w, struct pfor_range, r)
 	return err;
 }
 
-int agile_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
+int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
 		       int64_t grain,
 		       int (*body)(int64_t lo, int64_t hi, void *arg), void *arg)
 {
@@ -820,7 +820,7 @@ static int offload_leaf(struct agile_worker *aw, const struct agile_task_ops *op
 	else
 		err = ops->leaf(task, arg);
 	if (err < 0) {
-		agile_run_fail(aw, err);
+		agile_sched_fail(aw, err);
 		return err;
 	}
 	return 0;
@@ -828,7 +828,7 @@ static int offload_leaf(struct agile_worker *aw, const struct agile_task_ops *op
 
 static int tree_fail(struct agile_worker *w, int err)
 {
-	agile_run_fail(w, err);
+	agile_sched_fail(w, err);
 	return err;
 }
 
@@ -841,7 +841,7 @@ static int tree_process(struct agile_worker *w, const struct agile_task_ops *ops
 	struct tree_node node = { .ops = ops, .arg = arg };
 	int nr, i, err;
 
-	if (agile_run_failed(w))
+	if (agile_sched_failed(w))
 		return 0;
 	if (ops->cutoff(task, arg))
 		return offload_leaf(w, ops, arg, task);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * array-sum - the sum of an array three ways: agile_parallel_for with a
+ * array-sum - the sum of an array three ways: agile_sched_parallel_for with a
  * shared atomic total, a fork/join task over halves of the array, and a
  * task that spawns one child per block before syncing them all.
  */
@@ -89,7 +89,7 @@ int main(void)
 
 	for (int64_t grain = 0; grain <= 100000; grain = grain ? grain * 10 : 1) {
 		atomic_store(&total, 0);
-		err = agile_parallel_for(s, 0, N, grain, sum_body, NULL);
+		err = agile_sched_parallel_for(s, 0, N, grain, sum_body, NULL);
 		tap_ok(err == 0 && atomic_load(&total) == expect,
 		       "parallel_for sum, grain %lld", (long long)grain);
 	}

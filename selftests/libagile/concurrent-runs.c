@@ -2,7 +2,7 @@
 /*
  * concurrent-runs - several outside threads submit runs to one pool at the
  * same time (fork/join, parallel_for, failing runs): each gets its own
- * result and its own error, and agile_worker_self is NULL outside workers.
+ * result and its own error, and agile_sched_worker_self is NULL outside workers.
  */
 #include <agile/sched.h>
 #include <errno.h>
@@ -48,11 +48,11 @@ static void *submitter(void *arg)
 			bad += err || r != 2584;
 			break;
 		case 1:
-			err = agile_parallel_for(sched, 0, 1000, 7, sum_body, &sum);
+			err = agile_sched_parallel_for(sched, 0, 1000, 7, sum_body, &sum);
 			bad += err || atomic_load(&sum) != 499500;
 			break;
 		default:
-			err = agile_parallel_for(sched, 0, 1000, 7, fail_body, NULL);
+			err = agile_sched_parallel_for(sched, 0, 1000, 7, fail_body, NULL);
 			bad += err != -ETIMEDOUT;
 			break;
 		}
@@ -66,7 +66,7 @@ int main(void)
 	intptr_t bad = 0;
 	int err;
 
-	tap_ok(agile_worker_self() == NULL, "not a worker outside the pool");
+	tap_ok(agile_sched_worker_self() == NULL, "not a worker outside the pool");
 	err = agile_sched_create(NULL, &sched);
 	if (!tap_ok_call(err, "create"))
 		return tap_done();

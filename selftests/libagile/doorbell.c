@@ -402,7 +402,7 @@ static void test_backend(int backend)
 	struct agile_dev *dev;
 	int err, zero = 1;
 
-	be = agile_backend_name(backend);
+	be = agile_dev_backend_name(backend);
 	err = open_dev(backend, &dev);
 	if (!check(err, "open 4 slots of 256-byte task registers"))
 		return;

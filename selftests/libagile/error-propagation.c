@@ -2,7 +2,7 @@
 /*
  * error-propagation - a negative errno anywhere in a run comes back from
  * it: from a parallel_for body, a root function, a fork/join task through
- * agile_run_fail, a failed leaf of a task tree; the first one wins, the
+ * agile_sched_fail, a failed leaf of a task tree; the first one wins, the
  * next run starts clean, and bad options are refused with -EINVAL.
  */
 #include <agile/sched.h>
@@ -40,8 +40,8 @@ AGILE_TASK(int64_t, fib_fail, w, int, n)
 	int64_t b;
 
 	if (n < 2) {
-		if (n == 1 && agile_run_failed(w) == 0)
-			agile_run_fail(w, -ERANGE);
+		if (n == 1 && agile_sched_failed(w) == 0)
+			agile_sched_fail(w, -ERANGE);
 		return n;
 	}
 	AGILE_SPAWN(w, fib_fail, n - 1);
@@ -52,9 +52,9 @@ AGILE_TASK(int64_t, fib_fail, w, int, n)
 AGILE_TASK(int, first_wins, w, int, unused)
 {
 	(void)unused;
-	agile_run_fail(w, -EXDEV);
-	agile_run_fail(w, -ENOENT);
-	return agile_run_failed(w);
+	agile_sched_fail(w, -EXDEV);
+	agile_sched_fail(w, -ENOENT);
+	return agile_sched_failed(w);
 }
 
 static int ok_body(int64_t lo, int64_t hi, void *arg)
@@ -77,27 +77,27 @@ int main(void)
 		return tap_done();
 
 	for (bad = 0; bad < 10000; bad += 997) {
-		err = agile_parallel_for(s, 0, 10000, 3, fail_at, &bad);
+		err = agile_sched_parallel_for(s, 0, 10000, 3, fail_at, &bad);
 		if (err != -EIO)
 			break;
 	}
 	tap_ok(err == -EIO, "a failing parallel_for body: -EIO");
 	for (int i = 0; i < 20; i++) {
-		err = agile_parallel_for(s, 0, 10000, 1, fail_two, NULL);
+		err = agile_sched_parallel_for(s, 0, 10000, 1, fail_two, NULL);
 		seen |= err == -EIO ? 1 : err == -ENOSPC ? 2 : 4;
 	}
 	tap_ok(!(seen & 4), "two failing bodies: one of their errors (seen %d)",
 	       seen);
-	tap_ok(agile_parallel_for(s, 0, 10000, 1, ok_body, NULL) == 0,
+	tap_ok(agile_sched_parallel_for(s, 0, 10000, 1, ok_body, NULL) == 0,
 	       "the next run starts clean");
 	tap_ok(agile_sched_run(s, root_eperm, NULL) == -EPERM,
 	       "root function's -EPERM");
 	err = AGILE_RUN(s, fib_fail, 20, &r);
-	tap_ok(err == -ERANGE, "agile_run_fail from deep in fork/join: -ERANGE");
+	tap_ok(err == -ERANGE, "agile_sched_fail from deep in fork/join: -ERANGE");
 	err = AGILE_RUN(s, first_wins, 0, NULL);
 	tap_ok(err == -EXDEV, "first error wins");
-	tap_ok(agile_run_fail(NULL, -EIO) == -EINVAL &&
-		       agile_run_failed(NULL) == -EINVAL,
+	tap_ok(agile_sched_fail(NULL, -EIO) == -EINVAL &&
+		       agile_sched_failed(NULL) == -EINVAL,
 	       "NULL worker: -EINVAL");
 	tap_ok(agile_sched_run(s, NULL, NULL) == -EINVAL, "no function: -EINVAL");
 	tap_ok(agile_sched_run(NULL, root_eperm, NULL) == -EINVAL,

@@ -294,7 +294,7 @@ int main(void)
 	err = agile_dev_open(&o, &dev);
 	if (!tap_ok(!err, "open a context: %s", agile_strerror(err)))
 		return tap_done();
-	tap_diag("backend: %s", agile_backend_name(agile_dev_backend(dev)));
+	tap_diag("backend: %s", agile_dev_backend_name(agile_dev_backend(dev)));
 
 	agile_eu_pool_opts_init(&po);
 	po.nr_eus = NR_EUS + 2;

@@ -249,7 +249,7 @@ static void test_backend(int backend)
 	struct agile_dev *dev;
 	int err;
 
-	be = agile_backend_name(backend);
+	be = agile_dev_backend_name(backend);
 	agile_kernels_create(&reg);
 	agile_kernels_register(reg, &khold, &op_hold);
 	agile_kernels_register(reg, &kmark, &op_mark);

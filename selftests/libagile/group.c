@@ -591,7 +591,7 @@ static void test_backend(int which)
 	struct agile_dev *dev;
 
 	backend = which;
-	be = agile_backend_name(which);
+	be = agile_dev_backend_name(which);
 	if (which == AGILE_BACKEND_KMOD) {
 		int err = join(next_key++, 1, 1, 0600, AGILE_DEV_GROUP_CREATE,
 			       &dev);

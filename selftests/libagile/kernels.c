@@ -252,7 +252,7 @@ static const agile_phase_fn positive_phases[] = { positive };
 
 static void *scratch_for(const struct agile_kernel *k, uint32_t lanes)
 {
-	size_t size = agile_kernel_scratch_size(k, lanes);
+	size_t size = agile_kernels_scratch_size(k, lanes);
 
 	return size ? aligned_alloc(64, (size + 63) / 64 * 64) : NULL;
 }
@@ -261,7 +261,7 @@ static int run(const struct agile_kernel *k, uint32_t lanes, const __u64 *args,
 	       struct agile_lane_result *res)
 {
 	void *scratch = scratch_for(k, lanes);
-	int err = agile_kernel_run(k, lanes, args, scratch, res);
+	int err = agile_kernels_run(k, lanes, args, scratch, res);
 
 	free(scratch);
 	return err;
@@ -504,7 +504,7 @@ static void test_failures(void)
 	k.max_lanes = 8;
 	tap_ok(run(&k, 9, args, &res) == -EINVAL &&
 		       run(&k, 0, args, &res) == -EINVAL &&
-		       agile_kernel_run(&mm_kernel, 4, args, NULL, &res) ==
+		       agile_kernels_run(&mm_kernel, 4, args, NULL, &res) ==
 			       -EINVAL,
 	       "too many lanes, no lane, no scratch: -EINVAL, nothing runs");
 }
@@ -527,7 +527,7 @@ static void test_on_eus(struct agile_kernels *reg)
 	o.task_reg_size = 128;
 	err = agile_dev_open(&o, &dev);
 	if (!tap_ok(!err, "open a %s context: %s",
-		    agile_backend_name(err ? 0 : agile_dev_backend(dev)),
+		    agile_dev_backend_name(err ? 0 : agile_dev_backend(dev)),
 		    agile_strerror(err)))
 		return;
 	agile_eu_pool_opts_init(&po);

@@ -68,7 +68,7 @@ static int outer_body(int64_t lo, int64_t hi, void *arg)
 	struct agile_sched *s = arg;
 
 	for (int64_t i = lo; i < hi; i++) {
-		int err = agile_parallel_for(s, 0, 1000, 10, inner_body, NULL);
+		int err = agile_sched_parallel_for(s, 0, 1000, 10, inner_body, NULL);
 
 		if (err)
 			return err;
@@ -83,7 +83,7 @@ static int nested_run_root(struct agile_worker *w, void *arg)
 	int64_t nodes = 0;
 	int err;
 
-	if (agile_worker_self() != w)
+	if (agile_sched_worker_self() != w)
 		return -EPROTO;
 	/* Spawn outside work first, so the nested run sits on a busy stack. */
 	AGILE_SPAWN(w, count_nodes, f);
@@ -121,7 +121,7 @@ int main(void)
 	err = AGILE_RUN(s, chain, 20000, &r);
 	tap_ok(err == 0 && r == 20000, "a chain 20000 spawns deep");
 
-	err = agile_parallel_for(s, 0, 100, 1, outer_body, s);
+	err = agile_sched_parallel_for(s, 0, 100, 1, outer_body, s);
 	tap_ok(err == 0 && atomic_load(&inner_sum) == 100 * 499500LL,
 	       "parallel_for nested in parallel_for");
 

@@ -105,7 +105,7 @@ static int record_leaf(void *task, void *arg)
 	/* Read the task only now: a leaf that outlived its timeout. */
 	atomic_store(&a->seen[t->id % NR_IDS], t->magic);
 	atomic_store(&a->where[t->id % NR_IDS],
-		     agile_worker_self() ? ON_WORKER : ON_EU);
+		     agile_sched_worker_self() ? ON_WORKER : ON_EU);
 	if (slow)
 		atomic_store_explicit(&a->done, 1, memory_order_release);
 	return 0;
@@ -153,7 +153,7 @@ static int setup(struct setup *s, uint32_t nr_eus, uint32_t reg_size,
 	agile_sched_opts_init(&so);
 	so.flags = AGILE_SCHED_QUIET;
 	if (!err)
-		err = agile_sched_opts_use_eus(&so, s->off);
+		err = agile_offload_bind(&so, s->off);
 	if (!err)
 		err = agile_sched_create(&so, &s->sched);
 	return err;

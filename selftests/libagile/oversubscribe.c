@@ -16,7 +16,7 @@ static _Atomic uint64_t per_worker[256];
 
 static int who_body(int64_t lo, int64_t hi, void *arg)
 {
-	struct agile_worker *w = agile_worker_self();
+	struct agile_worker *w = agile_sched_worker_self();
 	uint64_t x = (uint64_t)lo;
 
 	(void)arg;
@@ -25,7 +25,7 @@ static int who_body(int64_t lo, int64_t hi, void *arg)
 			x = x * 6364136223846793005ULL + 1;
 	__asm__ __volatile__("" : : "r"(x)); /* keep the loop */
 	if (w)
-		atomic_fetch_add(&per_worker[agile_worker_index(w)],
+		atomic_fetch_add(&per_worker[agile_sched_worker_index(w)],
 				 (uint64_t)(hi - lo));
 	return 0;
 }
@@ -60,7 +60,7 @@ int main(void)
 	}
 	tap_ok(err == 0 && r == 196418, "fib(27) five times");
 
-	err = agile_parallel_for(s, 0, 20000, 1, who_body, NULL);
+	err = agile_sched_parallel_for(s, 0, 20000, 1, who_body, NULL);
 	for (uint32_t i = 0; i < opts.nr_workers; i++) {
 		sum += (int64_t)atomic_load(&per_worker[i]);
 		busy += atomic_load(&per_worker[i]) != 0;

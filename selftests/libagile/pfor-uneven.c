@@ -61,30 +61,30 @@ int main(void)
 
 	for (size_t g = 0; g < sizeof(grains) / sizeof(grains[0]); g++) {
 		base = 0;
-		err = agile_parallel_for(s, 0, N, grains[g], uneven_body, &base);
+		err = agile_sched_parallel_for(s, 0, N, grains[g], uneven_body, &base);
 		tap_ok(err == 0 && count_once() == N,
 		       "uneven range, grain %lld: each index once",
 		       (long long)grains[g]);
 	}
 	base = -12345;
-	err = agile_parallel_for(s, base, base + N, 3, uneven_body, &base);
+	err = agile_sched_parallel_for(s, base, base + N, 3, uneven_body, &base);
 	tap_ok(err == 0 && count_once() == N, "range starting below zero");
 	base = INT64_MAX - N;
-	err = agile_parallel_for(s, base, INT64_MAX, 5, uneven_body, &base);
+	err = agile_sched_parallel_for(s, base, INT64_MAX, 5, uneven_body, &base);
 	tap_ok(err == 0 && count_once() == N, "range ending at INT64_MAX");
 
-	err = agile_parallel_for(s, 5, 5, 1, never_called, NULL);
+	err = agile_sched_parallel_for(s, 5, 5, 1, never_called, NULL);
 	tap_ok(err == 0, "empty range runs nothing");
-	tap_ok(agile_parallel_for(s, 5, 4, 1, never_called, NULL) == -EINVAL,
+	tap_ok(agile_sched_parallel_for(s, 5, 4, 1, never_called, NULL) == -EINVAL,
 	       "end < begin: -EINVAL");
-	tap_ok(agile_parallel_for(s, 0, 4, -1, never_called, NULL) == -EINVAL,
+	tap_ok(agile_sched_parallel_for(s, 0, 4, -1, never_called, NULL) == -EINVAL,
 	       "negative grain: -EINVAL");
-	tap_ok(agile_parallel_for(s, INT64_MIN, INT64_MAX, 1, never_called,
+	tap_ok(agile_sched_parallel_for(s, INT64_MIN, INT64_MAX, 1, never_called,
 				  NULL) == -EINVAL,
 	       "range wider than int64: -EINVAL");
-	tap_ok(agile_parallel_for(s, 0, 4, 1, NULL, NULL) == -EINVAL,
+	tap_ok(agile_sched_parallel_for(s, 0, 4, 1, NULL, NULL) == -EINVAL,
 	       "no body: -EINVAL");
-	tap_ok(agile_parallel_for(NULL, 0, 4, 1, never_called, NULL) == -EINVAL,
+	tap_ok(agile_sched_parallel_for(NULL, 0, 4, 1, never_called, NULL) == -EINVAL,
 	       "no pool: -EINVAL");
 
 	tap_ok_call(agile_sched_destroy(s), "destroy");

@@ -239,7 +239,7 @@ static int setup(struct setup *s, uint32_t workers, uint32_t eus,
 	agile_sched_opts_init(&so);
 	so.flags = AGILE_SCHED_QUIET;
 	if (!err)
-		err = agile_sched_opts_use_eus(&so, s->off);
+		err = agile_offload_bind(&so, s->off);
 	if (!err)
 		err = agile_sched_create(&so, &s->sched);
 	return err;
@@ -407,7 +407,7 @@ static void test_mapping(void)
 	oo.nr_workers = 0;
 	tap_ok(agile_offload_create(pool, &oo, &off) == -EINVAL,
 	       "0 workers: -EINVAL");
-	tap_ok(agile_sched_opts_use_eus(NULL, off) == -EINVAL,
+	tap_ok(agile_offload_bind(NULL, off) == -EINVAL,
 	       "use_eus(NULL): -EINVAL");
 	agile_eu_pool_destroy(pool);
 	agile_dev_close(dev);

@@ -306,7 +306,7 @@ static void test_backend(int which)
 	int err;
 
 	backend = which;
-	be = agile_backend_name(which);
+	be = agile_dev_backend_name(which);
 	err = open_dev(&dev);
 	if (!tap_ok(!err, "%s: open a context: %s", be, agile_strerror(err)))
 		return;

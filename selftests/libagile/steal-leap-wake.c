@@ -72,7 +72,7 @@ static struct agile_sched_stats stats(void)
 AGILE_VOID_TASK(mark_child, w, int, unused)
 {
 	(void)unused;
-	atomic_store(&child_worker, agile_worker_index(w));
+	atomic_store(&child_worker, agile_sched_worker_index(w));
 	atomic_store_explicit(&flag_child, 1, memory_order_release);
 }
 
@@ -85,7 +85,7 @@ AGILE_TASK(int, steal_root, w, int, unused)
 	AGILE_SPAWN(w, mark_child, 0);
 	stolen = await_flag(&flag_child);
 	AGILE_SYNC(w, mark_child);
-	return stolen && atomic_load(&child_worker) != agile_worker_index(w);
+	return stolen && atomic_load(&child_worker) != agile_sched_worker_index(w);
 }
 
 /* ---- leap ---- */
@@ -93,7 +93,7 @@ AGILE_TASK(int, steal_root, w, int, unused)
 AGILE_VOID_TASK(mark_grandchild, w, int, unused)
 {
 	(void)unused;
-	atomic_store(&grandchild_worker, agile_worker_index(w));
+	atomic_store(&grandchild_worker, agile_sched_worker_index(w));
 	atomic_store_explicit(&flag_grandchild, 1, memory_order_release);
 }
 
@@ -103,7 +103,7 @@ AGILE_TASK(int, leap_child, w, int, unused)
 	int leapt;
 
 	(void)unused;
-	atomic_store(&child_worker, agile_worker_index(w));
+	atomic_store(&child_worker, agile_sched_worker_index(w));
 	atomic_store_explicit(&flag_child, 1, memory_order_release);
 	AGILE_SPAWN(w, mark_grandchild, 0);
 	leapt = await_flag(&flag_grandchild);
@@ -121,7 +121,7 @@ AGILE_TASK(int, leap_root, w, int, unused)
 	stolen = await_flag(&flag_child);
 	leapt = AGILE_SYNC(w, leap_child);
 	return stolen && leapt &&
-	       atomic_load(&grandchild_worker) == agile_worker_index(w);
+	       atomic_load(&grandchild_worker) == agile_sched_worker_index(w);
 }
 
 /* ---- publish on demand ---- */
@@ -135,7 +135,7 @@ AGILE_VOID_TASK(nothing, w, int, unused)
 AGILE_VOID_TASK(mark_deep, w, int, unused)
 {
 	(void)unused;
-	atomic_store(&deep_worker, agile_worker_index(w));
+	atomic_store(&deep_worker, agile_sched_worker_index(w));
 	atomic_store_explicit(&flag_deep, 1, memory_order_release);
 }
 
@@ -163,7 +163,7 @@ AGILE_TASK(int, deep_root, w, int, unused)
 	AGILE_SYNC(w, mark_deep);
 	for (int i = 0; i < 8; i++)
 		AGILE_SYNC(w, nothing);
-	return stolen && atomic_load(&deep_worker) != agile_worker_index(w);
+	return stolen && atomic_load(&deep_worker) != agile_sched_worker_index(w);
 }
 
 /* ---- the scenarios, each bounded ---- */

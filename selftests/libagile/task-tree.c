@@ -80,7 +80,7 @@ static _Atomic int hook_fail;
 static int counting_hook(struct agile_worker *w, const struct agile_task_ops *ops,
 			 void *task, void *arg, void *hook_arg)
 {
-	int idx = agile_worker_index(w);
+	int idx = agile_sched_worker_index(w);
 
 	if (hook_arg != (void *)&hook_calls || idx < 0 || idx >= 64)
 		return -EPROTO;

@@ -354,7 +354,7 @@ static const struct {
 	{ "fib", bench_fib,
 	  "fork/join fib(n), every call a spawn: plain recursion, agile 1 and all workers, oneTBB task_group, OpenMP tasks" },
 	{ "pfor", bench_pfor,
-	  "uneven parallel-for: serial, agile_parallel_for, oneTBB parallel_for, OpenMP dynamic schedule" },
+	  "uneven parallel-for: serial, agile_sched_parallel_for, oneTBB parallel_for, OpenMP dynamic schedule" },
 #endif
 	{ "doorbell", bench_doorbell,
 	  "spinning round trip worker <-> CPU EU (dev and eu layers, user and kmod backends) beside C11 ping-pongs on one line and on the same lines" },

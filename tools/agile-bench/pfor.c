@@ -2,7 +2,7 @@
 /*
  * pfor - an uneven parallel-for: iteration i costs about 1 + 400 i / n
  * steps of a dependent chain, and every 97th one 20000 more, so static
- * chunks would leave workers idle.  agile_parallel_for beside oneTBB's
+ * chunks would leave workers idle.  agile_sched_parallel_for beside oneTBB's
  * parallel_for (auto partitioner, same grainsize) and OpenMP's dynamic
  * schedule (same chunk), same thread count.  SPEC §5: no slower than
  * oneTBB.
@@ -63,7 +63,7 @@ static void run_agile(void *arg)
 	int err;
 
 	atomic_store(&j->checksum, 0);
-	err = agile_parallel_for(j->sched, 0, j->n, j->grain, agile_body, j);
+	err = agile_sched_parallel_for(j->sched, 0, j->n, j->grain, agile_body, j);
 	if (err && !j->err)
 		j->err = err;
 }

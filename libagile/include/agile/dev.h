@@ -127,8 +127,8 @@ int agile_dev_close(struct agile_dev *dev);
 /* agile_dev_backend - AGILE_BACKEND_KMOD or AGILE_BACKEND_USER; -EINVAL. */
 int agile_dev_backend(const struct agile_dev *dev);
 
-/* agile_backend_name - "kmod", "user", "auto", or "?" for other values. */
-const char *agile_backend_name(int backend);
+/* agile_dev_backend_name - "kmod", "user", "auto", or "?" for other values. */
+const char *agile_dev_backend_name(int backend);
 
 /* agile_dev_nr_slots - M; -EINVAL if @dev is NULL. */
 int agile_dev_nr_slots(const struct agile_dev *dev);

@@ -162,19 +162,19 @@ int agile_kernels_find(const struct agile_kernels *reg, const char *name,
 		       const struct agile_kernel **out);
 
 /**
- * agile_kernel_scratch_size - bytes agile_kernel_run needs for @nr_lanes
+ * agile_kernels_scratch_size - bytes agile_kernels_run needs for @nr_lanes
  *
  * The lanes' state array and the shared memory.  Returns the size, or 0 if @kernel is NULL.
  */
-size_t agile_kernel_scratch_size(const struct agile_kernel *kernel,
+size_t agile_kernels_scratch_size(const struct agile_kernel *kernel,
 				 uint32_t nr_lanes);
 
 /**
- * agile_kernel_run - run one task of @kernel on the calling CPU thread
+ * agile_kernels_run - run one task of @kernel on the calling CPU thread
  * @nr_lanes: the task's nr_parts, 1 .. the kernel's max_lanes (0 there
  *            means AGILE_MAX_LANES: @kernel need not be registered)
  * @args:     the task's argument words
- * @scratch:  agile_kernel_scratch_size(kernel, nr_lanes) bytes, 64-byte
+ * @scratch:  agile_kernels_scratch_size(kernel, nr_lanes) bytes, 64-byte
  *            aligned: the lanes' states and the shared memory
  * @res:      receives which lanes completed and the first failure
  *
@@ -182,7 +182,7 @@ size_t agile_kernel_scratch_size(const struct agile_kernel *kernel,
  * when the task ran (lane failures are in @res, not here), or -EINVAL
  * (bad arguments: nothing ran).  Thread safe for distinct @scratch.
  */
-int agile_kernel_run(const struct agile_kernel *kernel, uint32_t nr_lanes,
+int agile_kernels_run(const struct agile_kernel *kernel, uint32_t nr_lanes,
 		     const __u64 *args, void *scratch,
 		     struct agile_lane_result *res);
 

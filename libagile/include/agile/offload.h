@@ -163,12 +163,12 @@ int agile_offload_stats(const struct agile_offload *off,
 			struct agile_offload_stats *stats);
 
 /**
- * agile_sched_opts_use_eus - make a scheduler built with @opts offload to @off
+ * agile_offload_bind - make a scheduler built with @opts offload to @off
  *
  * Sets @opts->nr_workers to the offload's W, and the offload hook and its
  * argument.  Returns 0 or -EINVAL.
  */
-int agile_sched_opts_use_eus(struct agile_sched_opts *opts,
+int agile_offload_bind(struct agile_sched_opts *opts,
 			     struct agile_offload *off);
 
 /**

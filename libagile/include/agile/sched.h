@@ -11,7 +11,7 @@
  *    no heap allocation); a sync pops it and runs it inline when no thief
  *    took it, or helps the thief (leapfrogging) until it is done.
  *
- *  - agile_parallel_for: a range split recursively down to a grain, leaves
+ *  - agile_sched_parallel_for: a range split recursively down to a grain, leaves
  *    run on the CPU.
  *
  *  - agile_sched_run_task: the worker loop of seed 002 (process 500b): a
@@ -30,7 +30,7 @@
  * descheduled.
  *
  * Waiting on another pool: a task of pool B may run work on pool A
- * (AGILE_RUN, agile_sched_run, agile_parallel_for, agile_sched_run_task
+ * (AGILE_RUN, agile_sched_run, agile_sched_parallel_for, agile_sched_run_task
  * on A).  The run is queued on A, and the waiting worker of B keeps
  * working for B until it ends: it runs the runs queued on B and steals
  * B's tasks, on top of the waiting task (to a bounded depth).  So pools
@@ -44,7 +44,7 @@
  *
  * Errors: every function returns 0 or a negative errno and never aborts.
  * The first negative errno recorded in a run (by a task through
- * agile_run_fail, by a leaf, a parallel-for body or a root function
+ * agile_sched_fail, by a leaf, a parallel-for body or a root function
  * returning it) is what the run returns; later ones are dropped.
  *
  * Thread safety is stated per call.  "Worker context" means code running
@@ -326,7 +326,7 @@ struct agile_task_ops {
 
 /**
  * agile_offload_fn - the offload hook: hand one leaf to an execution unit
- * @w:        the worker holding the leaf (agile_worker_index says which)
+ * @w:        the worker holding the leaf (agile_sched_worker_index says which)
  * @ops:      the leaf's task type
  * @task:     the leaf (valid until the hook returns)
  * @arg:      the run's argument, as given to agile_sched_run_task
@@ -452,7 +452,7 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *stats);
 /**
  * agile_sched_run - run @fn(w, @arg) as the root task of a run
  *
- * @fn may spawn and sync tasks, call agile_parallel_for and so on.  Returns
+ * @fn may spawn and sync tasks, call agile_sched_parallel_for and so on.  Returns
  * 0, the first negative errno of the run (@fn's return value if negative,
  * or one recorded by a task), -EINVAL (@s or @fn NULL) or -ESHUTDOWN (the
  * pool is being destroyed).  Thread safe; from a worker of @s it nests (see
@@ -462,7 +462,7 @@ int agile_sched_run(struct agile_sched *s,
 		    int (*fn)(struct agile_worker *w, void *arg), void *arg);
 
 /**
- * agile_parallel_for - run @body over [@begin, @end) in parallel
+ * agile_sched_parallel_for - run @body over [@begin, @end) in parallel
  * @grain: leaves get at most @grain iterations; 0 picks one from the
  *         range and the worker count
  * @body:  runs [lo, hi) on a worker's CPU; 0 or a negative errno
@@ -473,7 +473,7 @@ int agile_sched_run(struct agile_sched *s,
  * -EINVAL (@s or @body NULL, @end < @begin, @grain < 0) or -ESHUTDOWN.
  * Thread safe; from a worker of @s it nests.
  */
-int agile_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
+int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
 		       int64_t grain,
 		       int (*body)(int64_t lo, int64_t hi, void *arg), void *arg);
 
@@ -496,35 +496,35 @@ int agile_sched_run_task(struct agile_sched *s,
 			 void *arg);
 
 /**
- * agile_run_fail - record @err as the current run's error if it is first
+ * agile_sched_fail - record @err as the current run's error if it is first
  *
  * For tasks whose result type has no room for an error.  @err must be a
  * negative errno.  Returns 0, or -EINVAL (@w NULL or @err not negative).
  * Worker context only.
  */
-int agile_run_fail(struct agile_worker *w, int err);
+int agile_sched_fail(struct agile_worker *w, int err);
 
 /**
- * agile_run_failed - the current run's error so far (0 if none)
+ * agile_sched_failed - the current run's error so far (0 if none)
  *
  * Lets long tasks stop early once the run has failed.  Returns 0 or the
  * negative errno; -EINVAL if @w is NULL.  Worker context only.
  */
-int agile_run_failed(const struct agile_worker *w);
+int agile_sched_failed(const struct agile_worker *w);
 
 /**
- * agile_worker_index - index of worker @w in its pool, 0..nr_workers-1
+ * agile_sched_worker_index - index of worker @w in its pool, 0..nr_workers-1
  *
  * The offload hook uses it to find the worker's execution units (portion k
  * of seed 002).  Returns the index, or -EINVAL if @w is NULL.  Thread safe.
  */
-int agile_worker_index(const struct agile_worker *w);
+int agile_sched_worker_index(const struct agile_worker *w);
 
 /**
- * agile_worker_self - the worker the calling thread is, or NULL
+ * agile_sched_worker_self - the worker the calling thread is, or NULL
  *
  * Thread safe.
  */
-struct agile_worker *agile_worker_self(void);
+struct agile_worker *agile_sched_worker_self(void);
 
 #endif /* AGILE_SCHED_H */
