@@ -48,25 +48,6 @@
 #include "agile.h"
 #include "trace.h"
 
-static bool agile_cmp_holds(u32 cmp, u32 left, u32 right)
-{
-	switch (cmp) {
-	case AGILE_CMP_EQ:
-		return left == right;
-	case AGILE_CMP_NE:
-		return left != right;
-	case AGILE_CMP_GE:
-		return left >= right;
-	case AGILE_CMP_LT:
-		return left < right;
-	case AGILE_CMP_GT:
-		return left > right;
-	case AGILE_CMP_LE:
-		return left <= right;
-	}
-	return false;
-}
-
 static u32 agile_doorbell_read(const struct agile_slot *slot)
 {
 	/*

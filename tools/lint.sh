@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# tools/lint.sh - the kernel-side lint: checkpatch.pl --strict on kmod/,
-# uapi/ and selftests/kmod/pin/, then a W=1 build of both modules against
-# 6.1 with sparse on every file (C=2: C=1 would skip up-to-date objects).
+# tools/lint.sh - the lint of `make lint`: libagile's include order
+# (tools/check-layers.sh: no layer includes one above it), then the
+# kernel side: checkpatch.pl --strict on kmod/, uapi/ and
+# selftests/kmod/pin/, then a W=1 build of both modules against 6.1 with
+# sparse on every file (C=2: C=1 would skip up-to-date objects).
 # Prints one line when clean; prints the findings and exits non-zero on
 # any warning.
 set -euo pipefail
@@ -11,6 +13,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
+"$repo/tools/check-layers.sh"
 "$repo/tools/extract-kernel-src.sh"
 checkpatch=$repo/build/kernel-src/scripts/checkpatch.pl
 

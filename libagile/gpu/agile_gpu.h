@@ -25,7 +25,7 @@
 
 #include <linux/agile.h>
 
-/* Common kernels the GPU runs (kernels_common.h: AGILE_COMMON_NR). */
+/* Common kernels the GPU runs (kernels_body.h: AGILE_COMMON_NR). */
 #define AGILE_GPU_NR_COMMON 2
 
 /**

@@ -10,7 +10,7 @@
  * releases the secondaries; each lane below nr_parts runs its part of every
  * phase (lanes at or above nr_parts idle), with the work-group barrier
  * between phases - the same phase functions the CPU EUs run
- * (kernels_common.h).  Lanes record success and the first failure in
+ * (kernels_body.h).  Lanes record success and the first failure in
  * work-group shared memory; the primary copies them into the task register,
  * issues a system-scope fence and stores IDLE with release.
  *
@@ -21,7 +21,7 @@
  * release store publish the same values.
  */
 #include "agile_gpu.h"
-#include "kernels_common.h"
+#include "kernels/kernels_body.h"
 
 #include <agile/error.h>
 
@@ -30,14 +30,9 @@
 static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
 	      "agile_gpu_params.opcodes must cover every common kernel");
 
-/* error_lane when no lane is to blame (agile/eu.h: AGILE_EU_NO_LANE). */
-#define NO_LANE UINT32_MAX
-/* s_kernel: nothing to run. */
-#define NO_KERNEL UINT32_MAX
-
 /*
- * What lane 0 decides for one task and the lanes share: work-group shared
- * memory, one per kernel instance.
+ * What lane 0 decides for one task (kernels_body.h: agile_task_decide) and
+ * the lanes share: work-group shared memory, one per kernel instance.
  */
 struct task_shared {
 	uint32_t quit, kernel, parts, error_lane;
@@ -45,35 +40,20 @@ struct task_shared {
 	unsigned long long status;
 };
 
-/* Steps 614-618 on lane 0: read the task, choose the kernel and the lanes. */
+/* Steps 614-618 on lane 0. */
 static __device__ void task_decide(const struct agile_gpu_params &p,
 				   const struct agile_task_reg *reg,
 				   struct task_shared *s)
 {
-	uint32_t op = reg->opcode, parts = reg->nr_parts;
-	uint32_t kernel = NO_KERNEL;
+	struct agile_task_decision d;
 
-	s->error = 0;
-	s->error_lane = 0;
+	agile_task_decide(p.opcodes, agile_gpu_nr_lanes(), reg, &d);
+	s->quit = d.quit;
+	s->kernel = d.kernel;
+	s->parts = d.parts;
+	s->error = d.error;
+	s->error_lane = d.error_lane;
 	s->status = 0;
-	s->quit = op == AGILE_OP_DISCONNECT;
-	if (!s->quit) {
-		/* The opcode registry, as far as this GPU code has it. */
-		for (uint32_t i = 0; i < AGILE_COMMON_NR; i++)
-			if (p.opcodes[i] && p.opcodes[i] == op)
-				kernel = i;
-		if (kernel == NO_KERNEL) {
-			s->error = -AGILE_E_OPCODE;
-		} else if (!parts || parts > agile_gpu_nr_lanes() ||
-			   parts > agile_common_max_lanes(kernel)) {
-			s->error = -EINVAL;
-			kernel = NO_KERNEL;
-		}
-		if (s->error)
-			s->error_lane = NO_LANE;
-	}
-	s->kernel = kernel;
-	s->parts = kernel == NO_KERNEL ? 0 : parts;
 }
 
 /*
@@ -88,7 +68,7 @@ static __device__ void task_run(struct agile_task_reg *reg,
 	union agile_common_state state;
 	const uint32_t kernel = s->kernel, parts = s->parts;
 	const uint32_t nr_phases =
-		kernel == NO_KERNEL ? 0 : agile_common_nr_phases(kernel);
+		kernel == AGILE_TASK_NO_KERNEL ? 0 : agile_common_nr_phases(kernel);
 	bool live = lane < parts;
 
 	for (uint32_t phase = 0; phase < nr_phases; phase++) {

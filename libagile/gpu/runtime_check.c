@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * runtime_check.c - compile only: every call and constant
- * src/gpu_runtime.h names for src/gpu_launch.c, against the vendor's own
+ * src/eu/gpu_runtime.h names for src/eu/gpu_launch.c, against the vendor's own
  * header.  gpu_launch.c includes no vendor header (libagile must build
  * and run without them); this is where a renamed symbol or a renumbered
  * enum would show.  Built by `make -C libagile gpu` with -DAGILE_CHECK_HIP
  * (hip_runtime_api.h) or -DAGILE_CHECK_CUDA (cuda.h).
  */
-#include "../src/gpu_runtime.h"
+#include "eu/gpu_runtime.h"
 
 #if defined(AGILE_CHECK_HIP)
 #include <hip/hip_runtime_api.h>

@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coll_impl.h"
-#include "coll_plan.h"
+#include "coll/coll_impl.h"
+#include "coll/plan.h"
 #include "colltest.h"
 #include "tap.h"
 

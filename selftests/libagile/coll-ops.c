@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * coll-ops - the collectives' reduce kernels (src/coll_ops.c) for the
+ * coll-ops - the collectives' reduce kernels (src/coll/ops.c) for the
  * 16-bit floats, against a naive reference: the result in double (exact
  * for float16; for bfloat16 possibly rounded once, harmlessly, as
  * 53 >= 2 x 8 + 2), rounded to the type's precision with rint() (nearest
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_ops.h"
+#include "coll/ops.h"
 #include "tap.h"
 
 struct fmt {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * coll-plan - the collectives' schedule (src/coll_plan.c) without a
+ * coll-plan - the collectives' schedule (src/coll/plan.c) without a
  * transport: every member's plan is executed by a simulator that picks,
  * at random, a member whose next step's waits hold, and runs that step
  * whole.  So every interleaving the waits allow may happen, and a missing
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_plan.h"
+#include "coll/plan.h"
 #include "colltest.h"
 #include "tap.h"
 
@@ -353,7 +353,7 @@ static void sweep(uint32_t kind, uint32_t flat, uint32_t inter, uint32_t segs,
  * layout with M >= 2 segments, round r's last segment is DEFERRED behind
  * round r + 1's first (seed 001), and round r + 1's segment j waits on
  * nothing published after segment j of round r (values are common to all
- * members: coll_plan.c); the plain layout runs rounds and segments in
+ * members: coll/plan.c); the plain layout runs rounds and segments in
  * order.  Every kind, 1 .. 17 members, M = 2, 3,
  * 4, 8.  Returns the number of plans that break it; *@why says how.
  */

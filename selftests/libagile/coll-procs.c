@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coll_shm.h"
+#include "coll/shm.h"
 #include "colltest.h"
 #include "tap.h"
 

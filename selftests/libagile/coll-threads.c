@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coll_impl.h"
+#include "coll/coll_impl.h"
 #include "colltest.h"
 #include "tap.h"
 

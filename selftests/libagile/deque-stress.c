@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "deque.h"
+#include "sched/deque.h"
 #include "tap.h"
 
 #define NR_ITEMS 5000000 /* pushes; plus as many takes and steals: 10^7 */

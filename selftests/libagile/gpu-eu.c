@@ -37,7 +37,7 @@
 #include <dlfcn.h>
 #endif
 
-#include "gpu_impl.h"
+#include "eu/gpu_impl.h"
 #include "tap.h"
 
 #define NR_EUS 2

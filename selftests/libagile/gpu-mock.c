@@ -3,9 +3,9 @@
  * gpu-mock - a stand-in GPU runtime for machines without a GPU: the HIP
  * calls (installed as libamdhip64.so.5) and the CUDA driver API calls (as
  * libcuda.so.1, and as libcudart.so.13 for gpu.c's probe) that libagile's
- * GPU EUs make (src/gpu_launch.c), with a "device" of CPU threads, one per
+ * GPU EUs make (libagile/src/eu/gpu_launch.c), with a "device" of CPU threads, one per
  * work-group, running the persistent loop of libagile/gpu/persistent.cu
- * over the same phase functions (kernels_common.h) through seed-004 lane
+ * over the same phase functions (libagile/src/kernels/kernels_body.h) through seed-004 lane
  * loops.  The HIP device cannot launch cooperatively (as ROCm 5), the CUDA
  * one can (cuLaunchCooperativeKernel).
  *
@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "../../libagile/gpu/agile_gpu.h"
-#include "../../libagile/gpu/kernels_common.h"
+#include "../../libagile/src/kernels/kernels_body.h"
 
 #include <agile/error.h>
 
@@ -42,8 +42,6 @@
 #define MOCK_PER_CU 2
 #define MAX_REGS 64
 #define MAX_BLOCKS (MOCK_CUS * MOCK_PER_CU)
-#define NO_LANE UINT32_MAX
-#define NO_KERNEL UINT32_MAX
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -241,26 +239,15 @@ struct task_shared {
 static void task_decide(const struct agile_gpu_params *p,
 			const struct agile_task_reg *reg, struct task_shared *s)
 {
-	uint32_t op = reg->opcode, parts = reg->nr_parts;
-	uint32_t kernel = NO_KERNEL;
+	struct agile_task_decision d;
 
+	agile_task_decide(p->opcodes, AGILE_MAX_LANES, reg, &d);
 	memset(s, 0, sizeof(*s));
-	s->quit = op == AGILE_OP_DISCONNECT;
-	if (!s->quit) {
-		for (uint32_t i = 0; i < AGILE_COMMON_NR; i++)
-			if (p->opcodes[i] && p->opcodes[i] == op)
-				kernel = i;
-		if (kernel == NO_KERNEL) {
-			s->error = -AGILE_E_OPCODE;
-		} else if (!parts || parts > AGILE_MAX_LANES) {
-			s->error = -EINVAL;
-			kernel = NO_KERNEL;
-		}
-		if (s->error)
-			s->error_lane = NO_LANE;
-	}
-	s->kernel = kernel;
-	s->parts = kernel == NO_KERNEL ? 0 : parts;
+	s->quit = d.quit;
+	s->kernel = d.kernel;
+	s->parts = d.parts;
+	s->error = d.error;
+	s->error_lane = d.error_lane;
 }
 
 static void task_run(struct agile_task_reg *reg, struct task_shared *s)
@@ -268,7 +255,7 @@ static void task_run(struct agile_task_reg *reg, struct task_shared *s)
 	union agile_common_state state[AGILE_MAX_LANES];
 	uint64_t live = s->parts == 64 ? ~0ULL : (1ULL << s->parts) - 1;
 	uint32_t nr_phases =
-		s->kernel == NO_KERNEL ? 0 : agile_common_nr_phases(s->kernel);
+		s->kernel == AGILE_TASK_NO_KERNEL ? 0 : agile_common_nr_phases(s->kernel);
 
 	for (uint32_t phase = 0; phase < nr_phases; phase++)
 		for (uint32_t lane = 0; lane < s->parts; lane++) {
@@ -287,7 +274,7 @@ static void task_run(struct agile_task_reg *reg, struct task_shared *s)
 				}
 			}
 		}
-	s->status = s->kernel == NO_KERNEL ? 0 : live;
+	s->status = s->kernel == AGILE_TASK_NO_KERNEL ? 0 : live;
 	reg->status = s->status;
 	reg->error = s->error;
 	reg->error_lane = s->error ? s->error_lane : 0;

@@ -277,6 +277,36 @@ struct agile_ctx_init {
 #define AGILE_CMP_GT 4
 #define AGILE_CMP_LE 5
 
+/**
+ * agile_cmp_holds() - whether doorbell value @left and @right satisfy @cmp
+ * @cmp: AGILE_CMP_*; an unknown one never holds.
+ * @left: the doorbell's value.
+ * @right: the value of the wait or fence.
+ *
+ * The one definition of a doorbell condition: the module's waits and
+ * libagile's (both backends) use it, so they cannot disagree.
+ *
+ * Return: 1 when the condition holds, else 0.
+ */
+static __inline__ int agile_cmp_holds(__u32 cmp, __u32 left, __u32 right)
+{
+	switch (cmp) {
+	case AGILE_CMP_EQ:
+		return left == right;
+	case AGILE_CMP_NE:
+		return left != right;
+	case AGILE_CMP_GE:
+		return left >= right;
+	case AGILE_CMP_LT:
+		return left < right;
+	case AGILE_CMP_GT:
+		return left > right;
+	case AGILE_CMP_LE:
+		return left <= right;
+	}
+	return 0;
+}
+
 /* agile_fence.flags for SIGNAL */
 #define AGILE_SIGNAL_WAKE_ONLY (1U << 0) /* no store: only wake sleepers */
 /* agile_fence.flags and agile_wait_any.flags for waits */

@@ -1,53 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * dev_user.c - the user backend of the doorbell layer, for machines
- * without /dev/agile: the module's page layout in a shared-memory file,
- * waits on a futex on the doorbell word, and agile_doorbell.sleepers kept
- * here with atomics, so that signallers skip FUTEX_WAKE exactly as they
- * skip the SIGNAL ioctl on the kmod backend.
- *
- * A context of one process is a memfd with private futexes.  Its segments
- * lie in the same memfd, after the two areas, each at a page-aligned
- * offset the context's segment table records.
- *
- * A group is a file SHM_DIR/agile-<creator's euid>-<key in 16 hex digits>,
- * laid out as:
- *
- *	page 0         struct user_group_hdr: sizes, member count, "ended",
- *	               the segment table
- *	doorbell area  from the first page after the header
- *	task registers page aligned, after the doorbells
- *	segments       page aligned, after the task registers, as created
- *
- * and its futexes are shared ones.  The file's mode is the creator's
- * @mode, so open(O_RDWR) decides who may join (root, bypassing DAC, may
- * always join: unlike the module, which checks the mode itself).  Keys
- * are global as on the module: a joiner that finds no group of its own
- * euid looks for another user's.
- *
- * Locks, all OFD locks (fcntl F_OFD_*) on the group file, so each open of
- * the file, even two in one process, is a separate owner:
- *  - byte LOCK_MEMBERS + i is held by member i for as long as it is a
- *    member: a member that dies loses it, and the others see that with
- *    F_OFD_GETLK;
- *  - byte LOCK_GATE serialises joins, segment creation and unlinking
- *    the name.  The name is unlinked only by a holder of the gate of the
- *    inode it names, who checked that it still names that inode: so a
- *    group that ended never takes a new group's name with it.
- *
- * A group ends when a member closes it (agile_dev_close) or dies: "ended"
- * is set and every sleeper woken; for a death, by the first member to
- * notice it, or by the next joiner.  While a counted member still holds
- * its lock byte, a join of the key fails with -EPIPE (the module's
- * AGILE_FEAT_GROUP_ENDED); the last member to close unlinks the name, or
- * the next joiner or sweep does when the last ones died, and the key is
- * free.  A sleeping waiter sleeps in slices of USER_GROUP_SLICE_NS and
- * looks at "ended" before each, and at the members' locks once a slice
- * per context; either ends the wait with -EPIPE.  A group whose members
- * all died (SIGKILL) leaves its file behind until the next join with its
- * key, or the next creation of any group by its uid (sweep_dead_groups),
- * removes it.  A file is a group only if the uid in its name owns it:
- * anyone may create any name under SHM_DIR.
+ * user_group.c - the user backend's groups: files under SHM_DIR, their
+ * OFD locks, joining, creating, ending, sweeping the dead, and sleeping
+ * in a group (see user.h for the layout and the locks).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -65,157 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dev_impl.h"
+#include "dev/user.h"
 #include "sys.h"
-
-#define SHM_DIR "/dev/shm"
-#define USER_GROUP_MAGIC 0x707267656c696761ULL /* "agilegrp" in memory */
-#define USER_GROUP_LAYOUT 1
-/* How long a group's sleeping waiter sleeps before it looks at its peers. */
-#define USER_GROUP_SLICE_NS 5000000ULL
-/* Lock bytes (see the top of the file). */
-#define LOCK_GATE 0
-#define LOCK_MEMBERS 1
-/* Attempts to join when keys keep turning out stale under our feet. */
-#define JOIN_TRIES 64
-
-/*
- * A context's segments.  In a group it lives in the header page: entries
- * are written under the gate, and nr_segs is stored last with release,
- * so a member that loads it with acquire reads complete entries below it.
- */
-struct user_seg_table {
-	uint32_t nr_segs;
-	uint32_t pad;
-	uint64_t end; /* bytes of the segment region in use (whole pages) */
-	uint64_t offset[AGILE_MAX_SEGMENTS]; /* in the file */
-	uint64_t bytes[AGILE_MAX_SEGMENTS];  /* as created */
-};
-
-/* Page 0 of a group file. */
-struct user_group_hdr {
-	uint64_t magic;
-	uint32_t layout;
-	uint32_t page_size;
-	uint32_t nr_slots;
-	uint32_t task_reg_size;
-	uint32_t max_members;
-	/* Members counted here hold their lock byte (taken first). */
-	uint32_t nr_members;
-	uint32_t ended;
-	uint32_t pad;
-	uint64_t key;
-	uint64_t doorbell_offset, task_reg_offset, seg_base;
-	struct user_seg_table segs;
-};
-
-_Static_assert(sizeof(struct user_group_hdr) <= 4096,
-	       "the group header fits the smallest page");
-
-struct dev_user {
-	/* Group: its header page, NULL outside a group. */
-	struct user_group_hdr *hdr;
-	size_t hdr_bytes;
-	/*
-	 * OFD locks of one open file do not nest: one gate holder per
-	 * context at a time, or one thread's unlock would drop another's.
-	 */
-	pthread_mutex_t gate_lock;
-	/*
-	 * When a sleeper of this context last looked at the members' locks:
-	 * one look per slice serves every sleeping thread of the context.
-	 */
-	_Atomic uint64_t last_scan_ns;
-	/* The group's name and the inode it named when we joined. */
-	char name[64];
-	dev_t st_dev;
-	ino_t st_ino;
-	/* Outside a group: the segment table; seg_base for both. */
-	struct user_seg_table local;
-	uint64_t seg_base;
-};
-
-static struct user_seg_table *user_segs(struct dev_user *u)
-{
-	return u->hdr ? &u->hdr->segs : &u->local;
-}
-
-/* A group's pages are shared with other processes: shared futexes. */
-static long user_futex(const struct agile_dev *dev, void *word, int op,
-		       uint32_t val, const struct timespec *timeout,
-		       uint32_t val3)
-{
-	if (dev->group)
-		return syscall(SYS_futex, (uint32_t *)word, op, val, timeout,
-			       NULL, val3);
-	return agile_futex(word, op, val, timeout, val3);
-}
-
-/* The sizes of both areas, as the module would give them. */
-static void user_area_sizes(struct agile_dev *dev)
-{
-	dev->doorbell_bytes = agile_dev_page_round((size_t)dev->nr_slots *
-						   AGILE_DOORBELL_STRIDE);
-	dev->task_reg_bytes = agile_dev_page_round((size_t)dev->nr_slots *
-						   dev->task_reg_size);
-}
-
-static struct dev_user *user_alloc(void)
-{
-	struct dev_user *u = calloc(1, sizeof(*u));
-
-	if (u && pthread_mutex_init(&u->gate_lock, NULL)) {
-		free(u);
-		return NULL;
-	}
-	return u;
-}
-
-static void user_free(struct agile_dev *dev)
-{
-	if (!dev->user)
-		return;
-	pthread_mutex_destroy(&dev->user->gate_lock);
-	free(dev->user);
-	dev->user = NULL;
-}
-
-static int user_open(struct agile_dev *dev, const struct agile_dev_opts *opts)
-{
-	int err;
-
-	(void)opts;
-	if (dev->nr_slots > AGILE_DEV_USER_MAX_SLOTS)
-		return -ENOSPC;
-	dev->sleeper_count = true;
-	user_area_sizes(dev);
-	dev->user = user_alloc();
-	if (!dev->user)
-		return -ENOMEM;
-	dev->user->seg_base = dev->doorbell_bytes + dev->task_reg_bytes;
-	dev->fd = memfd_create("agile-user", MFD_CLOEXEC);
-	if (dev->fd < 0) {
-		err = -errno;
-		goto fail;
-	}
-	/* A memfd reads as zeroes: every doorbell starts IDLE. */
-	if (ftruncate(dev->fd,
-		      (off_t)(dev->doorbell_bytes + dev->task_reg_bytes))) {
-		err = -errno;
-		goto fail;
-	}
-	/* The module's layout: doorbell area, then task-register area. */
-	err = agile_dev_map_area(dev, dev->doorbell_bytes, 0, &dev->doorbells);
-	if (!err)
-		err = agile_dev_map_area(dev, dev->task_reg_bytes,
-					 dev->doorbell_bytes, &dev->task_regs);
-	if (!err)
-		return 0;
-fail:
-	agile_dev_unmap_close(dev);
-	user_free(dev);
-	return err;
-}
 
 /* ---- group locks ---- */
 
@@ -235,14 +41,14 @@ static int ofd_lock(int fd, int cmd, short type, off_t byte)
 	return ret < 0 ? -errno : 0;
 }
 
-static void gate_acquire(struct agile_dev *dev)
+void user_gate_acquire(struct agile_dev *dev)
 {
 	pthread_mutex_lock(&dev->user->gate_lock);
 	/* Held briefly by whoever holds it: waiting cannot hang. */
 	ofd_lock(dev->fd, F_OFD_SETLKW, F_WRLCK, LOCK_GATE);
 }
 
-static void gate_release(struct agile_dev *dev)
+void user_gate_release(struct agile_dev *dev)
 {
 	ofd_lock(dev->fd, F_OFD_SETLK, F_UNLCK, LOCK_GATE);
 	pthread_mutex_unlock(&dev->user->gate_lock);
@@ -307,7 +113,7 @@ static void unlink_if_ours(struct dev_user *u)
  * if no other member holds the group (else the last one frees it); a
  * member that stays (it saw a death) leaves the name alone.  Idempotent.
  */
-static void group_end(struct agile_dev *dev, bool leaving)
+void user_group_end(struct agile_dev *dev, bool leaving)
 {
 	struct user_group_hdr *hdr = dev->user->hdr;
 
@@ -327,21 +133,21 @@ static void group_end(struct agile_dev *dev, bool leaving)
 	}
 	if (!leaving)
 		return;
-	gate_acquire(dev);
+	user_gate_acquire(dev);
 	if (!member_left_alive(dev->fd, hdr, dev->member))
 		unlink_if_ours(dev->user);
-	gate_release(dev);
+	user_gate_release(dev);
 }
 
 /* -EPIPE if the group ended or a member died (which ends it), else 0. */
-static int group_check(struct agile_dev *dev, bool scan_members)
+int user_group_check(struct agile_dev *dev, bool scan_members)
 {
 	struct user_group_hdr *hdr = dev->user->hdr;
 
 	if (__atomic_load_n(&hdr->ended, __ATOMIC_ACQUIRE))
 		return -EPIPE;
 	if (scan_members && member_dead(dev->fd, hdr, dev->member)) {
-		group_end(dev, false);
+		user_group_end(dev, false);
 		return -EPIPE;
 	}
 	return 0;
@@ -394,7 +200,7 @@ static int group_map(struct agile_dev *dev, const struct user_group_hdr *want)
 	return err;
 }
 
-static void group_unmap_close(struct agile_dev *dev)
+void user_group_unmap_close(struct agile_dev *dev)
 {
 	if (dev->user->hdr)
 		munmap(dev->user->hdr, dev->user->hdr_bytes);
@@ -429,7 +235,7 @@ static int group_try_join(struct agile_dev *dev,
 		return -errno;
 	snprintf(u->name, sizeof(u->name), "%s", name);
 	group_layout(dev, &want);
-	gate_acquire(dev);
+	user_gate_acquire(dev);
 	if (fstat(dev->fd, &st)) {
 		err = -errno;
 		goto fail_gate;
@@ -497,7 +303,7 @@ static int group_try_join(struct agile_dev *dev,
 		goto fail_unmap;
 	/* Release: pairs with the acquire in member_dead. */
 	__atomic_store_n(&hdr->nr_members, index + 1, __ATOMIC_RELEASE);
-	gate_release(dev);
+	user_gate_release(dev);
 	dev->member = index;
 	dev->max_members = hdr->max_members;
 	u->seg_base = hdr->seg_base;
@@ -509,13 +315,13 @@ fail_unmap:
 		munmap(u->hdr, u->hdr_bytes);
 	u->hdr = NULL;
 fail_gate:
-	gate_release(dev);
+	user_gate_release(dev);
 	agile_dev_unmap_close(dev);
 	return err;
 }
 
 /* fallocate where the file system can (pages now, or ENOSPC now). */
-static int file_reserve(int fd, uint64_t offset, uint64_t bytes)
+int user_file_reserve(int fd, uint64_t offset, uint64_t bytes)
 {
 	int ret;
 
@@ -565,7 +371,7 @@ static int group_create(struct agile_dev *dev,
 		err = -errno;
 		goto fail;
 	}
-	err = file_reserve(dev->fd, 0, want.seg_base);
+	err = user_file_reserve(dev->fd, 0, want.seg_base);
 	if (err)
 		goto fail;
 	err = group_map(dev, &want);
@@ -593,7 +399,7 @@ static int group_create(struct agile_dev *dev,
 	return 0;
 fail:
 	unlink(tmp);
-	group_unmap_close(dev);
+	user_group_unmap_close(dev);
 	return err;
 }
 
@@ -731,7 +537,7 @@ static void sweep_dead_groups(unsigned int own)
 	closedir(d);
 }
 
-static int user_group_join(struct agile_dev *dev,
+int user_group_join(struct agile_dev *dev,
 			   const struct agile_dev_group_opts *opts)
 {
 	unsigned int uid = (unsigned int)geteuid();
@@ -768,60 +574,7 @@ static int user_group_join(struct agile_dev *dev,
 	return err;
 }
 
-static void user_close(struct agile_dev *dev)
-{
-	if (dev->group) {
-		group_end(dev, true);
-		group_unmap_close(dev);
-	} else {
-		agile_dev_unmap_close(dev);
-	}
-	user_free(dev);
-}
 
-/* ---- sleeping and waking ---- */
-
-static int user_wake(struct agile_dev *dev, uint32_t slot)
-{
-	struct agile_doorbell *db = dev_doorbell(dev, slot);
-
-	/* Every sleeper re-checks its own condition (cmp may differ). */
-	if (user_futex(dev, &db->value, FUTEX_WAKE, INT_MAX, NULL, 0) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * One FUTEX_WAIT until woken, the word is not @seen, or @deadline_ns
- * (absolute CLOCK_MONOTONIC; 0: none): 0, -ETIMEDOUT, -EINTR or an errno.
- */
-static int futex_sleep(struct agile_dev *dev, struct agile_doorbell *db,
-		       uint32_t seen, uint64_t deadline_ns)
-{
-	struct timespec deadline = {
-		.tv_sec = (time_t)(deadline_ns / 1000000000ULL),
-		.tv_nsec = (long)(deadline_ns % 1000000000ULL),
-	};
-
-	/*
-	 * FUTEX_WAIT sleeps only while the word still holds @seen, checked
-	 * under the futex bucket lock FUTEX_WAKE takes: a store after our
-	 * re-read makes it return at once (EAGAIN).  BITSET for an absolute
-	 * CLOCK_MONOTONIC deadline.
-	 */
-	if (user_futex(dev, &db->value, FUTEX_WAIT_BITSET, seen,
-		       deadline_ns ? &deadline : NULL,
-		       FUTEX_BITSET_MATCH_ANY) < 0 &&
-	    errno != EAGAIN)
-		return -errno;
-	return 0;
-}
-
-/*
- * Is a look at the members' locks due (the last one, by any thread of the
- * context, a slice ago)?  Racy on purpose: two threads looking at once
- * cost a few system calls, never a missed death.
- */
 static bool scan_due(struct dev_user *u, uint64_t now)
 {
 	uint64_t last =
@@ -839,104 +592,19 @@ static bool scan_due(struct dev_user *u, uint64_t now)
  * costs no lock look-ups, and a member dead is seen within a slice or
  * two, however often the sleepers are woken.
  */
-static int group_sleep(struct agile_dev *dev, struct agile_doorbell *db,
+int user_group_sleep(struct agile_dev *dev, struct agile_doorbell *db,
 		       uint32_t seen, uint64_t deadline_ns)
 {
 	for (;;) {
 		uint64_t now = agile_mono_ns(), end = now + USER_GROUP_SLICE_NS;
 		bool last = deadline_ns && deadline_ns <= end;
-		int err = group_check(dev, scan_due(dev->user, now));
+		int err = user_group_check(dev, scan_due(dev->user, now));
 
 		if (err)
 			return err;
-		err = futex_sleep(dev, db, seen, last ? deadline_ns : end);
+		err = user_futex_sleep(dev, db, seen, last ? deadline_ns : end);
 		if (err != -ETIMEDOUT || last)
 			return err;
 	}
 }
 
-static int user_sleep(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
-		      uint32_t value, uint64_t deadline_ns)
-{
-	struct agile_doorbell *db = dev_doorbell(dev, slot);
-	uint32_t seen;
-	int err = 0;
-
-	__atomic_fetch_add(&db->sleepers, 1, __ATOMIC_RELAXED);
-	/*
-	 * The waiter's full fence: pairs with the signaller's fence in
-	 * wake_sleepers (dev.c), and in a group with group_end's.  Either
-	 * it reads our count and wakes us, or our re-read below sees its
-	 * store (the doorbell, or "ended" in group_check).
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
-	seen = doorbell_load_acquire(db);
-	if (!dev_cmp_holds(cmp, seen, value))
-		err = dev->group ? group_sleep(dev, db, seen, deadline_ns) :
-				   futex_sleep(dev, db, seen, deadline_ns);
-	__atomic_fetch_sub(&db->sleepers, 1, __ATOMIC_RELAXED);
-	return err;
-}
-
-/* ---- segments ---- */
-
-static int user_seg_create(struct agile_dev *dev, size_t bytes, uint32_t *id,
-			   uint64_t *offset, size_t *map_bytes)
-{
-	struct dev_user *u = dev->user;
-	struct user_seg_table *t = user_segs(u);
-	size_t pages = agile_dev_page_round(bytes);
-	uint32_t n;
-	int err;
-
-	if (!pages || bytes > AGILE_DEV_USER_MAX_SEGMENT_BYTES)
-		return -ENOSPC;
-	/* Another member may create one at the same time. */
-	if (dev->group)
-		gate_acquire(dev);
-	n = t->nr_segs;
-	err = -ENOSPC;
-	if (n >= AGILE_MAX_SEGMENTS)
-		goto out;
-	/* Zeroed pages: the file grows into a hole. */
-	err = file_reserve(dev->fd, u->seg_base + t->end, pages);
-	if (err)
-		goto out;
-	t->offset[n] = u->seg_base + t->end;
-	t->bytes[n] = bytes;
-	t->end += pages;
-	/* Release: pairs with the acquire in user_seg_find. */
-	__atomic_store_n(&t->nr_segs, n + 1, __ATOMIC_RELEASE);
-	*id = n;
-	*offset = t->offset[n];
-	*map_bytes = pages;
-out:
-	if (dev->group)
-		gate_release(dev);
-	return err;
-}
-
-static int user_seg_find(struct agile_dev *dev, uint32_t id, size_t bytes,
-			 uint64_t *offset, size_t *map_bytes)
-{
-	struct user_seg_table *t = user_segs(dev->user);
-
-	/* Acquire: pairs with the release in user_seg_create. */
-	if (id >= __atomic_load_n(&t->nr_segs, __ATOMIC_ACQUIRE) ||
-	    t->bytes[id] != bytes)
-		return -EINVAL;
-	*offset = t->offset[id];
-	*map_bytes = agile_dev_page_round(bytes);
-	return 0;
-}
-
-const struct dev_backend agile_dev_user = {
-	.name = "user",
-	.open = user_open,
-	.group_join = user_group_join,
-	.close = user_close,
-	.wake = user_wake,
-	.sleep = user_sleep,
-	.seg_create = user_seg_create,
-	.seg_find = user_seg_find,
-};

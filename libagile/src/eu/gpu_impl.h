@@ -8,7 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../gpu/agile_gpu.h"
+#include "../../gpu/agile_gpu.h"
+#include "kernels/kernels_impl.h"
+
+_Static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
+	       "agile_gpu_params.opcodes must cover every built-in kernel");
 
 /*
  * agile__gpu_status - 1 if a usable GPU is found, else 0; either way a
@@ -101,14 +105,5 @@ int agile__gpu_unmap(struct agile__gpu_eus *g, void *host);
  * register), or -EIO.  One caller per slot at a time.
  */
 int agile__gpu_run_once(struct agile__gpu_eus *g, uint32_t slot);
-
-/*
- * agile__kernels_builtin_opcodes - the opcode each built-in kernel
- * (AGILE_COMMON_*) has in @reg, 0 where it is not registered (or a
- * kernel of the same name is not the library's).  In kernels.c.
- */
-struct agile_kernels;
-void agile__kernels_builtin_opcodes(const struct agile_kernels *reg,
-				    uint32_t opcodes[AGILE_GPU_NR_COMMON]);
 
 #endif /* AGILE_GPU_IMPL_H */

@@ -5,8 +5,8 @@
  *
  * agile/coll.h's calls check their arguments (coll.c) and then dispatch
  * on coll->ops, so a scope implements only the collectives proper: the
- * threads and processes scopes (coll_shm.c) live in libagile, the machines
- * scope (coll_mpi.c) in libagile-mpi, which is why the helpers below are
+ * threads and processes scopes (shm.c) live in libagile, the machines
+ * scope (coll/mpi.c) in libagile-mpi, which is why the helpers below are
  * inline.
  */
 #ifndef AGILE_COLL_IMPL_H
@@ -92,7 +92,7 @@ uint64_t coll_spin_ns(uint64_t requested, uint32_t nr_members, long nr_cpus,
 /*
  * coll_mpi_overlapped - a machines-scope handle's count of network
  * receives that completed while the member was reducing another step's
- * data (the progress calls between reduce chunks, coll_mpi.c); 0 for a
+ * data (the progress calls between reduce chunks, coll/mpi.c); 0 for a
  * handle of another scope.  A white-box hook for the tests, in
  * libagile-mpi (which does not export it).
  */

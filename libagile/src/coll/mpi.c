@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * coll_mpi - coll's machines scope (agile/coll_mpi.h): the plans of
- * coll_plan.h over MPI point-to-point, hierarchical over nodes.
+ * mpi.c - coll's machines scope (agile/coll_mpi.h): the plans of
+ * plan.h over MPI point-to-point, hierarchical over nodes.
  *
  * Two parts:
  *
@@ -52,9 +52,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coll_impl.h"
-#include "coll_ops.h"
-#include "coll_plan.h"
+#include "coll/coll_impl.h"
+#include "coll/ops.h"
+#include "coll/plan.h"
+#include "transport/mpi.h"
 
 /* How long a member waits for its node's other members to join. */
 #define MPI_JOIN_TIMEOUT_NS (60ULL * 1000000000ULL)
@@ -85,7 +86,7 @@
  * @overlapped: network receives that completed while the member was
  *              reducing another step's data (coll_mpi_overlapped)
  * @block:      a hierarchical piece's result on its way through the network
- * @bounce:     the reducer's scratch (coll_ops.h)
+ * @bounce:     the reducer's scratch (ops.h)
  */
 struct coll_mpi {
 	struct agile_coll base;
@@ -164,23 +165,6 @@ struct net {
 	MPI_Request **req_of;
 	int *idx;
 };
-
-/* Are all @nr requests at @r complete (MPI_REQUEST_NULL)? */
-static bool reqs_null(const MPI_Request *r, uint32_t nr)
-{
-	for (uint32_t i = 0; i < nr; i++)
-		if (r[i] != MPI_REQUEST_NULL)
-			return false;
-	return true;
-}
-
-/* Complete @nr requests at @r; -EPROTO if MPI fails. */
-static int reqs_wait(MPI_Request *r, uint32_t nr)
-{
-	if (reqs_null(r, nr))
-		return 0;
-	return MPI_Waitall((int)nr, r, MPI_STATUSES_IGNORE) ? -EPROTO : 0;
-}
 
 /* Reduce in pieces of this many bytes, with MPI progress between them. */
 #define NET_REDUCE_CHUNK (64 * 1024)
@@ -263,13 +247,13 @@ static bool sends_written(const struct net *n, uint32_t k, uint32_t s)
 static int net_wait_readers(struct net *n, uint32_t s)
 {
 	for (uint32_t k = n->first_send; k < n->next_post; k++) {
-		if (!reqs_null(n->st[k].send, n->st[k].nr_send) &&
+		if (!mpi_reqs_null(n->st[k].send, n->st[k].nr_send) &&
 		    sends_written(n, k, s) &&
-		    reqs_wait(n->st[k].send, n->st[k].nr_send))
+		    mpi_reqs_wait(n->st[k].send, n->st[k].nr_send))
 			return -EPROTO;
 	}
 	while (n->first_send < n->next_post &&
-	       reqs_null(n->st[n->first_send].send,
+	       mpi_reqs_null(n->st[n->first_send].send,
 			 n->st[n->first_send].nr_send))
 		n->first_send++;
 	return 0;
@@ -430,7 +414,7 @@ static int net_complete(struct net *n, uint32_t s)
 	n->st[s].done = true;
 	while (n->first_undone < n->next_post && n->st[n->first_undone].done)
 		n->first_undone++;
-	err = reqs_wait(n->st[s].recv, n->st[s].nr_recv);
+	err = mpi_reqs_wait(n->st[s].recv, n->st[s].nr_recv);
 	if (err)
 		return err;
 	if (!has_local(n, st) && !n->st[s].staged)
@@ -570,8 +554,8 @@ static int net_run(struct coll_mpi *c, MPI_Comm comm,
 	}
 	/* Every request ends, even after an error, before the buffers go. */
 	for (uint32_t s = 0; s < n.next_post; s++) {
-		reqs_wait(n.st[s].recv, n.st[s].nr_recv);
-		if (reqs_wait(n.st[s].send, n.st[s].nr_send) && !err)
+		mpi_reqs_wait(n.st[s].recv, n.st[s].nr_recv);
+		if (mpi_reqs_wait(n.st[s].send, n.st[s].nr_send) && !err)
 			err = -EPROTO;
 	}
 	MPI_Type_free(&n.elem);
@@ -679,12 +663,7 @@ static bool node_only(const struct coll_mpi *c, enum agile_coll_op op)
 
 static int any_error(struct coll_mpi *c, int err)
 {
-	int worst = err;
-
-	/* The most negative errno wins; all members return the same. */
-	if (MPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, c->comm))
-		return err ? err : -EPROTO;
-	return worst;
+	return mpi_any_error(c->comm, err);
 }
 
 /*
@@ -785,7 +764,7 @@ static int hier_reduce(struct coll_mpi *c, const void *send, void *recv,
 
 /*
  * One node: the process scope's allreduce (@root < 0) or reduce; a vector
- * over max_bytes goes in pieces there (coll.c, in_pieces).
+ * over max_bytes goes in pieces there (node.c, in_pieces).
  */
 static int node_collective(struct coll_mpi *c, const void *send, void *recv,
 			   size_t count, enum agile_coll_type type,
@@ -917,69 +896,21 @@ static const struct coll_ops mpi_ops = {
 
 /* ---- set-up ---- */
 
-/* The test hook's node number, or -1 when not set (agile/coll_mpi.h). */
-static int node_override(void)
-{
-	const char *id = getenv("AGILE_COLL_NODE_ID");
-	char *end;
-	long v;
-
-	if (!id || !*id)
-		return -1;
-	v = strtol(id, &end, 10);
-	return *end || v < 0 || v >= INT_MAX >> 1 ? -1 : (int)v;
-}
-
-/* Split @c->comm into nodes; number them by their lowest rank. */
+/* Split @c->comm into nodes (transport/mpi.h). */
 static int split_nodes(struct coll_mpi *c)
 {
-	int id = node_override(), any, lowest, *lowest_of = NULL, err = 0;
+	struct mpi_nodes nodes;
+	int err = mpi_split_nodes(c->comm, c->rank, c->size, &nodes);
 
-	/* The hook in any member's environment splits them all (MPI_Comm_split
-	 * and _split_type are different collectives); a member without it is
-	 * a node of its own. */
-	if (MPI_Allreduce(&id, &any, 1, MPI_INT, MPI_MAX, c->comm))
-		return -EPROTO;
-	if (any >= 0) {
-		if (id < 0)
-			id = (INT_MAX >> 1) + c->rank;
-		if (MPI_Comm_split(c->comm, id, c->rank, &c->node_comm))
-			return -EPROTO;
-	} else if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank,
-				       MPI_INFO_NULL, &c->node_comm)) {
-		return -EPROTO;
-	}
-	MPI_Comm_set_errhandler(c->node_comm, MPI_ERRORS_RETURN);
-	if (MPI_Comm_rank(c->node_comm, &c->info.node_rank) ||
-	    MPI_Comm_size(c->node_comm, &c->info.node_size))
-		return -EPROTO;
-	/* A node's number: how many nodes have a lower lowest rank. */
-	lowest = c->rank;
-	lowest_of = malloc((size_t)c->size * sizeof(*lowest_of));
-	c->node_of = malloc((size_t)c->size * sizeof(*c->node_of));
-	if (!lowest_of || !c->node_of) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (MPI_Bcast(&lowest, 1, MPI_INT, 0, c->node_comm) ||
-	    MPI_Allgather(&lowest, 1, MPI_INT, lowest_of, 1, MPI_INT,
-			  c->comm)) {
-		err = -EPROTO;
-		goto out;
-	}
-	c->info.nr_nodes = 0;
-	for (int r = 0; r < c->size; r++) {
-		int node = 0;
-
-		c->info.nr_nodes += lowest_of[r] == r;
-		for (int k = 0; k < lowest_of[r]; k++)
-			node += lowest_of[k] == k;
-		c->node_of[r] = node;
-	}
-	c->info.node = c->node_of[c->rank];
-out:
-	free(lowest_of);
-	return err;
+	c->node_comm = nodes.node_comm;
+	c->node_of = nodes.node_of;
+	if (err)
+		return err;
+	c->info.node_rank = nodes.node_rank;
+	c->info.node_size = nodes.node_size;
+	c->info.nr_nodes = nodes.nr_nodes;
+	c->info.node = nodes.node;
+	return 0;
 }
 
 /*
@@ -1018,19 +949,10 @@ static int join_node(struct coll_mpi *c)
  */
 static int same_schedule(struct coll_mpi *c)
 {
-	int64_t v[8] = {
-		c->opts.segments,	 -(int64_t)c->opts.segments,
-		c->opts.interleaved,	 -(int64_t)c->opts.interleaved,
-		(int64_t)c->max_bytes,	 -(int64_t)c->max_bytes,
-		c->opts.user_commutative, -(int64_t)c->opts.user_commutative,
-	};
+	const int64_t v[] = { c->opts.segments, c->opts.interleaved,
+			      (int64_t)c->max_bytes, c->opts.user_commutative };
 
-	if (MPI_Allreduce(MPI_IN_PLACE, v, 8, MPI_INT64_T, MPI_MAX, c->comm))
-		return -EPROTO;
-	for (int i = 0; i < 8; i += 2)
-		if (v[i] != -v[i + 1])
-			return -EINVAL;
-	return 0;
+	return mpi_all_equal(c->comm, v, sizeof(v) / sizeof(v[0]));
 }
 
 static int check_opts(const struct agile_coll_opts *o)

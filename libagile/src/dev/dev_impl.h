@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dev_impl.h - what dev.c shares with its two backends (dev_kmod.c,
- * dev_user.c): the context and the backend operations.  Private.
+ * dev_impl.h - what dev.c shares with its two backends (dev/kmod.c,
+ * dev/user.c): the context and the backend operations.  Private.
  *
  * dev.c holds everything both backends do alike (the spin, the sleeper
  * count check, argument checks, counters, the segment table and every
@@ -63,7 +63,7 @@ struct dev_seg {
 	size_t map_bytes;
 };
 
-/* The user backend's own state (dev_user.c). */
+/* The user backend's own state (dev/user.c). */
 struct dev_user;
 
 struct agile_dev {
@@ -121,25 +121,6 @@ static inline struct agile_task_reg *dev_task_reg(const struct agile_dev *dev,
 {
 	return (struct agile_task_reg *)(dev->task_regs +
 					 (size_t)slot * dev->task_reg_size);
-}
-
-static inline bool dev_cmp_holds(uint32_t cmp, uint32_t left, uint32_t right)
-{
-	switch (cmp) {
-	case AGILE_CMP_EQ:
-		return left == right;
-	case AGILE_CMP_NE:
-		return left != right;
-	case AGILE_CMP_GE:
-		return left >= right;
-	case AGILE_CMP_LT:
-		return left < right;
-	case AGILE_CMP_GT:
-		return left > right;
-	case AGILE_CMP_LE:
-		return left <= right;
-	}
-	return false;
 }
 
 /*

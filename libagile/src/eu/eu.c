@@ -14,7 +14,7 @@
 #include <agile/error.h>
 #include <agile/eu.h>
 
-#include "gpu_impl.h"
+#include "eu/gpu_impl.h"
 #include "sys.h"
 
 #include <errno.h>

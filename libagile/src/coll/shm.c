@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * coll_shm.c - the collectives over shared memory: threads of a process
- * and processes of a node execute the plans of coll_plan.h here.
+ * shm.c - the collectives over shared memory: threads of a process
+ * and processes of a node execute the plans of plan.h here.
  *
  * PULL model.  Every member's SEND and WORK are readable by all (threads:
  * the caller's buffers, whose addresses each member publishes per
@@ -13,7 +13,7 @@
  * flat gather (processes) copies each block of the result from its holder
  * into the caller's recv.  One copy, no intermediate buffer.  A member
  * reads its own SEND where the caller has it; peers read a shared copy
- * (coll.c copies in only what they read).
+ * (node.c copies in only what they read).
  *
  * Progress is a sequence number per member in its doorbell (agile_dev
  * slot bank * size + rank): the plan's values 1 .. span, plus a base that
@@ -58,7 +58,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "coll_shm.h"
+#include "coll/shm.h"
+#include "transport/procs.h"
 #include "sys.h"
 
 /* Values stay below this: the kernel's comparison is unsigned. */
@@ -148,7 +149,7 @@ static int wait_all_bank(struct coll_shm *c, uint32_t value)
 	return 0;
 }
 
-/* Store COLL_POISON in both banks' words of this member (see coll_shm.h). */
+/* Store COLL_POISON in both banks' words of this member (see shm.h). */
 static void poison(struct coll_shm *c)
 {
 	uint32_t me = (uint32_t)c->base.rank;
@@ -211,20 +212,6 @@ static int begin(struct coll_shm *c, uint32_t span)
 	return err;
 }
 
-static uint64_t word_pair(const struct agile_doorbell *db, int word)
-{
-	return (uint64_t)__atomic_load_n(&db->user[word], __ATOMIC_RELAXED) |
-	       (uint64_t)__atomic_load_n(&db->user[word + 1], __ATOMIC_RELAXED)
-		       << 32;
-}
-
-static void set_word_pair(struct agile_doorbell *db, int word, uint64_t v)
-{
-	__atomic_store_n(&db->user[word], (uint32_t)v, __ATOMIC_RELAXED);
-	__atomic_store_n(&db->user[word + 1], (uint32_t)(v >> 32),
-			 __ATOMIC_RELAXED);
-}
-
 /* Make this call's descriptor known (before value 1). */
 static void publish_desc(struct coll_shm *c, const struct coll_desc *desc)
 {
@@ -239,7 +226,7 @@ static void publish_desc(struct coll_shm *c, const struct coll_desc *desc)
 	agile_dev_slot(c->dev, me, &db, NULL);
 	__atomic_store_n(&db->user[COLL_WORD_DESC], desc->what,
 			 __ATOMIC_RELAXED);
-	set_word_pair(db, COLL_WORD_COUNT, desc->count);
+	procs_set_word_pair(db, COLL_WORD_COUNT, desc->count);
 	__atomic_store_n(&db->user[COLL_WORD_ROOT], desc->root,
 			 __ATOMIC_RELAXED);
 }
@@ -256,10 +243,10 @@ static void publish_addrs(struct coll_shm *c, const void *send, void *work)
 		return;
 	}
 	agile_dev_slot(c->dev, me, &db, NULL);
-	set_word_pair(db, COLL_WORD_SEND,
+	procs_set_word_pair(db, COLL_WORD_SEND,
 		      send ? (uint64_t)((const char *)send - c->seg[me]) :
 			     UINT64_MAX);
-	set_word_pair(db, COLL_WORD_WORK,
+	procs_set_word_pair(db, COLL_WORD_WORK,
 		      work ? (uint64_t)((char *)work - c->seg[me]) :
 			     UINT64_MAX);
 }
@@ -290,11 +277,11 @@ static int resolve(struct coll_shm *c, uint32_t q)
 		agile_dev_slot(c->dev, q, &db, NULL);
 		d.what = __atomic_load_n(&db->user[COLL_WORD_DESC],
 					 __ATOMIC_RELAXED);
-		d.count = word_pair(db, COLL_WORD_COUNT);
+		d.count = procs_word_pair(db, COLL_WORD_COUNT);
 		d.root = __atomic_load_n(&db->user[COLL_WORD_ROOT],
 					 __ATOMIC_RELAXED);
-		s = word_pair(db, COLL_WORD_SEND);
-		w = word_pair(db, COLL_WORD_WORK);
+		s = procs_word_pair(db, COLL_WORD_SEND);
+		w = procs_word_pair(db, COLL_WORD_WORK);
 		c->peer_send[q] = s < c->seg_bytes ? c->seg[q] + s : NULL;
 		c->peer_work[q] = w < c->seg_bytes ? c->seg[q] + w : NULL;
 	}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * coll_plan.h - the collectives' schedule, independent of any transport
+ * plan.h - the collectives' schedule, independent of any transport
  * (seed 001).  Private to libagile; the shared-memory transport
- * (coll_shm.c: threads and processes) and the MPI transport execute the
+ * (shm.c: threads and processes) and the MPI transport execute the
  * same plans.
  *
  * A plan is one member's list of steps for one collective.  Everything is

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * coll_shm.h - the shared-memory transport of the collectives (coll_shm.c)
+ * shm.h - the shared-memory transport of the collectives (shm.c)
  * and the handle of the two scopes that use it: threads of a process and
  * processes of a node (coll.c).  Private.
  */
@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "coll_impl.h"
-#include "coll_ops.h"
-#include "coll_plan.h"
+#include "coll/coll_impl.h"
+#include "coll/ops.h"
+#include "coll/plan.h"
 
 enum coll_scope {
 	COLL_SCOPE_THREADS = 0,
@@ -68,14 +68,14 @@ struct coll_shm_addrs {
  * segment, in the user words of its doorbell line (slot = rank).  The
  * words set at join are in the line of the member's join index
  * (agile_dev_member), read by the others before the join's last
- * rendezvous; from then on lines are indexed by rank (coll.c).
+ * rendezvous; from then on lines are indexed by rank (procs.c).
  */
 enum {
 	COLL_WORD_SEG_ID = 0, /* the segment's id (set at join) */
 	COLL_WORD_SEG_BYTES = 1, /* its size, two words (low first) */
 	COLL_WORD_SEND = 3, /* SEND's offset, two words */
 	COLL_WORD_WORK = 5, /* WORK's offset, two words */
-	COLL_WORD_SCHEDULE = 7, /* schedule_word() of coll.c (set at join) */
+	COLL_WORD_SCHEDULE = 7, /* schedule_word() of procs.c (set at join) */
 	COLL_WORD_ORDER = 8, /* agile_coll_opts.order (set at join) */
 	COLL_WORD_DESC = 10, /* the call's coll_desc.what */
 	COLL_WORD_COUNT = 11, /* its count, two words */
@@ -154,7 +154,7 @@ struct coll_shm {
 	uint32_t nr_heap, cap_heap;
 };
 
-/* The ops of each scope (coll.c). */
+/* The ops of each scope (threads.c, procs.c). */
 extern const struct coll_ops coll_threads_ops;
 extern const struct coll_ops coll_procs_ops;
 
@@ -197,5 +197,37 @@ void coll_shm_release(struct coll_shm *c);
 
 /* coll_shm_init - the transport's part of a new handle; 0 or -ENOMEM. */
 int coll_shm_init(struct coll_shm *c);
+
+
+static inline struct coll_shm *to_shm(struct agile_coll *coll)
+{
+	return (struct coll_shm *)coll;
+}
+
+/* coll.c: the options every scope takes, and the CPUs this thread may use. */
+int coll_take_opts(const struct agile_coll_opts *opts,
+		     struct agile_coll_opts *out);
+long coll_affinity_cpus(void);
+
+/*
+ * node.c: the collectives of both shared-memory scopes (their coll_ops)
+ * and agile_coll_alloc's heap in a member's segment.
+ */
+int coll_node_allreduce(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type,
+			 enum agile_coll_op op);
+int coll_node_reduce(struct agile_coll *coll, const void *send, void *recv,
+		      size_t count, enum agile_coll_type type,
+		      enum agile_coll_op op, uint32_t root);
+int coll_node_reduce_scatter(struct agile_coll *coll, const void *send,
+			      void *recv, size_t recv_count,
+			      enum agile_coll_type type, enum agile_coll_op op);
+int coll_node_allgather(struct agile_coll *coll, const void *send, void *recv,
+			 size_t count, enum agile_coll_type type);
+int coll_node_barrier(struct agile_coll *coll);
+agile_coll_user_fn coll_node_user_fn(const struct agile_coll *coll);
+int coll_node_error(const struct agile_coll *coll);
+void *coll_heap_alloc(struct agile_coll *coll, size_t bytes);
+bool coll_heap_free(struct agile_coll *coll, void *ptr);
 
 #endif /* AGILE_COLL_SHM_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * coll_ops.h - the collectives' reduce kernels (coll_ops.c).  Private.
+ * ops.h - the collectives' reduce kernels (ops.c).  Private.
  *
  * One call reduces a run: dst[i] = left[i] (op) right[i].  The built-in
  * ops are tight loops over restrict pointers that the compiler vectorises;

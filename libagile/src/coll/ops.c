@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * coll_ops.c - reduce kernels for the collectives: sum, min, max and prod
+ * ops.c - reduce kernels for the collectives: sum, min, max and prod
  * over int32, int64, float, double, float16 and bfloat16, and the user
  * callback.
  *
@@ -19,7 +19,7 @@
  *    the reduction order; +0 and -0 compare equal and either may come out;
  *  - float sum and prod are per-element commutative (a + b == b + a
  *    exactly), so the built-ins never need the operands' order; the order
- *    of association follows the schedule (coll_plan.h), the same on every
+ *    of association follows the schedule (plan.h), the same on every
  *    member, and every member gets bit-identical results;
  *  - float16 and bfloat16 (uint16_t bit patterns) are widened to float,
  *    reduced there and rounded back to nearest even.  float's 24-bit
@@ -42,7 +42,7 @@
 #define COLL_X86_16 1
 #endif
 
-#include "coll_ops.h"
+#include "coll/ops.h"
 
 /*
  * Runs of at least this many bytes are written with non-temporal stores
@@ -429,7 +429,7 @@ int coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
  * same block of left and right was read, so dst may be left or right.
  * The closing sfence orders the streamed stores before whatever the
  * caller stores next: the release store that publishes the result
- * (coll_shm.c) would not order them on its own.
+ * (shm.c) would not order them on its own.
  */
 static void reduce_streaming(const struct coll_reducer *rd, char *dst,
 			     const char *left, const char *right, size_t count)

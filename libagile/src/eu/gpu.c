@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include <agile/gpu.h>
 
-#include "gpu_impl.h"
+#include "eu/gpu_impl.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -23,8 +23,7 @@
  * The phase functions CPU and GPU execution units share (axpy, the
  * matrix-list multiply): compiled here too, so the C build checks them.
  */
-#include "../gpu/kernels_common.h"
-#include "gpu_impl.h"
+#include "kernels/kernels_impl.h"
 
 /* Alignment of each lane's state (max_align_t) and of the shared memory. */
 #define STATE_ALIGN 16
@@ -204,7 +203,7 @@ int agile_kernels_find(const struct agile_kernels *reg, const char *name,
 
 /*
  * The built-in kernels, indexed by AGILE_COMMON_*: the phase functions of
- * kernels_common.h, so the GPU code has them too.  A registry entry is
+ * kernels_body.h, so the GPU code has them too.  A registry entry is
  * one of these when its name and first phase function match: the address
  * of this file's copy of the phase is what a user's kernel cannot have.
  */
@@ -221,9 +220,6 @@ static const struct agile_kernel builtins[AGILE_COMMON_NR] = {
 		.phases = matlist_phases,
 		.state_size = sizeof(struct agile_matlist_state) },
 };
-
-_Static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
-	       "agile_gpu_params.opcodes must cover every built-in kernel");
 
 /* Whether @k is built-in @id as the library registered it. */
 static bool is_builtin(const struct agile_kernel *k, int id)
@@ -254,7 +250,7 @@ int agile_kernels_register_builtins(struct agile_kernels *reg)
 }
 
 void agile__kernels_builtin_opcodes(const struct agile_kernels *reg,
-				    uint32_t opcodes[AGILE_GPU_NR_COMMON])
+				    uint32_t opcodes[AGILE_COMMON_NR])
 {
 	for (int id = 0; id < AGILE_COMMON_NR; id++) {
 		const struct agile_kernel *k;

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dev_impl.h"
+#include "dev/dev_impl.h"
 #include "sys.h"
 
 /* A spinning wait reads the clock once every this many polls. */
@@ -387,7 +387,7 @@ static int wake_sleepers(struct agile_dev *dev, uint32_t slot,
 	 * The signaller's full fence: it orders our doorbell store before
 	 * the sleeper count load, and pairs with the waiter's fence between
 	 * raising the count and re-reading the doorbell (set_current_state
-	 * in the module's agile_wait_sleep; user_sleep in dev_user.c).
+	 * in the module's agile_wait_sleep; user_sleep in dev/user.c).
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (dev->sleeper_count &&
@@ -452,8 +452,9 @@ int agile_dev_wait(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
  * Poll the doorbell up to @polls times, a pause before each look; true
  * when the condition holds, with *seen the value (read with acquire: it
  * pairs with the release store of the signaller).  The comparison is
- * hoisted out of the loop, so each poll is a load, a compare and a branch,
- * as in a hand-written spin.
+ * hoisted out of the loop: each case gives agile_cmp_holds (the ABI's
+ * one definition) a constant AGILE_CMP_*, which the compiler folds, so
+ * each poll is a load, a compare and a branch, as in a hand-written spin.
  */
 #define POLL_UNTIL(COND)                                   \
 	do {                                               \
@@ -472,22 +473,22 @@ static bool poll_batch(const struct agile_doorbell *db, uint32_t cmp,
 
 	switch (cmp) {
 	case AGILE_CMP_EQ:
-		POLL_UNTIL(v == value);
+		POLL_UNTIL(agile_cmp_holds(AGILE_CMP_EQ, v, value));
 		break;
 	case AGILE_CMP_NE:
-		POLL_UNTIL(v != value);
+		POLL_UNTIL(agile_cmp_holds(AGILE_CMP_NE, v, value));
 		break;
 	case AGILE_CMP_GE:
-		POLL_UNTIL(v >= value);
+		POLL_UNTIL(agile_cmp_holds(AGILE_CMP_GE, v, value));
 		break;
 	case AGILE_CMP_LT:
-		POLL_UNTIL(v < value);
+		POLL_UNTIL(agile_cmp_holds(AGILE_CMP_LT, v, value));
 		break;
 	case AGILE_CMP_GT:
-		POLL_UNTIL(v > value);
+		POLL_UNTIL(agile_cmp_holds(AGILE_CMP_GT, v, value));
 		break;
 	case AGILE_CMP_LE:
-		POLL_UNTIL(v <= value);
+		POLL_UNTIL(agile_cmp_holds(AGILE_CMP_LE, v, value));
 		break;
 	}
 	*seen = v;
@@ -541,7 +542,7 @@ int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 	db = dev_doorbell(dev, slot);
 	/* Acquire: pairs with the release store of the signaller. */
 	seen = doorbell_load_acquire(db);
-	if (dev_cmp_holds(cmp, seen, value))
+	if (agile_cmp_holds(cmp, seen, value))
 		goto out;
 	err = -ETIMEDOUT;
 	if (!timeout_ns)
@@ -563,7 +564,7 @@ int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 		err = dev->ops->sleep(dev, slot, cmp, value, deadline);
 		/* Acquire: pairs with the release store of the signaller. */
 		seen = doorbell_load_acquire(db);
-		if (dev_cmp_holds(cmp, seen, value))
+		if (agile_cmp_holds(cmp, seen, value))
 			goto out;
 		/*
 		 * -EPIPE (the group ended) and other errors end the wait;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * dev_kmod.c - the kmod backend of the doorbell layer: a context of
+ * dev/kmod.c - the kmod backend of the doorbell layer: a context of
  * /dev/agile, its two areas mapped, waits in AGILE_FENCE_WAIT and wake-ups
  * through AGILE_FENCE_SIGNAL.  The module keeps agile_doorbell.sleepers.
  * A group is AGILE_IOC_GROUP_JOIN instead of CTX_INIT, with the same
@@ -15,7 +15,7 @@
 
 #include <agile/error.h>
 
-#include "dev_impl.h"
+#include "dev/dev_impl.h"
 
 /*
  * Open the node and check the module's INFO: the ABI, and @feature

@@ -1,23 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kernels_common.h - phase functions shared by CPU and GPU execution units
+ * kernels_body.h - the built-in kernels' bodies, for CPU and GPU alike
  *
  * Kernels written once (agile/kernels.h: barrier-separated phases) and
  * compiled twice: into the C library, where the seed-004 lane loops of
  * agile_kernels_run drive them on CPU EUs, and into the persistent GPU
- * kernel (persistent.cu), where each lane is a GPU thread and the barrier
+ * kernel (libagile/gpu/persistent.cu) and its CPU stand-in
+ * (selftests/libagile/gpu-mock.c), where each lane is a GPU thread and the barrier
  * between phases is the work-group barrier.  Everything here is static
  * inline and AGILE_LANE_FN (__device__ under hipcc/nvcc), calls no library
  * function and keeps no static storage.
  *
  * AGILE_COMMON_* numbers the kernels in this file: the GPU's opcode switch
  * is over these, and the host tells the GPU which registry opcode each one
- * was given (struct agile_gpu_params.opcodes).
+ * was given (struct agile_gpu_params.opcodes); agile_task_decide is the
+ * one place a GPU EU (or its stand-in) turns a task register into a
+ * kernel and a number of lanes.
  */
-#ifndef AGILE_GPU_KERNELS_COMMON_H
-#define AGILE_GPU_KERNELS_COMMON_H
+#ifndef AGILE_KERNELS_BODY_H
+#define AGILE_KERNELS_BODY_H
 
+#include <agile/error.h>
 #include <agile/kernels.h>
+#include <linux/agile.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -157,4 +162,58 @@ static inline AGILE_LANE_FN int agile_common_phase(uint32_t id, uint32_t phase,
 	}
 }
 
-#endif /* AGILE_GPU_KERNELS_COMMON_H */
+/* agile_task_decision.error_lane when no lane is to blame (AGILE_EU_NO_LANE). */
+#define AGILE_TASK_NO_LANE UINT32_MAX
+/* agile_task_decision.kernel: nothing to run. */
+#define AGILE_TASK_NO_KERNEL UINT32_MAX
+
+/**
+ * struct agile_task_decision - what a GPU EU runs for one task register
+ * @quit:       the task is AGILE_OP_DISCONNECT: leave the persistent loop
+ * @kernel:     the AGILE_COMMON_* kernel, or AGILE_TASK_NO_KERNEL
+ * @parts:      lanes that run it (0 with no kernel)
+ * @error:      -AGILE_E_OPCODE (no built-in kernel has the opcode),
+ *              -EINVAL (0 parts, or more than the EU or the kernel has
+ *              lanes for), else 0
+ * @error_lane: AGILE_TASK_NO_LANE when @error is set here, else 0
+ */
+struct agile_task_decision {
+	uint32_t quit, kernel, parts, error_lane;
+	int error;
+};
+
+/*
+ * Seed 004, steps 614-618: read the task, choose the kernel and the lanes.
+ * @opcodes: the registry opcode of each AGILE_COMMON_* kernel (0: absent);
+ * @nr_lanes: lanes the EU has.
+ */
+static inline AGILE_LANE_FN void
+agile_task_decide(const uint32_t opcodes[AGILE_COMMON_NR], uint32_t nr_lanes,
+		  const struct agile_task_reg *reg,
+		  struct agile_task_decision *d)
+{
+	uint32_t op = reg->opcode, parts = reg->nr_parts;
+	uint32_t kernel = AGILE_TASK_NO_KERNEL;
+
+	d->error = 0;
+	d->error_lane = 0;
+	d->quit = op == AGILE_OP_DISCONNECT;
+	if (!d->quit) {
+		for (uint32_t i = 0; i < AGILE_COMMON_NR; i++)
+			if (opcodes[i] && opcodes[i] == op)
+				kernel = i;
+		if (kernel == AGILE_TASK_NO_KERNEL) {
+			d->error = -AGILE_E_OPCODE;
+		} else if (!parts || parts > nr_lanes ||
+			   parts > agile_common_max_lanes(kernel)) {
+			d->error = -EINVAL;
+			kernel = AGILE_TASK_NO_KERNEL;
+		}
+		if (d->error)
+			d->error_lane = AGILE_TASK_NO_LANE;
+	}
+	d->kernel = kernel;
+	d->parts = kernel == AGILE_TASK_NO_KERNEL ? 0 : parts;
+}
+
+#endif /* AGILE_KERNELS_BODY_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * coll_plan.c - the collectives' schedule (seed 001), transport-free.
+ * plan.c - the collectives' schedule (seed 001), transport-free.
  *
- * The schedule itself is described in coll_plan.h.  How it is computed:
+ * The schedule itself is described in plan.h.  How it is computed:
  *
  * Units and positions.  The vector is cut into nr_lanes x p units (one
  * lane, or M lanes when interleaved), laid out lane by lane, and within a
@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_plan.h"
+#include "coll/plan.h"
 
 /* Most halving rounds: log2 of AGILE_COLL_PLAN_MAX_MEMBERS. */
 #define MAX_ROUNDS 10

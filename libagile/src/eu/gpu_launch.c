@@ -37,8 +37,8 @@
 #define _GNU_SOURCE
 #include <agile/eu.h>
 
-#include "gpu_impl.h"
-#include "gpu_runtime.h"
+#include "eu/gpu_impl.h"
+#include "eu/gpu_runtime.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: MIT
+/*
+ * steal.c - the work-stealing core (seed 002, process 500b): spawn
+ * and sync slow paths, publishing, stealing, leapfrogging, the idle loop.
+ * The layout of a worker's frames is in sched_impl.h.
+ */
+#define _GNU_SOURCE
+#include <agile/sched.h>
+
+#include <assert.h>
+#include <errno.h>
+#ifndef AGILE_NO_HWLOC
+#include <hwloc.h>
+#include <hwloc/glibc-sched.h>
+#endif
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sched/sched_impl.h"
+#include "sys.h"
+
+_Thread_local struct worker *sched_current_worker;
+
+static inline uint64_t next_random(struct worker *w)
+{
+	/* xorshift64* */
+	w->rng ^= w->rng >> 12;
+	w->rng ^= w->rng << 25;
+	w->rng ^= w->rng >> 27;
+	return w->rng * 0x2545f4914f6cdd1dULL;
+}
+
+static void run_in(struct worker *w, struct agile_frame *f,
+		   struct agile_run *run)
+{
+	struct agile_run *saved = w->run;
+
+	w->run = run;
+	f->fn(&w->pub, f);
+	w->run = saved;
+}
+
+/* Wake one sleeping worker, if there is one, after making work visible. */
+static void wake_one(struct agile_sched *s)
+{
+	/*
+	 * Pairs with the fence in sleep_idle: either that sleeper sees the
+	 * work made visible before this fence, or this load sees it counted.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&s->nr_sleepers, memory_order_relaxed) > 0) {
+		atomic_fetch_add_explicit(&s->wake_seq, 1, memory_order_release);
+		agile_futex(&s->wake_seq, FUTEX_WAKE, 1, NULL, 0);
+	}
+}
+
+void sched_wake_all(struct agile_sched *s)
+{
+	atomic_fetch_add_explicit(&s->wake_seq, 1, memory_order_seq_cst);
+	agile_futex(&s->wake_seq, FUTEX_WAKE, INT32_MAX, NULL, 0);
+}
+
+static void ask_for_work(struct worker *victim)
+{
+	/* Load first: the flag's line stays shared while it is already up. */
+	if (!atomic_load_explicit(&victim->pub.hungry, memory_order_relaxed))
+		atomic_store_explicit(&victim->pub.hungry, 1, memory_order_relaxed);
+}
+
+static struct agile_frame *steal_from(struct worker *victim)
+{
+	void *x = agile_deque_steal(&victim->deque);
+
+	if (x == AGILE_DEQUE_ABORT)
+		return NULL;
+	if (!x)
+		ask_for_work(victim);
+	return x;
+}
+
+static struct agile_frame *steal_random(struct worker *w)
+{
+	struct agile_sched *s = w->sched;
+	uint32_t n = s->nr_workers, start, k;
+
+	if (n < 2)
+		return NULL;
+	start = (uint32_t)(next_random(w) % n);
+	for (k = 0; k < n; k++) {
+		uint32_t v = (start + k) % n;
+		struct agile_frame *f;
+
+		if (v == w->index)
+			continue;
+		f = steal_from(s->workers[v]);
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
+/* Run a frame taken from another worker's deque, in place. */
+static void run_stolen(struct worker *w, struct agile_frame *f)
+{
+	agile__count(&w->nr_steals);
+	/* There may be more where this came from: pass the wake-up on. */
+	if (atomic_load_explicit(&w->sched->nr_sleepers, memory_order_relaxed))
+		wake_one(w->sched);
+	atomic_store_explicit(&f->thief, &w->pub, memory_order_relaxed);
+	run_in(w, f, f->run);
+	/* Release: the result is visible before FRAME_DONE (acquire in wait_stolen). */
+	if (atomic_exchange_explicit(&f->state, FRAME_DONE,
+				     memory_order_release) == FRAME_SLEEPER)
+		agile_futex(&f->state, FUTEX_WAKE, 1, NULL, 0);
+}
+
+static void spin_pause(void)
+{
+	for (int i = 0; i < SPIN_PAUSES; i++)
+		agile_cpu_relax();
+}
+
+/*
+ * One more idle round (*@idle counts them, up to the first sleep): a
+ * pause for SPIN_ROUNDS rounds, then a sched_yield for YIELD_ROUNDS.
+ * Returns false when it is time to sleep instead.
+ */
+static bool back_off(unsigned int *idle)
+{
+	if (*idle < SPIN_ROUNDS + YIELD_ROUNDS)
+		(*idle)++;
+	if (*idle < SPIN_ROUNDS) {
+		spin_pause();
+		return true;
+	}
+	if (*idle < SPIN_ROUNDS + YIELD_ROUNDS) {
+		sched_yield();
+		return true;
+	}
+	return false;
+}
+
+/* The owner of stolen frame @f helps until the thief is done with it. */
+static void wait_stolen(struct worker *w, struct agile_frame *f)
+{
+	const struct timespec nap = { .tv_nsec = WAIT_SLEEP_NS };
+	unsigned int idle = 0;
+
+	/* Acquire pairs with the release exchange in run_stolen. */
+	while (atomic_load_explicit(&f->state, memory_order_acquire) !=
+	       FRAME_DONE) {
+		struct agile_worker *thief =
+			atomic_load_explicit(&f->thief, memory_order_relaxed);
+		struct agile_frame *g = NULL;
+		uint32_t state = FRAME_PUBLIC;
+
+		/* Leapfrogging: the thief's frames descend from @f. */
+		if (thief)
+			g = steal_from(to_worker(thief));
+		if (g) {
+			agile__count(&w->nr_leaps);
+			run_stolen(w, g);
+			idle = 0;
+			continue;
+		}
+		if (idle >= LEAP_TRIES && w->random_nest < MAX_RANDOM_NEST) {
+			g = steal_random(w);
+			if (g) {
+				agile__count(&w->nr_leaps);
+				w->random_nest++;
+				run_stolen(w, g);
+				w->random_nest--;
+				idle = 0;
+				continue;
+			}
+		}
+		if (back_off(&idle))
+			continue;
+		if (atomic_compare_exchange_strong(&f->state, &state,
+						   FRAME_SLEEPER) ||
+		    state == FRAME_SLEEPER) {
+			/*
+			 * The thief's exchange sees FRAME_SLEEPER and wakes
+			 * us; the nap's timeout is for looking for other
+			 * work now and then, and then napping again.
+			 */
+			agile_futex(&f->state, FUTEX_WAIT, FRAME_SLEEPER, &nap,
+				    0);
+			idle = SPIN_ROUNDS + YIELD_ROUNDS - 1;
+		}
+	}
+}
+
+/* Mark @f published in @w's current run and push it; 0 or -ENOMEM. */
+static int publish_frame(struct worker *w, struct agile_frame *f)
+{
+	f->run = w->run;
+	atomic_store_explicit(&f->thief, NULL, memory_order_relaxed);
+	atomic_store_explicit(&f->state, FRAME_PUBLIC, memory_order_relaxed);
+	/* The push's release store makes these and the task visible. */
+	return agile_deque_push(&w->deque, f);
+}
+
+void agile__publish(struct agile_worker *aw)
+{
+	struct worker *w = to_worker(aw);
+	union agile_frame_slot *split = aw->split;
+	size_t nr = (size_t)((aw->sp - split) + 1) / 2, i;
+
+	atomic_store_explicit(&aw->hungry, 0, memory_order_relaxed);
+	/* Spilled frames are never published (the spawn path keeps out). */
+	if (w->side_depth || w->side_lost)
+		return;
+	for (i = 0; i < nr; i++)
+		if (publish_frame(w, &split[i].hdr))
+			break;
+	aw->split = split + i;
+	if (i) {
+		agile__count(&w->nr_publishes);
+		wake_one(w->sched);
+	}
+}
+
+/*
+ * Before a nested run switches w->run, publish every private frame, so a
+ * frame is always published with the run it was spawned in (see
+ * publish_frame).  0 or -ENOMEM.
+ */
+static int publish_all(struct worker *w)
+{
+	struct agile_worker *aw = &w->pub;
+	union agile_frame_slot *slot;
+
+	/* Spilled: nothing is published until the spill is synced. */
+	if (w->side_depth || w->side_lost)
+		return 0;
+	for (slot = aw->split; slot < aw->sp; slot++) {
+		if (publish_frame(w, &slot->hdr)) {
+			aw->split = slot;
+			return -ENOMEM;
+		}
+	}
+	if (aw->split != aw->sp) {
+		aw->split = aw->sp;
+		agile__count(&w->nr_publishes);
+		wake_one(w->sched);
+	}
+	return 0;
+}
+
+static void leave_spill_if_empty(struct worker *w)
+{
+	if (!w->side_depth && !w->side_lost)
+		w->pub.split = w->split_saved;
+}
+
+static void spawn_spill(struct worker *w, const struct agile_frame *f,
+			size_t size)
+{
+	struct agile_worker *aw = &w->pub;
+
+	if (!w->side_depth && !w->side_lost) {
+		w->split_saved = aw->split;
+		aw->split = w->frames_end;
+	}
+	if (!w->side_lost && w->side_depth == w->side_cap) {
+		size_t cap = w->side_cap ? 2 * w->side_cap : 64;
+		void *side = NULL;
+
+		if (!posix_memalign(&side, _Alignof(union agile_frame_slot),
+				    cap * sizeof(*w->side))) {
+			if (w->side_depth)
+				memcpy(side, w->side,
+				       w->side_depth * sizeof(*w->side));
+			free(w->side);
+			w->side = side;
+			w->side_cap = cap;
+		}
+	}
+	if (w->side_lost || w->side_depth == w->side_cap) {
+		/* Keep spawn and sync paired; the run reports the loss. */
+		w->side_lost++;
+		agile_sched_fail(aw, -ENOMEM);
+		return;
+	}
+	memcpy(&w->side[w->side_depth++], f, size);
+	agile__count(&aw->nr_spawns);
+}
+
+void agile__spawn_slow(struct agile_worker *aw, const struct agile_frame *f,
+		       size_t size)
+{
+	struct worker *w = to_worker(aw);
+	union agile_frame_slot *slot = aw->sp;
+
+	if (slot == w->frames_end) {
+		spawn_spill(w, f, size);
+		return;
+	}
+	/* A shallow frame: published at once, with any private ones below. */
+	memcpy(slot, f, size);
+	aw->sp = slot + 1;
+	agile__count(&aw->nr_spawns);
+	atomic_store_explicit(&aw->hungry, 0, memory_order_relaxed);
+	publish_all(w);
+}
+
+struct agile_frame *agile__sync_slow(struct agile_worker *aw,
+				     struct agile_frame *scratch, size_t size)
+{
+	struct worker *w = to_worker(aw);
+	union agile_frame_slot *slot;
+	struct agile_frame *f;
+	void *x;
+
+	if (w->side_lost) {
+		w->side_lost--;
+		leave_spill_if_empty(w);
+		memset(scratch, 0, size);
+		return scratch;
+	}
+	if (w->side_depth) {
+		/* Copied out: the side stack may move while the task runs. */
+		memcpy(scratch, &w->side[--w->side_depth], size);
+		leave_spill_if_empty(w);
+		scratch->fn(aw, scratch);
+		return scratch;
+	}
+
+	/* A published frame: sp - 1 == split - 1, the deque's bottom item. */
+	slot = aw->sp - 1;
+	f = &slot->hdr;
+	x = agile_deque_take(&w->deque);
+	assert(x == f || x == NULL);
+	/* The frame stays reserved (sp above it) while it runs or is waited on. */
+	aw->split = aw->sp;
+	if (x)
+		f->fn(aw, f);
+	else
+		wait_stolen(w, f);
+	aw->sp = slot;
+	aw->split = slot;
+	return f;
+}
+
+int agile_sched_fail(struct agile_worker *aw, int err)
+{
+	struct worker *w = to_worker(aw);
+	int none = 0;
+
+	if (!aw || err >= 0)
+		return -EINVAL;
+	if (w->run)
+		atomic_compare_exchange_strong(&w->run->error, &none, err);
+	return 0;
+}
+
+int agile_sched_failed(const struct agile_worker *aw)
+{
+	const struct worker *w = (const struct worker *)aw;
+
+	if (!aw)
+		return -EINVAL;
+	return w->run ? atomic_load_explicit(&w->run->error,
+					     memory_order_relaxed)
+		      : 0;
+}
+
+int agile_sched_worker_index(const struct agile_worker *aw)
+{
+	return aw ? (int)((const struct worker *)aw)->index : -EINVAL;
+}
+
+struct agile_worker *agile_sched_worker_self(void)
+{
+	return sched_current_worker ? &sched_current_worker->pub : NULL;
+}
+
+static void wait_helping(struct worker *w, _Atomic uint32_t *done);
+
+int agile__run_frame(struct agile_sched *s, struct agile_frame *f)
+{
+	struct worker *w = sched_current_worker;
+	struct agile_run run;
+	int err;
+
+	if (!s || !f)
+		return -EINVAL;
+	atomic_init(&run.error, 0);
+	atomic_init(&run.done, 0);
+	run.root = f;
+	run.next = NULL;
+
+	if (w && w->sched == s) {
+		/* Nested: run it here, with its own error. */
+		err = publish_all(w);
+		if (err)
+			return err;
+		run_in(w, f, &run);
+		return atomic_load_explicit(&run.error, memory_order_relaxed);
+	}
+
+	/* Pairs with agile_sched_destroy: it sees nr_active, or we see closing. */
+	atomic_fetch_add(&s->nr_active, 1);
+	if (atomic_load(&s->closing)) {
+		atomic_fetch_sub(&s->nr_active, 1);
+		return -ESHUTDOWN;
+	}
+	pthread_mutex_lock(&s->lock);
+	*s->roots_tail = &run;
+	s->roots_tail = &run.next;
+	atomic_fetch_add_explicit(&s->nr_roots, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&s->lock);
+	wake_one(s);
+
+	if (w) {
+		/* A worker of another pool: it works for its own meanwhile. */
+		wait_helping(w, &run.done);
+	} else {
+		/* Acquire pairs with the release store in run_root. */
+		while (!atomic_load_explicit(&run.done, memory_order_acquire))
+			agile_futex(&run.done, FUTEX_WAIT, 0, NULL, 0);
+	}
+	return atomic_load_explicit(&run.error, memory_order_relaxed);
+}
+
+static struct agile_run *pop_root(struct agile_sched *s)
+{
+	struct agile_run *r;
+
+	pthread_mutex_lock(&s->lock);
+	r = s->roots_head;
+	if (r) {
+		s->roots_head = r->next;
+		if (!s->roots_head)
+			s->roots_tail = &s->roots_head;
+		atomic_fetch_sub_explicit(&s->nr_roots, 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static void run_root(struct worker *w, struct agile_run *r)
+{
+	struct agile_sched *s = w->sched;
+
+	agile__count(&w->nr_roots);
+	/* A new run will have work to share: start waking a helper now. */
+	if (atomic_load_explicit(&s->nr_sleepers, memory_order_relaxed))
+		wake_one(s);
+	run_in(w, r->root, r);
+	/* Every spawn of the root was synced: the run is over. */
+	atomic_fetch_sub(&s->nr_active, 1);
+	atomic_store_explicit(&r->done, 1, memory_order_release);
+	/* @r may be gone now; a wake on its old address is harmless. */
+	agile_futex(&r->done, FUTEX_WAKE, 1, NULL, 0);
+}
+
+/*
+ * What an idle worker @w of @s does: a run queued on @s, else a task
+ * stolen from another worker.  Returns true when it ran one.
+ */
+static bool run_some_work(struct worker *w, struct agile_sched *s)
+{
+	struct agile_frame *f;
+
+	if (atomic_load_explicit(&s->nr_roots, memory_order_relaxed)) {
+		struct agile_run *r = pop_root(s);
+
+		if (r) {
+			run_root(w, r);
+			return true;
+		}
+	}
+	f = steal_random(w);
+	if (f) {
+		run_stolen(w, f);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A worker @w of one pool waits for a run it queued on another: until
+ * *@done, it runs its own pool's queued runs and steals its tasks, as an
+ * idle worker would, so that two pools waiting on each other make
+ * progress (a pool's only worker, waiting on the other pool, still runs
+ * the runs queued on its own).  The tasks run on top of the waiting one,
+ * on its C stack: MAX_RANDOM_NEST bounds how deep, and past it, or when
+ * its frames could not all be published, it just waits.  Its private
+ * frames are published first, so that none is published later under the
+ * run of a task it helps with (publish_frame).
+ */
+static void wait_helping(struct worker *w, _Atomic uint32_t *done)
+{
+	const struct timespec nap = { .tv_nsec = WAIT_SLEEP_NS };
+	struct agile_sched *own = w->sched;
+	bool help = w->random_nest < MAX_RANDOM_NEST && !publish_all(w);
+	unsigned int idle = 0;
+
+	w->random_nest++;
+	/* Acquire pairs with the release store in run_root. */
+	while (!atomic_load_explicit(done, memory_order_acquire)) {
+		if (help && run_some_work(w, own)) {
+			idle = 0;
+			continue;
+		}
+		/*
+		 * run_root's wake ends the nap at once; its timeout is for
+		 * looking at our own pool's work again.
+		 */
+		if (!back_off(&idle))
+			agile_futex(done, FUTEX_WAIT, 0, help ? &nap : NULL,
+				    0);
+	}
+	w->random_nest--;
+}
+
+static bool work_visible(struct agile_sched *s)
+{
+	if (atomic_load(&s->stop) || atomic_load(&s->nr_roots))
+		return true;
+	for (uint32_t i = 0; i < s->nr_workers; i++)
+		if (!agile_deque_looks_empty(&s->workers[i]->deque))
+			return true;
+	return false;
+}
+
+static void sleep_idle(struct worker *w)
+{
+	struct agile_sched *s = w->sched;
+	uint32_t seq;
+
+	atomic_fetch_add(&s->nr_sleepers, 1);
+	/* Pairs with the fence in wake_one. */
+	atomic_thread_fence(memory_order_seq_cst);
+	seq = atomic_load_explicit(&s->wake_seq, memory_order_acquire);
+	/* Busy workers publish at their next spawn, and that wakes us. */
+	for (uint32_t i = 0; i < s->nr_workers; i++)
+		if (i != w->index)
+			ask_for_work(s->workers[i]);
+	if (!work_visible(s)) {
+		agile__count(&w->nr_sleeps);
+		atomic_fetch_add_explicit(&s->nr_asleep, 1,
+					  memory_order_relaxed);
+		agile_futex(&s->wake_seq, FUTEX_WAIT, seq, NULL, 0);
+		atomic_fetch_sub_explicit(&s->nr_asleep, 1,
+					  memory_order_relaxed);
+	}
+	atomic_fetch_sub(&s->nr_sleepers, 1);
+}
+
+void *sched_worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct agile_sched *s = w->sched;
+	unsigned int idle = 0;
+
+	sched_current_worker = w;
+	while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+		if (run_some_work(w, s)) {
+			idle = 0;
+			continue;
+		}
+		if (!back_off(&idle)) {
+			sleep_idle(w);
+			idle = 0;
+		}
+	}
+	sched_current_worker = NULL;
+	return NULL;
+}
+
