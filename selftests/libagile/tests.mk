@@ -6,7 +6,8 @@ TESTS := deque-stress fib array-sum pfor-uneven nested-spawn oversubscribe \
 	error-propagation create-destroy task-tree spill \
 	pin-fallback concurrent-runs cross-pool steal-leap-wake \
 	doorbell eu-pool eu-race kernels sched-eu offload-fault gpu-probe gpu-eu group segments \
-	coll-plan coll-ops coll-threads coll-procs coll-misuse
+	coll-plan coll-ops coll-threads coll-procs coll-misuse \
+	api-version
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
 GPU_TESTS := eu-pool sched-eu kernels gpu-eu
