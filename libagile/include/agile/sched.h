@@ -53,13 +53,41 @@
 #ifndef AGILE_SCHED_H
 #define AGILE_SCHED_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef __cplusplus
+#include <stdatomic.h>
+#endif
+
 #ifdef __cplusplus
-#error "agile/sched.h is a C11 header (its task macros use C11 atomics)"
+extern "C" {
+#endif
+
+/*
+ * The few atomics the inline spawn/sync touch.  C++ before C++23 has no
+ * _Atomic: there the fields are plain, with _Atomic's alignment (GCC
+ * aligns a lock-free _Atomic to its size), and the inline code uses the
+ * __atomic builtins GCC's <stdatomic.h> is made of, with the same orders.
+ * The C path is unchanged.  The static assertions after struct
+ * agile_worker hold in both languages, so both see one layout.
+ */
+#ifdef __cplusplus
+#define AGILE__ATOMIC(T) T
+#define AGILE__ATOMIC_FIELD(T, NAME) alignas(sizeof(T)) T NAME
+#define AGILE__ALIGNAS(N) alignas(N)
+#define AGILE__STATIC_ASSERT(COND, MSG) static_assert(COND, MSG)
+#define AGILE__LOAD_RELAXED(P) __atomic_load_n((P), __ATOMIC_RELAXED)
+#define AGILE__STORE_RELAXED(P, V) __atomic_store_n((P), (V), __ATOMIC_RELAXED)
+#else
+#define AGILE__ATOMIC(T) _Atomic(T)
+#define AGILE__ATOMIC_FIELD(T, NAME) _Atomic(T) NAME
+#define AGILE__ALIGNAS(N) _Alignas(N)
+#define AGILE__STATIC_ASSERT(COND, MSG) _Static_assert(COND, MSG)
+#define AGILE__LOAD_RELAXED(P) atomic_load_explicit((P), memory_order_relaxed)
+#define AGILE__STORE_RELAXED(P, V)                                            \
+	atomic_store_explicit((P), (V), memory_order_relaxed)
 #endif
 
 struct agile_sched;
@@ -77,24 +105,32 @@ struct agile_run;
 
 /**
  * struct agile_frame - the header every task frame starts with
- * @fn:     runs the task stored in the frame (used by thieves and slow paths)
- * @run:    the run the task belongs to; set when the frame is published
- * @thief:  the worker that stole the frame, NULL until then
- * @state:  0 published, 1 done (release by the thief, acquire by the owner),
- *          2 owner asleep on it (futex)
+ * @fn:       runs the task stored in the frame (used by thieves and slow
+ *            paths)
+ * @run:      the run the task belongs to; set when the frame is published
+ * @thief:    the worker that stole the frame, NULL until then
+ * @state:    0 published, 1 done (release by the thief, acquire by the
+ *            owner), 2 owner asleep on it (futex)
+ * @reserved: padding
  *
  * Library internals, shown only because the spawn/sync inline functions
- * need the layout: applications never touch a frame.
+ * need the layout: applications never touch a frame.  Frames are copied
+ * with memcpy (spill, slow paths): whatever follows the header must be
+ * trivially copyable.
  */
 struct agile_frame {
 	void (*fn)(struct agile_worker *w, struct agile_frame *f);
 	struct agile_run *run;
-	_Atomic(struct agile_worker *) thief;
-	_Atomic uint32_t state;
+	AGILE__ATOMIC_FIELD(struct agile_worker *, thief);
+	AGILE__ATOMIC_FIELD(uint32_t, state);
 	uint32_t reserved;
 };
 
-/* One slot of a worker's frame stack. */
+/**
+ * union agile_frame_slot - one slot of a worker's frame stack
+ * @hdr:   the frame's header
+ * @bytes: the whole slot, AGILE_FRAME_SIZE bytes, cache-line aligned
+ */
 union agile_frame_slot {
 	struct agile_frame hdr;
 	unsigned char bytes[AGILE_FRAME_SIZE];
@@ -102,26 +138,38 @@ union agile_frame_slot {
 
 /**
  * struct agile_worker - the part of a worker the inline fast paths use
+ * @sp:        next free frame
+ * @split:     frames in [@split, @sp) are private
+ * @eager_end: spawns into [@eager_end, @eager_end + @fast_span bytes) take
+ *             the fast path; below it (the shallowest frames, published at
+ *             once so a descheduled worker's biggest tasks stay stealable)
+ *             and at the end of the frame stack (spill) they take
+ *             agile__spawn_slow
+ * @fast_span: see @eager_end
+ * @nr_spawns: spawns so far; the owner stores, anyone loads
+ * @hungry:    raised by a thief that found nothing to steal here
  *
  * Library internals (the rest of a worker is private to sched.c).  The
  * first cache line is written only by the worker's own thread; @hungry
  * sits alone on the next one because other workers write it.
  */
 struct agile_worker {
-	union agile_frame_slot *sp;    /* next free frame */
-	union agile_frame_slot *split; /* frames in [split, sp) are private */
-	/*
-	 * Spawns into [eager_end, eager_end + fast_span bytes) take the fast
-	 * path; below it (the shallowest frames, published at once so a
-	 * descheduled worker's biggest tasks stay stealable) and at the end
-	 * of the frame stack (spill) they take agile__spawn_slow.
-	 */
+	union agile_frame_slot *sp;
+	union agile_frame_slot *split;
 	union agile_frame_slot *eager_end;
 	uintptr_t fast_span;
-	_Atomic uint64_t nr_spawns;    /* owner stores, anyone loads */
-	/* Raised by a thief that found nothing to steal here. */
-	_Alignas(128) _Atomic uint32_t hungry;
+	AGILE__ATOMIC_FIELD(uint64_t, nr_spawns);
+	AGILE__ALIGNAS(128) AGILE__ATOMIC_FIELD(uint32_t, hungry);
 };
+
+AGILE__STATIC_ASSERT(sizeof(struct agile_frame) == 3 * sizeof(void *) + 8,
+		     "struct agile_frame: one layout in C and C++");
+AGILE__STATIC_ASSERT(offsetof(struct agile_worker, nr_spawns) ==
+			     4 * sizeof(void *),
+		     "struct agile_worker: one layout in C and C++");
+AGILE__STATIC_ASSERT(offsetof(struct agile_worker, hungry) == 128 &&
+			     sizeof(struct agile_worker) == 256,
+		     "struct agile_worker: one layout in C and C++");
 
 /* Internal ABI used by the inline functions below; not for applications. */
 void agile__publish(struct agile_worker *w);
@@ -132,11 +180,55 @@ struct agile_frame *agile__sync_slow(struct agile_worker *w,
 int agile__run_frame(struct agile_sched *s, struct agile_frame *f);
 
 /* Owner-only counter bump: a relaxed load and store, no read-modify-write. */
-static inline void agile__count(_Atomic uint64_t *counter)
+static inline void agile__count(AGILE__ATOMIC(uint64_t) *counter)
 {
-	atomic_store_explicit(counter,
-			      atomic_load_explicit(counter, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	AGILE__STORE_RELAXED(counter, AGILE__LOAD_RELAXED(counter) + 1);
+}
+
+/*
+ * The spawn and sync fast paths, shared by the C task macros and the C++
+ * templates of agile/sched.hpp.  Always inlined: a spawn is a few plain
+ * stores, not a call.
+ *
+ * agile__spawn_full - *@slot: where the next frame goes; false when the
+ * caller may write it there and agile__spawn_push it, true when the
+ * frame must go through agile__spawn_slow instead (a shallow frame, or
+ * the frame stack is full).
+ */
+static inline __attribute__((always_inline, unused)) bool
+agile__spawn_full(struct agile_worker *w, union agile_frame_slot **slot)
+{
+	*slot = w->sp;
+	return __builtin_expect((uintptr_t)*slot - (uintptr_t)w->eager_end >=
+					w->fast_span,
+				0);
+}
+
+/* agile__spawn_push - make the frame written at @slot the newest one. */
+static inline __attribute__((always_inline, unused)) void
+agile__spawn_push(struct agile_worker *w, union agile_frame_slot *slot)
+{
+	w->sp = slot + 1;
+	agile__count(&w->nr_spawns);
+	if (__builtin_expect(AGILE__LOAD_RELAXED(&w->hungry), 0))
+		agile__publish(w);
+}
+
+/*
+ * agile__sync_pop - pop @top, the newest frame (sp - 1), if it is still
+ * private (nobody can have stolen it): true, and the caller runs it
+ * inline; false: the caller goes through agile__sync_slow.  The C task
+ * macros spell the same test out: through this helper GCC's inliner
+ * weighs recursive tasks differently and lays their code out otherwise.
+ */
+static inline __attribute__((always_inline, unused)) bool
+agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top)
+{
+	if (__builtin_expect(top >= w->split, 1)) {
+		w->sp = top;
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -150,30 +242,26 @@ static inline void agile__count(_Atomic uint64_t *counter)
 		ARGT arg;                                                          \
 		RES_FIELD                                                          \
 	};                                                                         \
-	_Static_assert(sizeof(struct NAME##__frame) <= AGILE_FRAME_SIZE,           \
-		       "argument and result of task " #NAME " exceed a frame");     \
+	AGILE__STATIC_ASSERT(sizeof(struct NAME##__frame) <= AGILE_FRAME_SIZE,     \
+			     "argument and result of task " #NAME                 \
+			     " exceed a frame");                                  \
 	static void NAME##__frame_run(struct agile_worker *, struct agile_frame *); \
 	static inline __attribute__((unused)) void NAME##__spawn(                  \
 		struct agile_worker *agile__w, ARGT agile__arg)                    \
 	{                                                                          \
-		union agile_frame_slot *slot = agile__w->sp;                       \
-		struct NAME##__frame *f = (struct NAME##__frame *)slot;            \
-		if (__builtin_expect((uintptr_t)slot -                             \
-					     (uintptr_t)agile__w->eager_end >=     \
-				     agile__w->fast_span, 0)) {                    \
+		union agile_frame_slot *slot;                                      \
+		struct NAME##__frame *f;                                           \
+		if (agile__spawn_full(agile__w, &slot)) {                          \
 			struct NAME##__frame tmp;                                  \
 			tmp.hdr.fn = NAME##__frame_run;                            \
 			tmp.arg = agile__arg;                                      \
 			agile__spawn_slow(agile__w, &tmp.hdr, sizeof(tmp));        \
 			return;                                                    \
 		}                                                                  \
+		f = (struct NAME##__frame *)slot;                                  \
 		f->hdr.fn = NAME##__frame_run;                                     \
 		f->arg = agile__arg;                                               \
-		agile__w->sp = slot + 1;                                           \
-		agile__count(&agile__w->nr_spawns);                                \
-		if (__builtin_expect(atomic_load_explicit(&agile__w->hungry,       \
-							  memory_order_relaxed), 0)) \
-			agile__publish(agile__w);                                  \
+		agile__spawn_push(agile__w, slot);                                 \
 	}
 
 /**
@@ -526,5 +614,9 @@ int agile_sched_worker_index(const struct agile_worker *w);
  * Thread safe.
  */
 struct agile_worker *agile_sched_worker_self(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_SCHED_H */
