@@ -60,5 +60,6 @@ $(foreach v,$(VARIANTS),$(eval LIB_$(v) := $(DIR_$(v))/libagile.a))
 MPICC ?= $(shell command -v mpicc 2>/dev/null)
 
 # The public headers and the ABI: what every program here depends on.
-PUBLIC_HDRS := $(wildcard $(ROOT)/libagile/include/agile/*.h) \
+PUBLIC_HDRS := $(wildcard $(ROOT)/libagile/include/agile/*.h \
+	$(ROOT)/libagile/include/agile/*.hpp) \
 	$(ROOT)/uapi/linux/agile.h

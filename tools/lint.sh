@@ -6,6 +6,7 @@
 # kernel side: checkpatch.pl --strict on kmod/, uapi/ and
 # selftests/kmod/pin/, then a W=1 build of both modules against 6.1 with
 # sparse on every file (C=2: C=1 would skip up-to-date objects).
+# First, that libagile's version agrees with itself (tools/check-version.sh).
 # Prints one line when clean; prints the findings and exits non-zero on
 # any warning.
 set -euo pipefail
@@ -14,6 +15,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 "$repo/tools/check-layers.sh"
+"$repo/tools/check-version.sh"
 "$repo/tools/extract-kernel-src.sh"
 checkpatch=$repo/build/kernel-src/scripts/checkpatch.pl
 

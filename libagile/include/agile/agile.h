@@ -2,6 +2,7 @@
 /*
  * agile/agile.h - all of libagile's public headers, bottom layer first
  *
+ *	version  AGILE_VERSION_MAJOR/MINOR, AGILE_CHECK_VERSION, agile_version_*
  *	error    agile_strerror and the library's own error codes
  *	dev      doorbells and task registers: /dev/agile or memfd + futex
  *	kernels  phase-structured kernels and their opcode registry
@@ -14,6 +15,7 @@
 #ifndef AGILE_AGILE_H
 #define AGILE_AGILE_H
 
+#include <agile/version.h>
 #include <agile/error.h>
 #include <agile/dev.h>
 #include <agile/kernels.h>

@@ -49,11 +49,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct agile_coll;	/* one member's communicator handle */
 struct agile_coll_team; /* the threads scope's shared state */
 
-/*
- * Element types.  The 16-bit floats are stored as uint16_t bit patterns
+/**
+ * enum agile_coll_type - element types
+ * @AGILE_COLL_INT32:    int32_t
+ * @AGILE_COLL_INT64:    int64_t
+ * @AGILE_COLL_FLOAT:    float
+ * @AGILE_COLL_DOUBLE:   double
+ * @AGILE_COLL_FLOAT16:  IEEE 754 binary16, as uint16_t bits
+ * @AGILE_COLL_BFLOAT16: bfloat16, as uint16_t bits
+ * @AGILE_COLL_NR_TYPES: how many types there are
+ *
+ * The 16-bit floats are stored as uint16_t bit patterns
  * (IEEE 754 binary16; bfloat16: a float's upper half), reduced in float
  * and rounded to nearest even, which for sum and prod is the correctly
  * rounded result; a NaN result is a quiet NaN (its payload may be lost).
@@ -68,7 +81,15 @@ enum agile_coll_type {
 	AGILE_COLL_NR_TYPES
 };
 
-/* Reduction operators; AGILE_COLL_USER takes the callback of the opts. */
+/**
+ * enum agile_coll_op - reduction operators
+ * @AGILE_COLL_SUM:    sum
+ * @AGILE_COLL_MIN:    minimum
+ * @AGILE_COLL_MAX:    maximum
+ * @AGILE_COLL_PROD:   product
+ * @AGILE_COLL_USER:   agile_coll_opts.user_fn
+ * @AGILE_COLL_NR_OPS: how many operators there are
+ */
 enum agile_coll_op {
 	AGILE_COLL_SUM = 0,
 	AGILE_COLL_MIN = 1,
@@ -78,10 +99,17 @@ enum agile_coll_op {
 	AGILE_COLL_NR_OPS
 };
 
-/*
- * A user reduction: inout[i] = inout[i] (op) in[i] for i < count.  Must be
- * associative; the collectives keep the members' order (rank 0's data on
- * the left) only when the op is registered as not commutative.
+/**
+ * agile_coll_user_fn - a user reduction: inout[i] = inout[i] (op) in[i]
+ * @inout: the left operands, and the results
+ * @in:    the right operands
+ * @count: elements
+ * @type:  their type
+ * @arg:   agile_coll_opts.user_arg
+ *
+ * Must be associative; the collectives keep the members' order (rank 0's
+ * data on the left) only when the op is registered as not commutative.
+ * Called from any member's thread, concurrently.
  */
 typedef void (*agile_coll_user_fn)(void *inout, const void *in, size_t count,
 				   enum agile_coll_type type, void *arg);
@@ -148,9 +176,17 @@ struct agile_coll_opts {
 /* agile_coll_opts.spin_ns: spin or not by the CPUs there are (above). */
 #define AGILE_COLL_SPIN_AUTO UINT64_MAX
 
-/* agile_coll_opts_init - the defaults into @opts: 2 segments, plain
- * layout, AGILE_BACKEND_AUTO, mode 0600, AGILE_COLL_SPIN_AUTO, 64 MiB
- * max_bytes, no user op; 0 or -EINVAL. */
+/**
+ * agile_coll_opts_init - fill @opts with the defaults
+ * @opts: the options
+ *
+ * 2 segments, plain layout, AGILE_BACKEND_AUTO, mode 0600,
+ * AGILE_COLL_SPIN_AUTO, 64 MiB max_bytes, no user op.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, or -EINVAL if @opts is NULL.
+ */
 int agile_coll_opts_init(struct agile_coll_opts *opts);
 
 /**
@@ -160,27 +196,50 @@ int agile_coll_opts_init(struct agile_coll_opts *opts);
  * @out:  receives the team; each thread then takes its handle with
  *        agile_coll_threads_member
  *
- * Returns 0, -EINVAL, -ENOMEM, or an error of agile_dev_open.
+ * Thread safety: thread safe (each call makes its own team).
+ *
+ * Return: 0, -EINVAL, -ENOMEM, or an error of agile_dev_open.
  */
 int agile_coll_threads_create(uint32_t nr_members,
 			      const struct agile_coll_opts *opts,
 			      struct agile_coll_team **out);
 
-/* agile_coll_threads_member - rank @rank's handle (owned by the team). */
+/**
+ * agile_coll_threads_member - rank @rank's handle in @team
+ * @team: the team
+ * @rank: 0 .. nr_members - 1
+ * @out:  receives the handle, owned by the team (not for
+ *        agile_coll_destroy)
+ *
+ * Thread safety: thread safe: each member thread takes its own handle.
+ *
+ * Return: 0 or -EINVAL (NULL pointers, @rank out of range).
+ */
 int agile_coll_threads_member(struct agile_coll_team *team, uint32_t rank,
 			      struct agile_coll **out);
 
-/* agile_coll_threads_destroy - once no member uses its handle. */
+/**
+ * agile_coll_threads_destroy - free @team and its members' handles
+ * @team: the team
+ *
+ * Call it once no member uses its handle any more.
+ *
+ * Thread safety: not thread safe against any use of the team's handles.
+ *
+ * Return: 0 or -EINVAL (@team NULL).
+ */
 int agile_coll_threads_destroy(struct agile_coll_team *team);
 
 /**
  * agile_coll_procs_join - join the communicator of @nr_members processes
- * named by @key; ranks follow the members' @opts->order, then join order.
- * Returns once all
- * @nr_members have joined (or -ETIMEDOUT after @timeout_ns), with the
- * errors of agile_dev_group_join; -EINVAL also when the members' opts
- * disagree on @max_bytes, @segments or @interleaved (the schedule).
- * Each member holds one segment of 3 x @max_bytes (rounded to pages): an
+ * @key:        names the communicator (the device group's key)
+ * @nr_members: how many processes join, 1 .. AGILE_GROUP_MAX_MEMBERS
+ * @opts:       NULL for the defaults; the same schedule on every member
+ * @timeout_ns: how long to wait for the others to join
+ * @out:        receives this member's handle
+ *
+ * Ranks follow the members' @opts->order, then join order.  Returns once
+ * all @nr_members have joined.  Each member holds one segment of 3 x @max_bytes (rounded to pages): an
  * exchange area, and twice that for
  * agile_coll_alloc; -ENOSPC where that passes the device's
  * max_segment_bytes (kmod: 256 MiB by default).  On the kmod backend
@@ -188,55 +247,178 @@ int agile_coll_threads_destroy(struct agile_coll_team *team);
  * the user's processes together; CAP_IPC_LOCK exempts): -ENOMEM when the
  * members' segments and contexts pass it, so a user who is not root
  * needs about 3 x @max_bytes per member there, or a smaller @max_bytes.
+ *
+ * Thread safety: thread safe (each call makes its own handle).
+ *
+ * Return: 0, -ETIMEDOUT (not everyone joined within @timeout_ns), the
+ * errors of agile_dev_group_join; -EINVAL also when the members' opts
+ * disagree on @max_bytes, @segments or @interleaved (the schedule);
+ * -ENOSPC or -ENOMEM as above.
  */
 int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 			  const struct agile_coll_opts *opts,
 			  uint64_t timeout_ns, struct agile_coll **out);
 
-/* agile_coll_destroy - leave: a process-scope or MPI handle (after the
- * others' last collective ends: a barrier first); -EINVAL for a team's.
- * The handle is freed even when the barrier fails (its error, -EPIPE for
- * a dead peer, is returned). */
+/**
+ * agile_coll_destroy - leave, and free the handle
+ * @coll: a process-scope or MPI handle (a team's handles go with
+ *        agile_coll_threads_destroy)
+ *
+ * Collective: a barrier first, so that the others' last collective ends
+ * before this member's buffers go.  The handle is freed even when the
+ * barrier fails.
+ *
+ * Thread safety: as every call on a handle: one thread at a time.
+ *
+ * Return: 0, the barrier's error (-EPIPE for a dead peer), or -EINVAL
+ * (@coll NULL, or a threads-scope handle).
+ */
 int agile_coll_destroy(struct agile_coll *coll);
 
+/**
+ * agile_coll_rank - the calling member's rank
+ * @coll: its handle
+ *
+ * Thread safety: thread safe (reads what the handle was made with).
+ *
+ * Return: 0 .. size - 1, or -EINVAL if @coll is NULL.
+ */
 int agile_coll_rank(const struct agile_coll *coll);
+
+/**
+ * agile_coll_size - how many members the communicator has
+ * @coll: a member's handle
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: the member count, or -EINVAL if @coll is NULL.
+ */
 int agile_coll_size(const struct agile_coll *coll);
 
-/*
+/**
+ * agile_coll_alloc - memory for collective buffers
+ * @coll:  the handle
+ * @bytes: how much
+ *
  * Process scope: memory inside the exchange segments; a collective whose
  * @send or @recv lies there skips the copy in or out.  Elsewhere: plain
- * memory (aligned_alloc).  NULL when out of space.
+ * memory (aligned_alloc).
+ *
+ * Thread safety: one thread at a time per handle.
+ *
+ * Return: the memory, or NULL (@coll NULL, @bytes 0, out of space).
  */
 void *agile_coll_alloc(struct agile_coll *coll, size_t bytes);
+
+/**
+ * agile_coll_free - give back memory from agile_coll_alloc
+ * @coll: the handle it came from
+ * @ptr:  the memory; NULL does nothing
+ *
+ * Thread safety: one thread at a time per handle.
+ */
 void agile_coll_free(struct agile_coll *coll, void *ptr);
 
-/* Every member ends up with the reduction of all members' @send. */
+/**
+ * agile_coll_allreduce - every member ends up with the reduction of all
+ * members' @send
+ * @coll:  the handle
+ * @send:  @count elements
+ * @recv:  receives @count elements (may equal @send)
+ * @count: elements per member
+ * @type:  their type
+ * @op:    the reduction
+ *
+ * Collective: every member calls it with the same @count, @type and @op.
+ *
+ * Thread safety: one thread at a time per handle; the members of a team
+ * call it concurrently, each with its own handle.
+ *
+ * Return: 0 or a negative errno, as described at the top.
+ */
 int agile_coll_allreduce(struct agile_coll *coll, const void *send, void *recv,
 			 size_t count, enum agile_coll_type type,
 			 enum agile_coll_op op);
 
-/* Only @root's @recv receives the reduction; others' @recv may be NULL. */
+/**
+ * agile_coll_reduce - only @root's @recv receives the reduction
+ * @coll:  the handle
+ * @send:  @count elements
+ * @recv:  @root: receives @count elements; others' may be NULL
+ * @count: elements per member
+ * @type:  their type
+ * @op:    the reduction
+ * @root:  the rank that receives it
+ *
+ * Collective, with the same arguments but buffers on every member.
+ *
+ * Thread safety: one thread at a time per handle.
+ *
+ * Return: 0 or a negative errno, as described at the top.
+ */
 int agile_coll_reduce(struct agile_coll *coll, const void *send, void *recv,
 		      size_t count, enum agile_coll_type type,
 		      enum agile_coll_op op, uint32_t root);
 
-/*
- * @send holds size x @recv_count elements; rank r's @recv receives block
- * r of the reduction (MPI_Reduce_scatter_block).  Not in place.
+/**
+ * agile_coll_reduce_scatter - rank r gets block r of the reduction
+ * @coll:       the handle
+ * @send:       size x @recv_count elements
+ * @recv:       receives @recv_count elements; not in place
+ * @recv_count: elements per block
+ * @type:       their type
+ * @op:         the reduction
+ *
+ * MPI_Reduce_scatter_block.  Collective.
+ *
+ * Thread safety: one thread at a time per handle.
+ *
+ * Return: 0 or a negative errno, as described at the top.
  */
 int agile_coll_reduce_scatter(struct agile_coll *coll, const void *send,
 			      void *recv, size_t recv_count,
 			      enum agile_coll_type type, enum agile_coll_op op);
 
-/* @recv receives size x @count elements, rank r's @send at block r; in
- * place when @send is the caller's own block of @recv. */
+/**
+ * agile_coll_allgather - every member gets every member's @send
+ * @coll:  the handle
+ * @send:  @count elements
+ * @recv:  receives size x @count elements, rank r's @send at block r; in
+ *         place when @send is the caller's own block of @recv
+ * @count: elements per member
+ * @type:  their type
+ *
+ * Collective.
+ *
+ * Thread safety: one thread at a time per handle.
+ *
+ * Return: 0 or a negative errno, as described at the top.
+ */
 int agile_coll_allgather(struct agile_coll *coll, const void *send, void *recv,
 			 size_t count, enum agile_coll_type type);
 
-/* agile_coll_barrier - every member has called it before any returns. */
+/**
+ * agile_coll_barrier - every member has called it before any returns
+ * @coll: the handle
+ *
+ * Thread safety: one thread at a time per handle.
+ *
+ * Return: 0 or a negative errno, as described at the top.
+ */
 int agile_coll_barrier(struct agile_coll *coll);
 
-/* agile_coll_type_size - bytes per element; 0 for an unknown type. */
+/**
+ * agile_coll_type_size - bytes per element of @type
+ * @type: the element type
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: the size, or 0 for an unknown type.
+ */
 size_t agile_coll_type_size(enum agile_coll_type type);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_COLL_H */

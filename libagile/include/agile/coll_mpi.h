@@ -42,6 +42,10 @@
 
 #include <agile/coll.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * agile_coll_mpi_create - a communicator over the processes of @comm
  * @comm: every member of it calls this, collectively; duplicated, so the
@@ -54,15 +58,20 @@
  *        ranks follow @comm's, so results do not depend on join order)
  * @out:  receives the handle; agile_coll_destroy (collective) frees it
  *
- * Ranks are @comm's.  Every member passes the same @opts.  Returns 0,
- * -EINVAL (bad @opts or @comm, members whose @segments, @interleaved,
+ * Ranks are @comm's.  Every member passes the same @opts.  Destroy the
+ * handle before MPI_Finalize.  As with MPI's own collectives, a member
+ * that fails in a collective (out of memory) returns its error while the
+ * others may wait for it: treat such an error as fatal to the
+ * communicator.
+ *
+ * Thread safety: collective over @comm; on each process, MPI calls come
+ * from the calling thread only, as agile/coll.h's handles.
+ *
+ * Return: 0, -EINVAL (bad @opts or @comm, members whose @segments, @interleaved,
  * @max_bytes or @user_commutative differ, MPI not initialised, more than 1024
  * members), -ENOMEM, -EPROTO (an MPI call failed), or an error of
  * agile_coll_procs_join; once the members have communicators, they agree
- * on the result (the most negative error).  Destroy the handle before
- * MPI_Finalize.  As with MPI's own collectives, a member that fails in a
- * collective (out of memory) returns its error while the others may wait
- * for it: treat such an error as fatal to the communicator.
+ * on the result (the most negative error).
  */
 int agile_coll_mpi_create(MPI_Comm comm, const struct agile_coll_opts *opts,
 			  struct agile_coll **out);
@@ -88,9 +97,20 @@ struct agile_coll_mpi_info {
 	int reserved[3];
 };
 
-/* agile_coll_mpi_info - the layout of an agile_coll_mpi_create handle;
- * -EINVAL for any other handle. */
+/**
+ * agile_coll_mpi_info - the layout of an agile_coll_mpi_create handle
+ * @coll: the handle
+ * @info: receives the layout
+ *
+ * Thread safety: thread safe (reads what the handle was made with).
+ *
+ * Return: 0, or -EINVAL (NULL pointers, or a handle of another scope).
+ */
 int agile_coll_mpi_info(const struct agile_coll *coll,
 			struct agile_coll_mpi_info *info);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_COLL_MPI_H */

@@ -39,9 +39,21 @@
 
 #include <linux/agile.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct agile_dev;
 
-/* agile_dev_opts.backend and agile_dev_backend's result. */
+/**
+ * enum agile_backend - where a context's pages come from
+ * @AGILE_BACKEND_AUTO: $AGILE_BACKEND ("kmod" or "user"), else kmod if
+ *                      /dev/agile exists, else user
+ * @AGILE_BACKEND_KMOD: /dev/agile; -ENODEV without it
+ * @AGILE_BACKEND_USER: memfd + futex
+ *
+ * agile_dev_opts.backend and agile_dev_backend's result.
+ */
 enum agile_backend {
 	/* $AGILE_BACKEND ("kmod" or "user"), else kmod if /dev/agile exists */
 	AGILE_BACKEND_AUTO = 0,
@@ -96,10 +108,14 @@ struct agile_dev_stats {
 
 /**
  * agile_dev_opts_init - fill @opts with the defaults
+ * @opts: the options
  *
  * One slot, AGILE_TASK_REG_MIN_SIZE bytes per register, AGILE_BACKEND_AUTO,
  * spin_ns from $AGILE_SPIN_NS (nanoseconds) or AGILE_DEV_SPIN_NS_DEFAULT.
- * Returns 0, or -EINVAL if @opts is NULL.  Thread safe.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, or -EINVAL if @opts is NULL.
  */
 int agile_dev_opts_init(struct agile_dev_opts *opts);
 
@@ -108,42 +124,85 @@ int agile_dev_opts_init(struct agile_dev_opts *opts);
  * @opts: NULL for the defaults
  * @out:  receives the context
  *
- * The pages start zeroed: every doorbell AGILE_DOORBELL_IDLE.  Returns 0,
- * -EINVAL (bad @opts, or $AGILE_BACKEND not "kmod" or "user"), -ENODEV
- * (kmod asked for and no /dev/agile), -AGILE_E_ABI (the module speaks
- * another ABI version), -ENOSPC (too many slots), -ENOMEM, -EACCES, or
- * another errno from open, ioctl or mmap.
+ * The pages start zeroed: every doorbell AGILE_DOORBELL_IDLE.
+ *
+ * Thread safety: thread safe (each call makes its own context).
+ *
+ * Return: 0, -EINVAL (bad @opts, or $AGILE_BACKEND not "kmod" or "user"),
+ * -ENODEV (kmod asked for and no /dev/agile), -AGILE_E_ABI (the module
+ * speaks another ABI version), -ENOSPC (too many slots), -ENOMEM,
+ * -EACCES, or another errno from open, ioctl or mmap.
  */
 int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out);
 
 /**
  * agile_dev_close - unmap the pages and free the context
+ * @dev: the context
  *
- * Nobody may use the context or its pages any more, nor sleep in it.
- * Returns 0 or -EINVAL.
+ * Nobody may use the context or its pages any more, nor sleep in it.  A
+ * group member leaves the group, which ends it for the others.
+ *
+ * Thread safety: not thread safe against any other call on @dev.
+ *
+ * Return: 0 or -EINVAL (@dev NULL).
  */
 int agile_dev_close(struct agile_dev *dev);
 
-/* agile_dev_backend - AGILE_BACKEND_KMOD or AGILE_BACKEND_USER; -EINVAL. */
+/**
+ * agile_dev_backend - which backend @dev runs on
+ * @dev: the context
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: AGILE_BACKEND_KMOD or AGILE_BACKEND_USER, or -EINVAL (@dev NULL).
+ */
 int agile_dev_backend(const struct agile_dev *dev);
 
-/* agile_dev_backend_name - "kmod", "user", "auto", or "?" for other values. */
+/**
+ * agile_dev_backend_name - the name of an enum agile_backend value
+ * @backend: the value
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: a constant string: "kmod", "user", "auto", or "?" for other
+ * values.
+ */
 const char *agile_dev_backend_name(int backend);
 
-/* agile_dev_nr_slots - M; -EINVAL if @dev is NULL. */
+/**
+ * agile_dev_nr_slots - how many slots @dev has
+ * @dev: the context
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: M, or -EINVAL if @dev is NULL.
+ */
 int agile_dev_nr_slots(const struct agile_dev *dev);
 
-/* agile_dev_task_reg_size - bytes per task register; -EINVAL. */
+/**
+ * agile_dev_task_reg_size - bytes per task register of @dev
+ * @dev: the context
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: the size, or -EINVAL if @dev is NULL.
+ */
 int agile_dev_task_reg_size(const struct agile_dev *dev);
 
 /**
  * agile_dev_slot - where slot @slot's doorbell and task register are mapped
+ * @dev:      the context
+ * @slot:     the slot, 0 .. M - 1
  * @doorbell: receives the doorbell line (may be NULL)
  * @task_reg: receives the task register (may be NULL)
  *
  * The pointers stay valid until agile_dev_close.  Access the doorbell word
- * only with atomic operations (or through agile_dev_signal/wait).  Returns
- * 0, or -EINVAL (bad @dev or @slot).
+ * only with atomic operations (or through agile_dev_signal/wait).
+ *
+ * Thread safety: thread safe; who may write the task register is the
+ * slot protocol's business (see the top).
+ *
+ * Return: 0, or -EINVAL (bad @dev or @slot).
  */
 int agile_dev_slot(struct agile_dev *dev, uint32_t slot,
 		   struct agile_doorbell **doorbell,
@@ -151,23 +210,38 @@ int agile_dev_slot(struct agile_dev *dev, uint32_t slot,
 
 /**
  * agile_dev_set_spin - change the default spin of agile_dev_wait
+ * @dev:     the context
+ * @spin_ns: the new spin, in nanoseconds
  *
- * Takes effect for waits that start afterwards.  Returns 0 or -EINVAL.
+ * Takes effect for waits that start afterwards.
+ *
+ * Thread safety: thread safe (a relaxed atomic store).
+ *
+ * Return: 0 or -EINVAL (@dev NULL).
  */
 int agile_dev_set_spin(struct agile_dev *dev, uint64_t spin_ns);
 
 /**
  * agile_dev_signal - store @value into doorbell @slot and wake its sleepers
+ * @dev:   the context
+ * @slot:  the slot
+ * @value: the doorbell's new value
  *
  * A release store, so that everything the caller wrote before (task
  * register, results) is visible to whoever sees @value; then a full fence
  * and a read of the line's sleeper count, and a system call only when it
- * is not zero.  Returns 0, -EINVAL, or an errno of the wake-up call.
+ * is not zero.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL, or an errno of the wake-up call.
  */
 int agile_dev_signal(struct agile_dev *dev, uint32_t slot, uint32_t value);
 
 /**
  * agile_dev_post - post the task in task register @slot (process 600a)
+ * @dev:  the context
+ * @slot: the slot
  *
  * Steps 604-606 of seed 002: the task register, written by the caller, is
  * released, then the doorbell becomes AGILE_DOORBELL_POSTED (and a
@@ -177,15 +251,22 @@ int agile_dev_signal(struct agile_dev *dev, uint32_t slot, uint32_t value);
  * slot's previous task (results in memory the task pointed at) is
  * visible to the caller.  Write the register only while the slot is
  * IDLE (a wait for IDLE said so): the check here comes after those
- * writes, so it cannot make them safe.  Returns 0, -EBUSY (the doorbell
- * is not AGILE_DOORBELL_IDLE: a task is in flight), -EINVAL, or an errno
- * of the wake-up call.
+ * writes, so it cannot make them safe.
+ *
+ * Thread safety: thread safe; of two posts racing on one slot, one gets
+ * -EBUSY (the slot protocol gives a slot one poster anyway).
+ *
+ * Return: 0, -EBUSY (the doorbell is not AGILE_DOORBELL_IDLE: a task is
+ * in flight), -EINVAL, or an errno of the wake-up call.
  */
 int agile_dev_post(struct agile_dev *dev, uint32_t slot);
 
 /**
  * agile_dev_wait - wait until doorbell @slot compares @cmp to @value
+ * @dev:        the context
+ * @slot:       the slot
  * @cmp:        AGILE_CMP_EQ, _NE, _GE, _LT, _GT or _LE (doorbell on the left)
+ * @value:      the value compared with
  * @timeout_ns: relative; 0 checks once; AGILE_TIMEOUT_INFINITE never ends
  * @observed:   receives the doorbell value that satisfied the condition,
  *              or the last one seen (may be NULL)
@@ -195,17 +276,33 @@ int agile_dev_post(struct agile_dev *dev, uint32_t slot);
  * @timeout_ns; interrupted sleeps are resumed.  On success the load that
  * saw the condition is an acquire: it pairs with the release store of
  * whoever stored the value (agile_dev_signal/post), so what they wrote
- * before is visible.  Returns 0, -ETIMEDOUT, -EINVAL, -EPIPE (a group
- * that has ended: see Groups below), or an errno of the sleeping call.
+ * before is visible.
+ *
+ * Thread safety: thread safe; any number of threads may wait on one
+ * doorbell.
+ *
+ * Return: 0, -ETIMEDOUT, -EINVAL, -EPIPE (a group that has ended: see
+ * Groups below), or an errno of the sleeping call.
  */
 int agile_dev_wait(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 		   uint32_t value, uint64_t timeout_ns, uint32_t *observed);
 
 /**
  * agile_dev_wait_spin - agile_dev_wait with its own spin time
- * @spin_ns: how long to spin before sleeping (0: sleep at once); counted
- *           from the first clock read, a few hundred pause instructions
- *           in, so that a wait satisfied soon never reads the clock
+ * @dev:        the context
+ * @slot:       the slot
+ * @cmp:        as agile_dev_wait's
+ * @value:      as agile_dev_wait's
+ * @spin_ns:    how long to spin before sleeping (0: sleep at once);
+ *              counted from the first clock read, a few hundred pause
+ *              instructions in, so that a wait satisfied soon never reads
+ *              the clock
+ * @timeout_ns: as agile_dev_wait's
+ * @observed:   as agile_dev_wait's
+ *
+ * Thread safety: thread safe, as agile_dev_wait.
+ *
+ * Return: as agile_dev_wait.
  */
 int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 			uint32_t value, uint64_t spin_ns, uint64_t timeout_ns,
@@ -213,9 +310,14 @@ int agile_dev_wait_spin(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 
 /**
  * agile_dev_stats - read the context's counters into @stats
+ * @dev:   the context
+ * @stats: receives the counters
  *
- * A snapshot while others run.  Returns 0, -EINVAL, or the errno of
- * AGILE_IOC_STATS.
+ * A snapshot while others run.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL, or the errno of AGILE_IOC_STATS.
  */
 int agile_dev_stats(struct agile_dev *dev, struct agile_dev_stats *stats);
 
@@ -275,33 +377,59 @@ struct agile_dev_group_opts {
 };
 
 /**
- * agile_dev_group_opts_init - the defaults: agile_dev_opts_init's, key 0,
- * one member, mode 0600, AGILE_DEV_GROUP_CREATE.  Returns 0 or -EINVAL.
+ * agile_dev_group_opts_init - fill @opts with the defaults
+ * @opts: the options
+ *
+ * agile_dev_opts_init's, key 0, one member, mode 0600,
+ * AGILE_DEV_GROUP_CREATE.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, or -EINVAL if @opts is NULL.
  */
 int agile_dev_group_opts_init(struct agile_dev_group_opts *opts);
 
 /**
  * agile_dev_group_join - join (or create) the group with @opts->key
- * @out: receives the context, shared with every other member
+ * @opts: the group's key, size and flags
+ * @out:  receives the context, shared with every other member
  *
- * Returns 0, -EPIPE (the key's group has ended, and a member still holds
+ * agile_dev_close leaves the group, which ends it for the others.
+ *
+ * Thread safety: thread safe (each call makes its own context).
+ *
+ * Return: 0, -EPIPE (the key's group has ended, and a member still holds
  * it), -ENOENT (no such group and no AGILE_DEV_GROUP_CREATE),
  * -EEXIST, -EACCES (the creator's mode refuses the caller), -EINVAL (bad
  * field, or sizes unlike the creator's), -ENOSPC (the group is full, or
  * too many slots), -ENODEV, -EOPNOTSUPP (a module without groups),
  * -AGILE_E_ABI, -ENOMEM, -EAGAIN (user: groups with the key kept ending
  * or appearing while we tried), or another errno from open, ioctl or
- * mmap.  agile_dev_close leaves the group, which ends it for the others.
+ * mmap.
  */
 int agile_dev_group_join(const struct agile_dev_group_opts *opts,
 			 struct agile_dev **out);
 
-/* agile_dev_member - this member's index in join order (creator 0); 0 for
- * a context that is not a group; -EINVAL. */
+/**
+ * agile_dev_member - this member's index in its group
+ * @dev: the context
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: the index in join order (creator 0); 0 for a context that is
+ * not a group; -EINVAL if @dev is NULL.
+ */
 int agile_dev_member(const struct agile_dev *dev);
 
-/* agile_dev_max_members - the group's max_members; 1 for a context that is
- * not a group; -EINVAL. */
+/**
+ * agile_dev_max_members - the group's max_members
+ * @dev: the context
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: max_members; 1 for a context that is not a group; -EINVAL if
+ * @dev is NULL.
+ */
 int agile_dev_max_members(const struct agile_dev *dev);
 
 /*
@@ -318,30 +446,46 @@ int agile_dev_max_members(const struct agile_dev *dev);
 
 /**
  * agile_dev_seg_create - create a segment of @bytes and map it
- * @id:   receives its id
- * @addr: receives where it is mapped (page aligned)
+ * @dev:   the context
+ * @bytes: the segment's size
+ * @id:    receives its id
+ * @addr:  receives where it is mapped (page aligned)
  *
  * The pages are allocated now (a full /dev/shm fails here, not later).
- * Returns 0, -EINVAL (@bytes 0, NULL pointers), -ENOSPC (over the
+ *
+ * Thread safety: thread safe (creations are serialised).
+ *
+ * Return: 0, -EINVAL (@bytes 0, NULL pointers), -ENOSPC (over the
  * module's max_segment_bytes or AGILE_DEV_USER_MAX_SEGMENT_BYTES, over
  * AGILE_MAX_SEGMENTS segments, or no memory left in the file system),
  * -EOPNOTSUPP (a module without segments), -ENOMEM, or an errno of
- * ioctl/mmap.  Thread safe.
+ * ioctl/mmap.
  */
 int agile_dev_seg_create(struct agile_dev *dev, size_t bytes, uint32_t *id,
 			 void **addr);
 
 /**
  * agile_dev_seg_map - map segment @id, made by another member, of @bytes
+ * @dev:   the context
+ * @id:    the segment's id
+ * @bytes: its size, as created
+ * @addr:  receives where it is mapped
  *
  * @bytes must be the size it was created with: the user backend knows
  * it to the byte, the module only in pages (kmod checks that @bytes
  * rounds up to the segment's pages).  Mapping a segment twice returns the
  * same address; a segment this context created is mapped already.
- * Returns 0, -EINVAL (no such segment, or another size), -ENOMEM, or an
- * errno of mmap.  Thread safe.
+ *
+ * Thread safety: thread safe (maps are serialised).
+ *
+ * Return: 0, -EINVAL (no such segment, or another size), -ENOMEM, or an
+ * errno of mmap.
  */
 int agile_dev_seg_map(struct agile_dev *dev, uint32_t id, size_t bytes,
 		      void **addr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_DEV_H */

@@ -11,6 +11,10 @@
 #ifndef AGILE_ERROR_H
 #define AGILE_ERROR_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The first library-specific code. */
 #define AGILE_ERRNO_BASE 4096
 
@@ -30,10 +34,16 @@
  * agile_strerror - a short English description of a libagile result
  * @err: a return value of a libagile call (negative), or its absolute value
  *
- * Returns a constant string, never NULL: "Success" for 0, the C library's
+ * Thread safety: thread safe (no shared buffer).
+ *
+ * Return: a constant string, never NULL: "Success" for 0, the C library's
  * description for an errno, the library's own for AGILE_E_*, "Unknown
- * error" otherwise.  Thread safe (no shared buffer).
+ * error" otherwise.
  */
 const char *agile_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_ERROR_H */

@@ -75,6 +75,10 @@
 #include <agile/dev.h>
 #include <agile/kernels.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct agile_eu_pool;
 
 /* agile_task_reg.error_lane when the EU refused the task as a whole. */
@@ -132,6 +136,7 @@ struct agile_eu_pool_info {
  * @failed:    of those, tasks that failed (a lane failed, or refused)
  * @lanes:     lane parts run
  * @connected: 1 while the EU's persistent loop runs, else 0
+ * @reserved:  zero
  */
 struct agile_eu_stats {
 	uint64_t tasks;
@@ -141,7 +146,17 @@ struct agile_eu_stats {
 	uint32_t reserved;
 };
 
-/* agile_eu_pool_opts_init - the defaults.  0, or -EINVAL if NULL. */
+/**
+ * agile_eu_pool_opts_init - fill @opts with the defaults
+ * @opts: the options
+ *
+ * One EU per slot, CPU EUs, AGILE_EU_IDLE_SPIN_NS_DEFAULT and
+ * AGILE_EU_WAIT_SPIN_NS_DEFAULT.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, or -EINVAL if @opts is NULL.
+ */
 int agile_eu_pool_opts_init(struct agile_eu_pool_opts *opts);
 
 /**
@@ -149,13 +164,18 @@ int agile_eu_pool_opts_init(struct agile_eu_pool_opts *opts);
  * @dev:     the device context; its slots' doorbells must be IDLE
  * @kernels: the opcode registry the EUs run kernels from
  * @opts:    NULL for the defaults
+ * @out:     receives the pool
  *
  * @dev and @kernels must outlive the pool.  GPU EUs asked for in
- * @opts->flags fall back to CPU EUs as described at the top.  Returns 0,
- * -EINVAL (bad arguments, unknown or several kind flags, more EUs than
- * slots, AGILE_EU_POOL set to something other than cpu, gpu or auto),
- * -EBUSY (a doorbell is not IDLE), -ENOMEM or -EAGAIN (no thread).  GPU
- * EUs required and not started: -ENODEV (no usable GPU or runtime),
+ * @opts->flags fall back to CPU EUs as described at the top.
+ *
+ * Thread safety: thread safe, but no two pools may serve the same slots
+ * of @dev at once.
+ *
+ * Return: 0, -EINVAL (bad arguments, unknown or several kind flags, more
+ * EUs than slots, AGILE_EU_POOL set to something other than cpu, gpu or
+ * auto), -EBUSY (a doorbell is not IDLE), -ENOMEM or -EAGAIN (no thread).
+ * GPU EUs required and not started: -ENODEV (no usable GPU or runtime),
  * -ENOENT (no code object), -ENOSPC (the EUs do not fit on the GPU at
  * once), -EIO (the runtime refused a step) or -ENOTSUP (a static build);
  * the reason goes to stderr unless AGILE_QUIET is set.
@@ -166,51 +186,94 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 
 /**
  * agile_eu_pool_destroy - DISCONNECT every EU, join the threads, free
+ * @pool: the pool
  *
- * Returns 0, -EINVAL, or -EBUSY (a task is still in flight on some EU:
+ * Thread safety: not thread safe against any other call on @pool (an
+ * offload object using it included: destroy that first).
+ *
+ * Return: 0, -EINVAL, or -EBUSY (a task is still in flight on some EU:
  * wait for it first; nothing was changed).
  */
 int agile_eu_pool_destroy(struct agile_eu_pool *pool);
 
-/* agile_eu_pool_nr_eus - how many EUs; -EINVAL if @pool is NULL. */
+/**
+ * agile_eu_pool_nr_eus - how many EUs @pool has
+ * @pool: the pool
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: the count, or -EINVAL if @pool is NULL.
+ */
 int agile_eu_pool_nr_eus(const struct agile_eu_pool *pool);
 
-/* agile_eu_pool_info - the pool's kind and fallback reason; 0 or -EINVAL. */
+/**
+ * agile_eu_pool_info - what @pool's EUs are, and why
+ * @pool: the pool
+ * @info: receives the kind and the fallback reason
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0 or -EINVAL (NULL pointers).
+ */
 int agile_eu_pool_info(const struct agile_eu_pool *pool,
 		       struct agile_eu_pool_info *info);
 
-/* agile_eu_pool_kernels - the pool's registry into *@out; 0 or -EINVAL. */
+/**
+ * agile_eu_pool_kernels - the registry @pool's EUs run kernels from
+ * @pool: the pool
+ * @out:  receives the registry given to agile_eu_pool_create
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0 or -EINVAL (NULL pointers).
+ */
 int agile_eu_pool_kernels(const struct agile_eu_pool *pool,
 			  struct agile_kernels **out);
 
 /**
  * agile_eu_task_reg - EU @eu's task register, to fill in before a submit
+ * @pool:    the pool
+ * @eu:      the EU, 0 .. nr_eus - 1
+ * @reg:     receives the task register
  * @nr_args: receives how many argument words it holds (may be NULL); set
  *           on -EBUSY too
  *
  * Write opcode, nr_parts, flags and args; agile_eu_submit clears the
- * result fields.  Returns 0, -EINVAL, or -EBUSY (a task is in flight: the
- * EU owns the register, which must not be written until a wait has seen
- * the task finish; *@reg is left alone).
+ * result fields.
+ *
+ * Thread safety: one poster per EU (see the top); other EUs' posters
+ * may run at once.
+ *
+ * Return: 0, -EINVAL, or -EBUSY (a task is in flight: the EU owns the
+ * register, which must not be written until a wait has seen the task
+ * finish; *@reg is left alone).
  */
 int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
 		      struct agile_task_reg **reg, uint32_t *nr_args);
 
 /**
  * agile_eu_submit - post the task in EU @eu's register (steps 602-606)
+ * @pool: the pool
+ * @eu:   the EU
  *
- * Returns 0, -EINVAL, -ENOTCONN (the EU was disconnected) or -EBUSY (the
+ * Thread safety: one poster per EU.
+ *
+ * Return: 0, -EINVAL, -ENOTCONN (the EU was disconnected) or -EBUSY (the
  * previous task is not finished: nothing was written, it runs on).
  */
 int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu);
 
 /**
  * agile_eu_wait - wait for EU @eu's task and read its outcome (608-610)
+ * @pool:       the pool
+ * @eu:         the EU
  * @timeout_ns: relative; AGILE_TIMEOUT_INFINITE waits for ever
  * @error_lane: receives the failed lane (AGILE_EU_NO_LANE when the EU
  *              refused the task), set only when a lane failed; may be NULL
  *
- * Returns 0 (every lane's bit set), the failed lane's negative error
+ * Thread safety: one poster per EU.
+ *
+ * Return: 0 (every lane's bit set), the failed lane's negative error
  * (-AGILE_E_OPCODE: no kernel for the opcode), -AGILE_E_STATUS (a bit is
  * missing without an error), -ETIMEDOUT (the task is still running: wait
  * again later) or -EINVAL.
@@ -218,27 +281,48 @@ int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu);
 int agile_eu_wait(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
 		  uint32_t *error_lane);
 
-/* agile_eu_call - agile_eu_submit, then agile_eu_wait. */
+/**
+ * agile_eu_call - agile_eu_submit, then agile_eu_wait
+ * @pool:       the pool
+ * @eu:         the EU
+ * @timeout_ns: as agile_eu_wait's
+ * @error_lane: as agile_eu_wait's
+ *
+ * Thread safety: one poster per EU.
+ *
+ * Return: agile_eu_submit's error, else agile_eu_wait's result.
+ */
 int agile_eu_call(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
 		  uint32_t *error_lane);
 
 /**
  * agile_eu_run_inline - run a task register's task on the calling thread
- * @reg: a task register of the device's task_reg_size bytes (it need not
- *       be one of the device's)
+ * @pool:       the pool whose registry has the kernel
+ * @reg:        a task register of the device's task_reg_size bytes (it
+ *              need not be one of the device's)
+ * @error_lane: as agile_eu_wait's
  *
  * What a CPU EU does for one task, for callers that have no EU to give it
  * to (a worker that owns none); on the calling CPU even for a GPU pool, so
- * the args must be addresses the CPU can use.  Returns as agile_eu_wait; -ENOMEM when the
- * kernel's scratch memory could not be allocated.  Thread safe.
+ * the args must be addresses the CPU can use.
+ *
+ * Thread safety: thread safe for distinct @reg.
+ *
+ * Return: as agile_eu_wait; -ENOMEM when the kernel's scratch memory
+ * could not be allocated.
  */
 int agile_eu_run_inline(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 			uint32_t *error_lane);
 
 /**
  * agile_eu_disconnect - post AGILE_OP_DISCONNECT to EU @eu and join it
+ * @pool:       the pool
+ * @eu:         the EU
+ * @timeout_ns: how long to wait for the EU to see it
  *
- * Returns 0, -ENOTCONN (already disconnected), -EBUSY (a task is in
+ * Thread safety: one poster per EU.
+ *
+ * Return: 0, -ENOTCONN (already disconnected), -EBUSY (a task is in
  * flight: nothing was written, it runs on and the EU stays connected),
  * -ETIMEDOUT (posted, not yet seen: agile_eu_pool_destroy will finish the
  * job) or -EINVAL.
@@ -246,15 +330,27 @@ int agile_eu_run_inline(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 int agile_eu_disconnect(struct agile_eu_pool *pool, uint32_t eu,
 			uint64_t timeout_ns);
 
-/*
- * agile_eu_stats - EU @eu's counters into @stats.  0 or -EINVAL.  A GPU
- * EU's are counted by agile_eu_wait when it sees a task finished.
+/**
+ * agile_eu_stats - EU @eu's counters into @stats
+ * @pool:  the pool
+ * @eu:    the EU
+ * @stats: receives the counters
+ *
+ * A GPU EU's are counted by agile_eu_wait when it sees a task finished.
+ *
+ * Thread safety: thread safe, at any time (relaxed loads: a recent
+ * snapshot).
+ *
+ * Return: 0 or -EINVAL (NULL pointers, @eu out of range).
  */
 int agile_eu_stats(struct agile_eu_pool *pool, uint32_t eu,
 		   struct agile_eu_stats *stats);
 
 /**
  * agile_eu_pool_map - make @bytes at @addr usable by the pool's EUs
+ * @pool:    the pool
+ * @addr:    the memory
+ * @bytes:   its size
  * @eu_addr: receives the address to put in a task's args for @addr
  *
  * GPU EUs: registers the memory with the runtime, mapped (docs/gpu.md
@@ -262,26 +358,51 @@ int agile_eu_stats(struct agile_eu_pool *pool, uint32_t eu,
  * need not equal @addr.  Map each buffer (segments included) the tasks
  * point into before posting them; it stays mapped until
  * agile_eu_pool_unmap or the pool's destroy.  CPU EUs: *@eu_addr = @addr.
- * Returns 0, -EINVAL, -EEXIST (@addr is mapped already), -ENOMEM or -EIO
- * (the runtime refused).  Thread safe.
+ *
+ * Thread safety: thread safe (GPU EUs: under the pool's map lock).
+ *
+ * Return: 0, -EINVAL, -EEXIST (@addr is mapped already), -ENOMEM or -EIO
+ * (the runtime refused).
  */
 int agile_eu_pool_map(struct agile_eu_pool *pool, void *addr, size_t bytes,
 		      uint64_t *eu_addr);
 
-/* agile_eu_pool_unmap - undo agile_eu_pool_map: 0, -EINVAL or -ENOENT. */
+/**
+ * agile_eu_pool_unmap - undo agile_eu_pool_map
+ * @pool: the pool
+ * @addr: the @addr given to agile_eu_pool_map
+ *
+ * No task in flight may still use the memory.
+ *
+ * Thread safety: thread safe (GPU EUs: under the pool's map lock).
+ *
+ * Return: 0, -EINVAL (NULL pointers) or -ENOENT (GPU EUs: @addr is not
+ * mapped); CPU EUs: always 0 for a non-NULL @addr.
+ */
 int agile_eu_pool_unmap(struct agile_eu_pool *pool, void *addr);
 
 /**
  * agile_eu_run_launch - run EU @eu's task with a plain kernel launch
+ * @pool:       the pool
+ * @eu:         the EU
+ * @error_lane: as agile_eu_wait's
  *
  * GPU EUs only: the task in EU @eu's register (filled in as for
  * agile_eu_submit, not submitted) runs with one kernel launch of the same
  * GPU code on a stream of its own, then a stream synchronise - what the
  * doorbell path saves (agile-bench gpu measures the two).  The slot must
- * be IDLE.  Returns as agile_eu_wait, or -EOPNOTSUPP (CPU EUs), -EBUSY (a
- * task is posted on the slot), -EIO (the launch failed).
+ * be IDLE.
+ *
+ * Thread safety: one poster per EU.
+ *
+ * Return: as agile_eu_wait, or -EOPNOTSUPP (CPU EUs), -EBUSY (a task is
+ * posted on the slot), -EIO (the launch failed).
  */
 int agile_eu_run_launch(struct agile_eu_pool *pool, uint32_t eu,
 			uint32_t *error_lane);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_EU_H */

@@ -27,6 +27,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AGILE_GPU_VENDOR_AMD 0x1002
 #define AGILE_GPU_VENDOR_NVIDIA 0x10de
 
@@ -59,17 +63,32 @@ struct agile_gpu_info {
 /**
  * agile_gpu_probe - list the AMD and NVIDIA GPUs
  * @out: receives up to @max entries; may be NULL when @max is 0
+ * @max: room in @out, in entries
  * @nr:  receives how many GPUs there are (may be more than @max)
  *
  * One entry per GPU libdrm sees, and one per device a runtime counts
  * beyond those (a runtime can see GPUs that have no DRM node here).
- * Returns 0, or -EINVAL (@nr NULL, or @out NULL with @max > 0).  Finding
- * nothing is not an error.
+ * Finding nothing is not an error.
+ *
+ * Thread safety: thread safe; the first call of the process loads the
+ * runtimes, later ones reuse what it found.
+ *
+ * Return: 0, or -EINVAL (@nr NULL, or @out NULL with @max > 0).
  */
 int agile_gpu_probe(struct agile_gpu_info *out, unsigned int max,
 		    unsigned int *nr);
 
-/* agile_gpu_available - 1 if agile_gpu_probe finds a usable GPU, else 0. */
+/**
+ * agile_gpu_available - whether there is a GPU that GPU EUs could use
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 1 if agile_gpu_probe finds a usable GPU, else 0.
+ */
 int agile_gpu_available(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_GPU_H */

@@ -48,6 +48,10 @@
 
 #include <linux/agile.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define AGILE_LANE_FN __device__
 #else
@@ -67,13 +71,27 @@ struct agile_kernels;
 /* agile_kernel.next: no further phase, the task is done. */
 #define AGILE_KERNEL_DONE UINT32_MAX
 
-/* One phase of a kernel; 0 or a negative errno (the lane fails). */
+/**
+ * agile_phase_fn - one phase of a kernel, run for one lane
+ * @lane:     this lane's index, 0 .. @nr_lanes - 1
+ * @nr_lanes: the lanes running the task (its nr_parts)
+ * @args:     the task's argument words
+ * @state:    this lane's state, the kernel's state_size bytes
+ * @shared:   the task's block-shared memory, shared_size bytes
+ *
+ * Return: 0, or a negative errno (the lane fails).
+ */
 typedef int (*agile_phase_fn)(uint32_t lane, uint32_t nr_lanes,
 			      const __u64 *args, void *state, void *shared);
 
-/*
- * Convergent code between phases: @done just finished on every lane that
- * has not failed; return the next phase, or AGILE_KERNEL_DONE.
+/**
+ * agile_next_fn - convergent code between phases, run once per task
+ * @done:     the phase that just finished on every lane that has not failed
+ * @nr_lanes: the lanes running the task
+ * @args:     the task's argument words
+ * @shared:   the task's block-shared memory
+ *
+ * Return: the next phase, or AGILE_KERNEL_DONE.
  */
 typedef uint32_t (*agile_next_fn)(uint32_t done, uint32_t nr_lanes,
 				  const __u64 *args, void *shared);
@@ -90,6 +108,7 @@ typedef uint32_t (*agile_next_fn)(uint32_t done, uint32_t nr_lanes,
  * @shared_size: bytes of block-shared memory (0 .. AGILE_KERNEL_MAX_SHARED)
  * @max_lanes:   most lanes (nr_parts) a task may ask for, 1 ..
  *               AGILE_MAX_LANES; 0 means AGILE_MAX_LANES
+ * @reserved:    must be zero
  *
  * Each lane's state is 16-byte aligned, the shared memory 64-byte aligned;
  * neither is initialised, as on a GPU: a phase writes what later phases
@@ -120,57 +139,92 @@ struct agile_lane_result {
 	uint32_t error_lane;
 };
 
-/* agile_kernels_create - an empty registry.  0, -EINVAL or -ENOMEM. */
+/**
+ * agile_kernels_create - an empty registry
+ * @out: receives the registry
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL (@out NULL) or -ENOMEM.
+ */
 int agile_kernels_create(struct agile_kernels **out);
 
 /**
  * agile_kernels_destroy - free the registry and every kernel in it
+ * @reg: the registry
  *
  * Nothing may use the registry any more (execution units included).
- * Returns 0 or -EINVAL.
+ *
+ * Thread safety: not thread safe against any other call on @reg, nor
+ * against EU pools that run kernels from it (destroy those first).
+ *
+ * Return: 0 or -EINVAL (@reg NULL).
  */
 int agile_kernels_destroy(struct agile_kernels *reg);
 
 /**
  * agile_kernels_register - add a kernel
+ * @reg:    the registry
+ * @kernel: the kernel's descriptor (copied, with its name and phases)
  * @opcode: receives the kernel's opcode (may be NULL)
  *
- * Returns 0, -EINVAL (a bad descriptor; an opcode outside the range),
+ * The kernel can be looked up as soon as this returns.
+ *
+ * Thread safety: thread safe (registrations are serialised by a lock;
+ * lookups run concurrently without it).
+ *
+ * Return: 0, -EINVAL (a bad descriptor; an opcode outside the range),
  * -EEXIST (the name or the opcode is taken), -ENOSPC (no free opcode
- * left) or -ENOMEM.  Thread safe; the kernel can be looked up as soon as
- * this returns.
+ * left) or -ENOMEM.
  */
 int agile_kernels_register(struct agile_kernels *reg,
 			   const struct agile_kernel *kernel, uint32_t *opcode);
 
 /**
  * agile_kernels_lookup - the kernel registered for @opcode
+ * @reg:    the registry
+ * @opcode: the opcode
+ * @out:    receives the kernel; valid until the registry is destroyed
  *
- * Returns 0, -EINVAL, or -AGILE_E_OPCODE (nothing registered there).
- * *@out stays valid until the registry is destroyed.  Thread safe, no
- * locks.
+ * Thread safety: thread safe, no locks (an acquire load that pairs with
+ * the registration's release store).
+ *
+ * Return: 0, -EINVAL (NULL pointers), or -AGILE_E_OPCODE (nothing
+ * registered there).
  */
 int agile_kernels_lookup(const struct agile_kernels *reg, uint32_t opcode,
 			 const struct agile_kernel **out);
 
 /**
  * agile_kernels_find - the kernel registered under @name
+ * @reg:  the registry
+ * @name: the kernel's name
+ * @out:  receives the kernel; valid until the registry is destroyed
  *
- * Returns 0, -EINVAL or -ENOENT.  Thread safe.
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL (NULL pointers) or -ENOENT (no kernel of that name).
  */
 int agile_kernels_find(const struct agile_kernels *reg, const char *name,
 		       const struct agile_kernel **out);
 
 /**
  * agile_kernels_scratch_size - bytes agile_kernels_run needs for @nr_lanes
+ * @kernel:   the kernel
+ * @nr_lanes: the task's lanes
  *
- * The lanes' state array and the shared memory.  Returns the size, or 0 if @kernel is NULL.
+ * The lanes' state array and the shared memory.
+ *
+ * Thread safety: thread safe (reads @kernel only).
+ *
+ * Return: the size in bytes, or 0 if @kernel is NULL.
  */
 size_t agile_kernels_scratch_size(const struct agile_kernel *kernel,
 				 uint32_t nr_lanes);
 
 /**
  * agile_kernels_run - run one task of @kernel on the calling CPU thread
+ * @kernel:   the kernel
  * @nr_lanes: the task's nr_parts, 1 .. the kernel's max_lanes (0 there
  *            means AGILE_MAX_LANES: @kernel need not be registered)
  * @args:     the task's argument words
@@ -178,16 +232,20 @@ size_t agile_kernels_scratch_size(const struct agile_kernel *kernel,
  *            aligned: the lanes' states and the shared memory
  * @res:      receives which lanes completed and the first failure
  *
- * The seed-004 transformation: a lane loop around each phase.  Returns 0
- * when the task ran (lane failures are in @res, not here), or -EINVAL
- * (bad arguments: nothing ran).  Thread safe for distinct @scratch.
+ * The seed-004 transformation: a lane loop around each phase.
+ *
+ * Thread safety: thread safe for distinct @scratch (and @res); @kernel is
+ * only read.
+ *
+ * Return: 0 when the task ran (lane failures are in @res, not here), or
+ * -EINVAL (bad arguments: nothing ran).
  */
 int agile_kernels_run(const struct agile_kernel *kernel, uint32_t nr_lanes,
 		     const __u64 *args, void *scratch,
 		     struct agile_lane_result *res);
 
 /*
- * The built-in kernels: phase functions of libagile/gpu/kernels_common.h,
+ * The built-in kernels: phase functions of libagile/src/kernels/kernels_body.h,
  * which GPU execution units run too (a GPU EU runs no other kernel: any
  * other opcode fails there with -AGILE_E_OPCODE).  Registered under these
  * names by agile_kernels_register_builtins:
@@ -207,12 +265,21 @@ int agile_kernels_run(const struct agile_kernel *kernel, uint32_t nr_lanes,
 
 /**
  * agile_kernels_register_builtins - register the built-in kernels
+ * @reg: the registry
  *
  * Each at the first free opcode (agile_kernels_find gives it).  Calling it
- * again is harmless.  Returns 0, -EINVAL, -EEXIST (a kernel of the same
- * name that is not the built-in one), -ENOSPC or -ENOMEM (then the ones
- * before may be registered).  Thread safe.
+ * again is harmless.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL (@reg NULL), -EEXIST (a kernel of the same name that
+ * is not the built-in one), -ENOSPC or -ENOMEM (then the ones before may
+ * be registered).
  */
 int agile_kernels_register_builtins(struct agile_kernels *reg);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_KERNELS_H */

@@ -60,12 +60,18 @@
 #include <agile/eu.h>
 #include <agile/sched.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct agile_offload;
 
 /**
  * agile_offload_encode_fn - write part @part of @nr_parts of a leaf
  * @task:       the leaf (agile_task_ops.task_size bytes)
  * @arg:        the run's argument (agile_sched_run_task's @arg)
+ * @part:       which part, 0 .. @nr_parts - 1
+ * @nr_parts:   how many parts the leaf is cut into
  * @reg:        the task register to fill in: opcode, nr_parts, args
  * @nr_args:    how many argument words @reg holds
  * @encode_arg: agile_offload_opts.encode_arg
@@ -75,7 +81,12 @@ struct agile_offload;
  * Faults above).  A part whose EU turns out to be gone is encoded again
  * (same @part and @nr_parts) into a register of the worker's own, to run
  * on its CPU; a leaf none of whose EUs can take it is encoded as part 0
- * of 1.  Returns 0 or a negative errno (the leaf fails with it).
+ * of 1.
+ *
+ * Thread safety: called concurrently from every worker, each with its
+ * own @reg.
+ *
+ * Return: 0 or a negative errno (the leaf fails with it).
  */
 typedef int (*agile_offload_encode_fn)(const void *task, void *arg,
 				       uint32_t part, uint32_t nr_parts,
@@ -102,13 +113,28 @@ struct agile_offload_opts {
 	uint64_t reserved[4];
 };
 
-/* agile_offload_opts_init - defaults (one worker).  0 or -EINVAL. */
+/**
+ * agile_offload_opts_init - fill @opts with the defaults
+ * @opts: the options
+ *
+ * One worker, no encoder (whole-leaf calls), AGILE_TIMEOUT_INFINITE.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, or -EINVAL if @opts is NULL.
+ */
 int agile_offload_opts_init(struct agile_offload_opts *opts);
 
 /**
  * agile_offload_create - map workers to the EUs of @pool
+ * @pool: the EU pool; must outlive the offload object
+ * @opts: NULL for the defaults
+ * @out:  receives the offload object
  *
- * Returns 0, -EINVAL (bad arguments), -ENOMEM, or an error registering
+ * Thread safety: thread safe (the "agile.leaf" kernel is registered
+ * through the registry's lock).
+ *
+ * Return: 0, -EINVAL (bad arguments), -ENOMEM, or an error registering
  * the "agile.leaf" kernel.
  */
 int agile_offload_create(struct agile_eu_pool *pool,
@@ -117,9 +143,13 @@ int agile_offload_create(struct agile_eu_pool *pool,
 
 /**
  * agile_offload_destroy - free @off (the EUs stay)
+ * @off: the offload object
  *
- * Returns 0, -EINVAL, or -EBUSY (a quarantined EU still runs a leaf
- * whose copy @off holds: nothing was freed; try again once it is done).
+ * Thread safety: not thread safe against the scheduler running with @off
+ * as its hook, nor other calls on @off: destroy the scheduler first.
+ *
+ * Return: 0, -EINVAL, or -EBUSY (a quarantined EU still runs a leaf whose
+ * copy @off holds: nothing was freed; try again once it is done).
  */
 int agile_offload_destroy(struct agile_offload *off);
 
@@ -155,30 +185,49 @@ struct agile_offload_stats {
 
 /**
  * agile_offload_stats - @off's counters into @stats, summed over workers
+ * @off:   the offload object
+ * @stats: receives the counters
  *
  * A recent snapshot while the scheduler runs, exact once it is idle.
- * Returns 0 or -EINVAL.  Thread safe.
+ *
+ * Thread safety: thread safe, also while the hook runs.
+ *
+ * Return: 0 or -EINVAL (NULL pointers).
  */
 int agile_offload_stats(const struct agile_offload *off,
 			struct agile_offload_stats *stats);
 
 /**
  * agile_offload_bind - make a scheduler built with @opts offload to @off
+ * @opts: scheduler options, for agile_sched_create
+ * @off:  the offload object
  *
  * Sets @opts->nr_workers to the offload's W, and the offload hook and its
- * argument.  Returns 0 or -EINVAL.
+ * argument.
+ *
+ * Thread safety: thread safe (writes @opts only).
+ *
+ * Return: 0 or -EINVAL (NULL pointers).
  */
 int agile_offload_bind(struct agile_sched_opts *opts,
 			     struct agile_offload *off);
 
 /**
  * agile_offload_eus - which EUs worker @worker owns
- * @first: receives its first EU
- * @count: receives how many (0: it runs leaves on its own CPU)
+ * @off:    the offload object
+ * @worker: the worker's index, 0 .. W - 1
+ * @first:  receives its first EU
+ * @count:  receives how many (0: it runs leaves on its own CPU)
  *
- * Returns 0 or -EINVAL.  Thread safe.
+ * Thread safety: thread safe.
+ *
+ * Return: 0 or -EINVAL (NULL pointers, @worker out of range).
  */
 int agile_offload_eus(const struct agile_offload *off, uint32_t worker,
 		      uint32_t *first, uint32_t *count);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_OFFLOAD_H */

@@ -53,13 +53,41 @@
 #ifndef AGILE_SCHED_H
 #define AGILE_SCHED_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef __cplusplus
+#include <stdatomic.h>
+#endif
+
 #ifdef __cplusplus
-#error "agile/sched.h is a C11 header (its task macros use C11 atomics)"
+extern "C" {
+#endif
+
+/*
+ * The few atomics the inline spawn/sync touch.  C++ before C++23 has no
+ * _Atomic: there the fields are plain, with _Atomic's alignment (GCC
+ * aligns a lock-free _Atomic to its size), and the inline code uses the
+ * __atomic builtins GCC's <stdatomic.h> is made of, with the same orders.
+ * The C path is unchanged.  The static assertions after struct
+ * agile_worker hold in both languages, so both see one layout.
+ */
+#ifdef __cplusplus
+#define AGILE__ATOMIC(T) T
+#define AGILE__ATOMIC_FIELD(T, NAME) alignas(sizeof(T)) T NAME
+#define AGILE__ALIGNAS(N) alignas(N)
+#define AGILE__STATIC_ASSERT(COND, MSG) static_assert(COND, MSG)
+#define AGILE__LOAD_RELAXED(P) __atomic_load_n((P), __ATOMIC_RELAXED)
+#define AGILE__STORE_RELAXED(P, V) __atomic_store_n((P), (V), __ATOMIC_RELAXED)
+#else
+#define AGILE__ATOMIC(T) _Atomic(T)
+#define AGILE__ATOMIC_FIELD(T, NAME) _Atomic(T) NAME
+#define AGILE__ALIGNAS(N) _Alignas(N)
+#define AGILE__STATIC_ASSERT(COND, MSG) _Static_assert(COND, MSG)
+#define AGILE__LOAD_RELAXED(P) atomic_load_explicit((P), memory_order_relaxed)
+#define AGILE__STORE_RELAXED(P, V)                                            \
+	atomic_store_explicit((P), (V), memory_order_relaxed)
 #endif
 
 struct agile_sched;
@@ -77,24 +105,32 @@ struct agile_run;
 
 /**
  * struct agile_frame - the header every task frame starts with
- * @fn:     runs the task stored in the frame (used by thieves and slow paths)
- * @run:    the run the task belongs to; set when the frame is published
- * @thief:  the worker that stole the frame, NULL until then
- * @state:  0 published, 1 done (release by the thief, acquire by the owner),
- *          2 owner asleep on it (futex)
+ * @fn:       runs the task stored in the frame (used by thieves and slow
+ *            paths)
+ * @run:      the run the task belongs to; set when the frame is published
+ * @thief:    the worker that stole the frame, NULL until then
+ * @state:    0 published, 1 done (release by the thief, acquire by the
+ *            owner), 2 owner asleep on it (futex)
+ * @reserved: padding
  *
  * Library internals, shown only because the spawn/sync inline functions
- * need the layout: applications never touch a frame.
+ * need the layout: applications never touch a frame.  Frames are copied
+ * with memcpy (spill, slow paths): whatever follows the header must be
+ * trivially copyable.
  */
 struct agile_frame {
 	void (*fn)(struct agile_worker *w, struct agile_frame *f);
 	struct agile_run *run;
-	_Atomic(struct agile_worker *) thief;
-	_Atomic uint32_t state;
+	AGILE__ATOMIC_FIELD(struct agile_worker *, thief);
+	AGILE__ATOMIC_FIELD(uint32_t, state);
 	uint32_t reserved;
 };
 
-/* One slot of a worker's frame stack. */
+/**
+ * union agile_frame_slot - one slot of a worker's frame stack
+ * @hdr:   the frame's header
+ * @bytes: the whole slot, AGILE_FRAME_SIZE bytes, cache-line aligned
+ */
 union agile_frame_slot {
 	struct agile_frame hdr;
 	unsigned char bytes[AGILE_FRAME_SIZE];
@@ -102,26 +138,38 @@ union agile_frame_slot {
 
 /**
  * struct agile_worker - the part of a worker the inline fast paths use
+ * @sp:        next free frame
+ * @split:     frames in [@split, @sp) are private
+ * @eager_end: spawns into [@eager_end, @eager_end + @fast_span bytes) take
+ *             the fast path; below it (the shallowest frames, published at
+ *             once so a descheduled worker's biggest tasks stay stealable)
+ *             and at the end of the frame stack (spill) they take
+ *             agile__spawn_slow
+ * @fast_span: see @eager_end
+ * @nr_spawns: spawns so far; the owner stores, anyone loads
+ * @hungry:    raised by a thief that found nothing to steal here
  *
  * Library internals (the rest of a worker is private to sched.c).  The
  * first cache line is written only by the worker's own thread; @hungry
  * sits alone on the next one because other workers write it.
  */
 struct agile_worker {
-	union agile_frame_slot *sp;    /* next free frame */
-	union agile_frame_slot *split; /* frames in [split, sp) are private */
-	/*
-	 * Spawns into [eager_end, eager_end + fast_span bytes) take the fast
-	 * path; below it (the shallowest frames, published at once so a
-	 * descheduled worker's biggest tasks stay stealable) and at the end
-	 * of the frame stack (spill) they take agile__spawn_slow.
-	 */
+	union agile_frame_slot *sp;
+	union agile_frame_slot *split;
 	union agile_frame_slot *eager_end;
 	uintptr_t fast_span;
-	_Atomic uint64_t nr_spawns;    /* owner stores, anyone loads */
-	/* Raised by a thief that found nothing to steal here. */
-	_Alignas(128) _Atomic uint32_t hungry;
+	AGILE__ATOMIC_FIELD(uint64_t, nr_spawns);
+	AGILE__ALIGNAS(128) AGILE__ATOMIC_FIELD(uint32_t, hungry);
 };
+
+AGILE__STATIC_ASSERT(sizeof(struct agile_frame) == 3 * sizeof(void *) + 8,
+		     "struct agile_frame: one layout in C and C++");
+AGILE__STATIC_ASSERT(offsetof(struct agile_worker, nr_spawns) ==
+			     4 * sizeof(void *),
+		     "struct agile_worker: one layout in C and C++");
+AGILE__STATIC_ASSERT(offsetof(struct agile_worker, hungry) == 128 &&
+			     sizeof(struct agile_worker) == 256,
+		     "struct agile_worker: one layout in C and C++");
 
 /* Internal ABI used by the inline functions below; not for applications. */
 void agile__publish(struct agile_worker *w);
@@ -132,11 +180,55 @@ struct agile_frame *agile__sync_slow(struct agile_worker *w,
 int agile__run_frame(struct agile_sched *s, struct agile_frame *f);
 
 /* Owner-only counter bump: a relaxed load and store, no read-modify-write. */
-static inline void agile__count(_Atomic uint64_t *counter)
+static inline void agile__count(AGILE__ATOMIC(uint64_t) *counter)
 {
-	atomic_store_explicit(counter,
-			      atomic_load_explicit(counter, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	AGILE__STORE_RELAXED(counter, AGILE__LOAD_RELAXED(counter) + 1);
+}
+
+/*
+ * The spawn and sync fast paths, shared by the C task macros and the C++
+ * templates of agile/sched.hpp.  Always inlined: a spawn is a few plain
+ * stores, not a call.
+ *
+ * agile__spawn_full - *@slot: where the next frame goes; false when the
+ * caller may write it there and agile__spawn_push it, true when the
+ * frame must go through agile__spawn_slow instead (a shallow frame, or
+ * the frame stack is full).
+ */
+static inline __attribute__((always_inline, unused)) bool
+agile__spawn_full(struct agile_worker *w, union agile_frame_slot **slot)
+{
+	*slot = w->sp;
+	return __builtin_expect((uintptr_t)*slot - (uintptr_t)w->eager_end >=
+					w->fast_span,
+				0);
+}
+
+/* agile__spawn_push - make the frame written at @slot the newest one. */
+static inline __attribute__((always_inline, unused)) void
+agile__spawn_push(struct agile_worker *w, union agile_frame_slot *slot)
+{
+	w->sp = slot + 1;
+	agile__count(&w->nr_spawns);
+	if (__builtin_expect(AGILE__LOAD_RELAXED(&w->hungry), 0))
+		agile__publish(w);
+}
+
+/*
+ * agile__sync_pop - pop @top, the newest frame (sp - 1), if it is still
+ * private (nobody can have stolen it): true, and the caller runs it
+ * inline; false: the caller goes through agile__sync_slow.  The C task
+ * macros spell the same test out: through this helper GCC's inliner
+ * weighs recursive tasks differently and lays their code out otherwise.
+ */
+static inline __attribute__((always_inline, unused)) bool
+agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top)
+{
+	if (__builtin_expect(top >= w->split, 1)) {
+		w->sp = top;
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -150,30 +242,26 @@ static inline void agile__count(_Atomic uint64_t *counter)
 		ARGT arg;                                                          \
 		RES_FIELD                                                          \
 	};                                                                         \
-	_Static_assert(sizeof(struct NAME##__frame) <= AGILE_FRAME_SIZE,           \
-		       "argument and result of task " #NAME " exceed a frame");     \
+	AGILE__STATIC_ASSERT(sizeof(struct NAME##__frame) <= AGILE_FRAME_SIZE,     \
+			     "argument and result of task " #NAME                 \
+			     " exceed a frame");                                  \
 	static void NAME##__frame_run(struct agile_worker *, struct agile_frame *); \
 	static inline __attribute__((unused)) void NAME##__spawn(                  \
 		struct agile_worker *agile__w, ARGT agile__arg)                    \
 	{                                                                          \
-		union agile_frame_slot *slot = agile__w->sp;                       \
-		struct NAME##__frame *f = (struct NAME##__frame *)slot;            \
-		if (__builtin_expect((uintptr_t)slot -                             \
-					     (uintptr_t)agile__w->eager_end >=     \
-				     agile__w->fast_span, 0)) {                    \
+		union agile_frame_slot *slot;                                      \
+		struct NAME##__frame *f;                                           \
+		if (agile__spawn_full(agile__w, &slot)) {                          \
 			struct NAME##__frame tmp;                                  \
 			tmp.hdr.fn = NAME##__frame_run;                            \
 			tmp.arg = agile__arg;                                      \
 			agile__spawn_slow(agile__w, &tmp.hdr, sizeof(tmp));        \
 			return;                                                    \
 		}                                                                  \
+		f = (struct NAME##__frame *)slot;                                  \
 		f->hdr.fn = NAME##__frame_run;                                     \
 		f->arg = agile__arg;                                               \
-		agile__w->sp = slot + 1;                                           \
-		agile__count(&agile__w->nr_spawns);                                \
-		if (__builtin_expect(atomic_load_explicit(&agile__w->hungry,       \
-							  memory_order_relaxed), 0)) \
-			agile__publish(agile__w);                                  \
+		agile__spawn_push(agile__w, slot);                                 \
 	}
 
 /**
@@ -196,7 +284,8 @@ static inline void agile__count(_Atomic uint64_t *counter)
  *	}
  *
  * sizeof(ARGT) + sizeof(RET) must fit in a frame (checked at compile
- * time).  The task and its helpers are static to the file.
+ * time).  The task and its helpers are static to the file.  In C++, ARGT
+ * and RET must be trivially copyable (frames are copied with memcpy).
  */
 #define AGILE_TASK(RET, NAME, W, ARGT, ARG)                                       \
 	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RET res;)                           \
@@ -235,6 +324,10 @@ static inline void agile__count(_Atomic uint64_t *counter)
 
 /**
  * AGILE_VOID_TASK - declare and define a fork/join task with no result
+ * @NAME: task name; also the name of the plain C function
+ * @W:    name of the worker parameter inside the body
+ * @ARGT: type of the one argument
+ * @ARG:  name of the argument inside the body
  *
  * As AGILE_TASK without @RET; AGILE_SYNC of it is a statement.
  */
@@ -271,35 +364,59 @@ static inline void agile__count(_Atomic uint64_t *counter)
 
 /**
  * AGILE_SPAWN - make task NAME(ARG) available to run in parallel
+ * @W:    the worker the current task was given
+ * @NAME: the task (AGILE_TASK or AGILE_VOID_TASK)
+ * @ARG:  its argument, copied into the frame
  *
- * Worker context only, on the worker @W the current task was given.
  * Every spawn must be matched by an AGILE_SYNC of the same task name in
  * the same task, in reverse order (last spawned, first synced).
+ *
+ * Thread safety: worker context only, on the worker @W the current task
+ * was given.
  */
 #define AGILE_SPAWN(W, NAME, ARG) NAME##__spawn((W), (ARG))
 
 /**
  * AGILE_SYNC - wait for the most recent unsynced spawn and yield its result
+ * @W:    the worker the current task was given
+ * @NAME: the task spawned last
  *
  * Runs the task inline if no other worker took it; otherwise works on
- * the thief's tasks until the thief is done.  Worker context only.
+ * the thief's tasks until the thief is done.
+ *
+ * Thread safety: worker context only.
+ *
+ * Return: the task's result (nothing for an AGILE_VOID_TASK).
  */
 #define AGILE_SYNC(W, NAME) NAME##__sync(W)
 
-/* AGILE_CALL - run task NAME(ARG) now, as a plain function call. */
+/**
+ * AGILE_CALL - run task NAME(ARG) now, as a plain function call
+ * @W:    the worker the current task was given
+ * @NAME: the task
+ * @ARG:  its argument
+ *
+ * Thread safety: worker context only.
+ *
+ * Return: the task's result.
+ */
 #define AGILE_CALL(W, NAME, ARG) NAME((W), (ARG))
 
 /**
  * AGILE_RUN - run task NAME(ARG) as the root of a run on pool @S
+ * @S:    the pool
+ * @NAME: the task
+ * @ARG:  its argument
  * @RESP: where to store the result (may be NULL); written only on success
  *
  * Evaluates to 0 or the run's first negative errno.  From a thread that is
  * not a worker of @S, the task runs on a worker while the caller sleeps,
  * or, if the caller is a worker of another pool, works for that pool
  * (see "Waiting on another pool" above); from a worker of @S it runs at
- * once on that worker, as a nested run with its own error.  Thread safe:
- * any number of threads may run at once.
+ * once on that worker, as a nested run with its own error.
  * For AGILE_VOID_TASK tasks pass NULL as @RESP.
+ *
+ * Thread safety: thread safe: any number of threads may run at once.
  */
 #define AGILE_RUN(S, NAME, ARG, RESP) NAME##__run((S), (ARG), (RESP))
 
@@ -332,10 +449,14 @@ struct agile_task_ops {
  * @arg:      the run's argument, as given to agile_sched_run_task
  * @hook_arg: agile_sched_opts.offload_arg
  *
- * Returns 0 when the leaf is done, or a negative errno (which fails the
- * run).  Called concurrently from every worker, each with its own @w; a
- * hook that posts the leaf to worker k's doorbell and waits (process 600a)
- * may block.  Without a hook the leaf runs as ops->leaf(task, arg).
+ * A hook that posts the leaf to worker k's doorbell and waits (process
+ * 600a) may block.  Without a hook the leaf runs as ops->leaf(task, arg).
+ *
+ * Thread safety: called concurrently from every worker, each with its
+ * own @w.
+ *
+ * Return: 0 when the leaf is done, or a negative errno (which fails the
+ * run).
  */
 typedef int (*agile_offload_fn)(struct agile_worker *w,
 				const struct agile_task_ops *ops, void *task,
@@ -358,6 +479,7 @@ typedef int (*agile_offload_fn)(struct agile_worker *w,
  * @offload:     the offload hook for agile_sched_run_task leaves; NULL runs
  *               them on the CPU
  * @offload_arg: passed to @offload as hook_arg
+ * @reserved32:  must be zero
  * @reserved:    must be zero
  */
 struct agile_sched_opts {
@@ -402,8 +524,11 @@ struct agile_sched_stats {
 
 /**
  * agile_sched_opts_init - fill @opts with the defaults
+ * @opts: the options
  *
- * Returns 0, or -EINVAL if @opts is NULL.  Thread safe.
+ * Thread safety: thread safe.
+ *
+ * Return: 0, or -EINVAL if @opts is NULL.
  */
 int agile_sched_opts_init(struct agile_sched_opts *opts);
 
@@ -417,61 +542,93 @@ int agile_sched_opts_init(struct agile_sched_opts *opts);
  * hwloc cannot give a topology the workers run unpinned, a note goes to
  * stderr (unless AGILE_SCHED_QUIET) and agile_sched_stats reports why.
  * Idle workers spin, then yield, then sleep on a futex: an idle pool uses
- * no CPU.  Returns 0, -EINVAL (bad @opts, reserved fields not zero),
- * -ENOMEM, or -EAGAIN (threads could not be created).  Thread safe.
+ * no CPU.
+ *
+ * Thread safety: thread safe (each call makes its own pool).
+ *
+ * Return: 0, -EINVAL (bad @opts, reserved fields not zero), -ENOMEM, or
+ * -EAGAIN (threads could not be created).
  */
 int agile_sched_create(const struct agile_sched_opts *opts,
 		       struct agile_sched **out);
 
 /**
  * agile_sched_destroy - stop the workers and free the pool
+ * @s: the pool
  *
  * Joins every worker and frees every frame stack, deque and retired deque
- * array.  Returns 0, -EINVAL (@s NULL), -EBUSY (a run is still in progress:
+ * array.
+ *
+ * Thread safety: not thread safe against other calls on the same pool (a
+ * run racing with it gets -ESHUTDOWN or makes it fail with -EBUSY, but
+ * nothing may touch @s once it returned 0).
+ *
+ * Return: 0, -EINVAL (@s NULL), -EBUSY (a run is still in progress:
  * nothing is freed) or -EDEADLK (called from one of the pool's workers).
- * Not thread safe against other calls on the same pool.
  */
 int agile_sched_destroy(struct agile_sched *s);
 
 /**
  * agile_sched_nr_workers - how many workers @s has
+ * @s: the pool
  *
- * Returns the count, or -EINVAL if @s is NULL.  Thread safe.
+ * Thread safety: thread safe.
+ *
+ * Return: the count, or -EINVAL if @s is NULL.
  */
 int agile_sched_nr_workers(const struct agile_sched *s);
 
 /**
  * agile_sched_stats - read the pool's counters into @stats
+ * @s:     the pool
+ * @stats: receives the counters
  *
  * Counters are read while workers may be running, so they are a recent
- * snapshot, exact once no run is in progress.  Returns 0 or -EINVAL.
- * Thread safe.
+ * snapshot, exact once no run is in progress.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0 or -EINVAL (NULL pointers).
  */
 int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *stats);
 
 /**
  * agile_sched_run - run @fn(w, @arg) as the root task of a run
+ * @s:   the pool
+ * @fn:  the root task
+ * @arg: passed to @fn
  *
- * @fn may spawn and sync tasks, call agile_sched_parallel_for and so on.  Returns
- * 0, the first negative errno of the run (@fn's return value if negative,
- * or one recorded by a task), -EINVAL (@s or @fn NULL) or -ESHUTDOWN (the
- * pool is being destroyed).  Thread safe; from a worker of @s it nests (see
- * AGILE_RUN).
+ * @fn may spawn and sync tasks, call agile_sched_parallel_for and so on.
+ *
+ * Thread safety: thread safe: any number of threads may run at once; from
+ * a worker of @s it nests (see AGILE_RUN).
+ *
+ * Return: 0, the first negative errno of the run (@fn's return value if
+ * negative, or one recorded by a task), -EINVAL (@s or @fn NULL) or
+ * -ESHUTDOWN (the pool is being destroyed).
  */
 int agile_sched_run(struct agile_sched *s,
 		    int (*fn)(struct agile_worker *w, void *arg), void *arg);
 
 /**
  * agile_sched_parallel_for - run @body over [@begin, @end) in parallel
+ * @s:     the pool
+ * @begin: first index
+ * @end:   one past the last index
  * @grain: leaves get at most @grain iterations; 0 picks one from the
  *         range and the worker count
  * @body:  runs [lo, hi) on a worker's CPU; 0 or a negative errno
+ * @arg:   passed to @body
  *
  * The range is split in halves, one half spawned and the other processed
  * inline, down to @grain; idle workers steal the biggest halves.  Once a
- * body fails, no new body starts.  Returns 0, the first body error,
- * -EINVAL (@s or @body NULL, @end < @begin, @grain < 0) or -ESHUTDOWN.
- * Thread safe; from a worker of @s it nests.
+ * body fails, no new body starts.
+ *
+ * Thread safety: thread safe; from a worker of @s it nests.  @body runs
+ * concurrently on every worker.
+ *
+ * Return: 0, the first body error, -EINVAL (@s or @body NULL, @end <
+ * @begin, @grain < 0) or -ESHUTDOWN.
  */
 int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
 		       int64_t grain,
@@ -479,6 +636,7 @@ int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
 
 /**
  * agile_sched_run_task - run an application task tree (seed 002, 500b)
+ * @s:    the pool
  * @ops:  the task type
  * @task: the root task, @ops->task_size bytes (copied)
  * @arg:  passed to every callback
@@ -486,10 +644,13 @@ int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
  * Each worker takes a task (its own, or one stolen), tests the cutoff,
  * and either splits it and pushes the children on its deque or hands the
  * leaf to the offload hook.  Once a callback fails, no new leaf starts.
- * Returns 0, the first callback error, -EINVAL (NULL arguments, a bad
+ *
+ * Thread safety: thread safe; from a worker of @s it nests.  The
+ * callbacks run concurrently on every worker.
+ *
+ * Return: 0, the first callback error, -EINVAL (NULL arguments, a bad
  * @task_size, a split returning fewer than 2 or more than
- * AGILE_TASK_SPLIT_MAX children) or -ESHUTDOWN.  Thread safe; from a worker
- * of @s it nests.
+ * AGILE_TASK_SPLIT_MAX children) or -ESHUTDOWN.
  */
 int agile_sched_run_task(struct agile_sched *s,
 			 const struct agile_task_ops *ops, const void *task,
@@ -497,34 +658,55 @@ int agile_sched_run_task(struct agile_sched *s,
 
 /**
  * agile_sched_fail - record @err as the current run's error if it is first
+ * @w:   the worker the calling task was given
+ * @err: a negative errno
  *
- * For tasks whose result type has no room for an error.  @err must be a
- * negative errno.  Returns 0, or -EINVAL (@w NULL or @err not negative).
- * Worker context only.
+ * For tasks whose result type has no room for an error.
+ *
+ * Thread safety: worker context only, on @w; tasks of one run may fail
+ * concurrently (the first error wins).
+ *
+ * Return: 0, or -EINVAL (@w NULL or @err not negative).
  */
 int agile_sched_fail(struct agile_worker *w, int err);
 
 /**
  * agile_sched_failed - the current run's error so far (0 if none)
+ * @w: the worker the calling task was given
  *
- * Lets long tasks stop early once the run has failed.  Returns 0 or the
- * negative errno; -EINVAL if @w is NULL.  Worker context only.
+ * Lets long tasks stop early once the run has failed.
+ *
+ * Thread safety: worker context only, on @w.
+ *
+ * Return: 0 or the negative errno; -EINVAL if @w is NULL.
  */
 int agile_sched_failed(const struct agile_worker *w);
 
 /**
  * agile_sched_worker_index - index of worker @w in its pool, 0..nr_workers-1
+ * @w: a worker
  *
  * The offload hook uses it to find the worker's execution units (portion k
- * of seed 002).  Returns the index, or -EINVAL if @w is NULL.  Thread safe.
+ * of seed 002).
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: the index, or -EINVAL if @w is NULL.
  */
 int agile_sched_worker_index(const struct agile_worker *w);
 
 /**
- * agile_sched_worker_self - the worker the calling thread is, or NULL
+ * agile_sched_worker_self - the worker the calling thread is
  *
- * Thread safe.
+ * Thread safety: thread safe (a thread-local variable).
+ *
+ * Return: the calling thread's worker, or NULL for a thread that is no
+ * pool's worker.
  */
 struct agile_worker *agile_sched_worker_self(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* AGILE_SCHED_H */
