@@ -3,7 +3,7 @@
  * sched-spill - more outstanding spawns than a worker's in-place frames: the rest
  * go to the private spill stack and everything still adds up, while
  * thieves may take the in-place frames (how many did is reported; that
- * steals happen at all is steal-leap-wake's to show).
+ * steals happen at all is sched-steal-leap-wake's to show).
  */
 #include <agile/sched.h>
 #include <stdint.h>
