@@ -14,8 +14,10 @@
 #
 # Prints one TAP stream on stdout: each program's test cases renumbered
 # into it as "ok N <program>: <test>", the module steps as their own lines,
-# the programs' diagnostics as "#" lines, and the plan at the end.  Exits
-# non-zero when anything failed.
+# the programs' diagnostics as "#" lines, and the plan at the end; a
+# program during which the kernel logged a splat gets a "not ok" naming it
+# (selftests/tap-merge.sh), one that exits 77 is a SKIP.  Ends with "N
+# passed, N failed, N skipped"; exits non-zero when anything failed.
 #
 # Environment: AGILE_SELFTESTS (directory of the test programs, default
 # the one holding this script's programs on PATH), AGILE_KO_DIR (where
@@ -226,5 +228,5 @@ fi
 check "/dev/agile is gone" test ! -e /dev/agile
 
 echo "1..$n"
-echo "# agile selftests: $((n - failed)) passed, $failed failed"
+echo "# agile selftests: $((n - failed - skipped)) passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -3,15 +3,17 @@
 #
 # coll-mpi.sh BINARY NP... - run the machines-scope test (coll-mpi.c) under
 # mpirun once per process count, print its TAP, and end with "N passed, N
-# failed" (one count per run), as run.sh does for the others.  With
+# failed, N skipped" (one count per run), as run.sh does for the others; a
+# run that exits 77 is skipped.  With
 # TAP_OUT=FILE, also one TAP line per run into FILE.
 #
 # Open MPI (Debian 12: 4.1) is told to use TCP (btl tcp,self; pml ob1), the
 # way separate machines talk, also between ranks on one machine: over the
 # loopback device, where its launcher's own traffic stays too.
 # Oversubscription is allowed (more ranks than CPUs: unbound), and root
-# needs --allow-run-as-root.  Each run has a time limit, so a hang fails
-# the run instead of the suite.
+# needs --allow-run-as-root.  Each run has a time limit
+# ($COLL_MPI_TIMEOUT, else $AGILE_TEST_TIMEOUT, else 600 s), so a hang
+# fails the run instead of the suite.
 #
 # Then, for each count in $COLL_MPI_NETNS (default "4"; empty: none), a run
 # on two real "machines": two network namespaces joined by a veth pair,
@@ -23,13 +25,14 @@
 set -u
 bin=$1
 shift
-limit=${COLL_MPI_TIMEOUT:-600}
+limit=${COLL_MPI_TIMEOUT:-${AGILE_TEST_TIMEOUT:-600}}
 netns_np=${COLL_MPI_NETNS-4}
 # shellcheck disable=SC2054 # "tcp,self" is one argument
 mpirun_args=(--oversubscribe --bind-to none --mca btl tcp,self --mca pml ob1)
 [ "$(id -u)" -eq 0 ] && mpirun_args+=(--allow-run-as-root)
 passed=0
 failed=0
+skipped=0
 n=0
 tap_lines=()
 
@@ -40,6 +43,9 @@ verdict() {
 		printf '%s\n' "$3" | grep -q '^1\.\.[1-9]'; then
 		passed=$((passed + 1))
 		tap_lines+=("ok $n - libagile/coll-mpi $1")
+	elif [ "$2" -eq 77 ] && ! printf '%s\n' "$3" | grep -q '^not ok'; then
+		skipped=$((skipped + 1))
+		tap_lines+=("ok $n - libagile/coll-mpi $1 # SKIP")
 	else
 		failed=$((failed + 1))
 		echo "# coll-mpi $1 FAILED (exit status $2)"
@@ -73,7 +79,7 @@ for np in $netns_np; do
 	if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null ||
 		! command -v unshare >/dev/null; then
 		n=$((n + 1))
-		passed=$((passed + 1))
+		skipped=$((skipped + 1))
 		tap_lines+=("ok $n - libagile/coll-mpi $name # SKIP needs root, ip and unshare")
 		continue
 	fi
@@ -99,7 +105,7 @@ for np in $netns_np; do
 		ip -n "$ns-0" link set lo up && ip -n "$ns-1" link set lo up; } 2>&1; then
 		netns_down
 		n=$((n + 1))
-		passed=$((passed + 1))
+		skipped=$((skipped + 1))
 		tap_lines+=("ok $n - libagile/coll-mpi $name # SKIP no network namespaces here")
 		continue
 	fi
@@ -121,5 +127,5 @@ done
 if [ -n "${TAP_OUT:-}" ]; then
 	{ printf '%s\n' "${tap_lines[@]}"; echo "1..$n"; } >"$TAP_OUT"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

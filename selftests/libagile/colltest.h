@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * colltest.h - what the collectives' tests share (coll-threads,
- * coll-procs): the inputs, whose reductions are exact in every type
+ * coll-procs-*): the inputs, whose reductions are exact in every type
  * (small integers: sums below 2^10, 2^8 in bfloat16, products of 1s and
  * 2s), the naive
  * reference, one collective run and checked on one member, and a

@@ -12,9 +12,11 @@
 #
 # Prints one TAP stream on stdout: each program's results renumbered into
 # it as "ok N <backend>/<program>: <test>", its diagnostics as "#" lines,
-# the plan at the end.  A program that exits non-zero, dies early or
-# prints nothing gets a "not ok" of its own.  Exits non-zero when anything
-# failed.
+# the plan at the end.  A program that exits non-zero (but 77, a SKIP),
+# dies early or prints nothing gets a "not ok" of its own, and so does one
+# during which the kernel logged a splat (WARNING:, BUG:, KASAN, lockdep,
+# ...: selftests/tap-merge.sh).  Ends with "N passed, N failed, N skipped";
+# exits non-zero when anything failed.
 #
 # Environment: AGILE_LIBAGILE_TESTS (directory of the test programs,
 # default /selftests/libagile), AGILE_TEST_TIMEOUT (seconds per program,
@@ -84,5 +86,5 @@ if [ $loaded = 1 ]; then
 fi
 
 echo "1..$n"
-echo "# libagile selftests: $((n - failed)) passed, $failed failed"
+echo "# libagile selftests: $((n - failed - skipped)) passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -2,15 +2,19 @@
 # SPDX-License-Identifier: MIT
 #
 # run.sh BINDIR TEST... - run libagile selftests, print their TAP, and end
-# with "N passed, N failed" (one count per test program).  A test passes
-# when it exits 0 and printed no "not ok".  With TAP_OUT=FILE, also writes
-# one TAP line per program to FILE (for the top-level summary).
+# with "N passed, N failed, N skipped" (one count per test program).  A
+# test passes when it exits 0 and printed no "not ok"; it is skipped when
+# it exits 77 (the whole program could not run here: no GPU, not root...)
+# and printed no "not ok"; anything else fails.  With TAP_OUT=FILE, also
+# writes one TAP line per program to FILE (for the top-level summary),
+# "ok N - libagile/T # SKIP" for a skipped one.
 # AGILE_TEST_TIMEOUT: seconds a program may run (default 600).
 set -u
 bindir=$1
 shift
 passed=0
 failed=0
+skipped=0
 n=0
 tap_lines=()
 for t in "$@"; do
@@ -20,9 +24,18 @@ for t in "$@"; do
 	out=$(timeout -k 10 "${AGILE_TEST_TIMEOUT:-600}" "$bindir/$t" 2>&1)
 	rc=$?
 	printf '%s\n' "$out"
-	if [ $rc -eq 0 ] && ! printf '%s\n' "$out" | grep -q '^not ok'; then
+	if printf '%s\n' "$out" | grep -q '^not ok'; then
+		rc_ok=0
+	else
+		rc_ok=1
+	fi
+	if [ $rc -eq 0 ] && [ $rc_ok = 1 ]; then
 		passed=$((passed + 1))
 		tap_lines+=("ok $n - libagile/$t")
+	elif [ $rc -eq 77 ] && [ $rc_ok = 1 ]; then
+		skipped=$((skipped + 1))
+		echo "# $t skipped (exit status 77)"
+		tap_lines+=("ok $n - libagile/$t # SKIP")
 	else
 		failed=$((failed + 1))
 		echo "# $t FAILED (exit status $rc)"
@@ -32,5 +45,5 @@ done
 if [ -n "${TAP_OUT:-}" ]; then
 	{ printf '%s\n' "${tap_lines[@]}"; echo "1..$n"; } > "$TAP_OUT"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

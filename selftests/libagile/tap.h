@@ -2,7 +2,8 @@
 /*
  * tap.h - the smallest TAP producer: each selftest is its own program,
  * prints "ok N - ..." / "not ok N - ..." lines, then the plan, and exits
- * non-zero if anything failed (tap_done).
+ * 1 if anything failed, 77 (the runners' SKIP) if every test was skipped,
+ * else 0 (tap_done).
  */
 #ifndef AGILE_TAP_H
 #define AGILE_TAP_H
@@ -11,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int tap_count, tap_failures;
+static int tap_count, tap_failures, tap_skips;
 
 static inline __attribute__((format(printf, 2, 3))) int
 tap_ok(int pass, const char *fmt, ...)
@@ -37,6 +38,7 @@ tap_skip(const char *what, const char *fmt, ...)
 	va_list ap;
 
 	tap_count++;
+	tap_skips++;
 	printf("ok %d - %s # SKIP ", tap_count, what);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
@@ -69,7 +71,10 @@ static inline int tap_done(void)
 {
 	printf("1..%d\n", tap_count);
 	fflush(stdout);
-	return tap_failures ? 1 : 0;
+	if (tap_failures)
+		return 1;
+	/* Nothing ran here: the whole program is skipped. */
+	return tap_count && tap_skips == tap_count ? 77 : 0;
 }
 
 #endif /* AGILE_TAP_H */

@@ -1,14 +1,29 @@
 # SPDX-License-Identifier: MIT
 #
-# The libagile selftest programs, one per concern (selftests/libagile/*.c,
-# and *.cpp for C++),
-# in the order the runners run them.  Included by selftests/libagile/Makefile.
-TESTS := deque-stress fib array-sum pfor-uneven nested-spawn oversubscribe \
-	error-propagation create-destroy task-tree spill \
-	pin-fallback concurrent-runs cross-pool steal-leap-wake \
-	doorbell eu-pool eu-race kernels sched-eu offload-fault gpu-probe gpu-eu group segments \
-	coll-plan coll-ops coll-threads coll-procs coll-misuse \
+# The libagile selftest programs, one concern each, named <layer>-<concern>
+# (selftests/libagile/<name>.c), in the order the runners run them.
+# Included by selftests/libagile/Makefile.  A program exits 0 (pass), 77 (skipped
+# here: no GPU, not root, ...) or anything else (fail).
+TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
+	sched-nested-spawn sched-oversubscribe sched-error-propagation \
+	sched-create-destroy sched-task-tree sched-spill sched-pin-fallback \
+	sched-concurrent-runs sched-cross-pool sched-steal-leap-wake \
+	dev-doorbell eu-pool eu-race \
+	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
+	kernels-failures kernels-on-eus \
+	sched-eu sched-offload-fault eu-gpu-probe \
+	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu \
+	dev-group-args dev-group-members dev-group-one-process \
+	dev-group-killed dev-group-all-dead dev-group-sweep dev-group-mode \
+	dev-segments \
+	coll-plan coll-ops coll-threads \
+	coll-procs-args coll-procs-join coll-procs-heap coll-procs-matrix \
+	coll-procs-pieces coll-procs-spin coll-procs-dead-peer \
+	coll-procs-order coll-misuse \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
-GPU_TESTS := eu-pool sched-eu kernels gpu-eu
+GPU_TESTS := eu-pool sched-eu \
+	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
+	kernels-failures kernels-on-eus \
+	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu
