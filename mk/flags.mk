@@ -2,8 +2,8 @@
 #
 # mk/flags.mk - what every Makefile of libagile's userspace shares: where
 # things go, the compilers, the warnings, the build variants.  Included by
-# libagile/Makefile, libagile/gpu/Makefile, selftests/libagile/Makefile and
-# examples/Makefile; each sets nothing of this itself.
+# libagile/Makefile, libagile/gpu/Makefile, selftests/libagile/Makefile,
+# examples/Makefile and tools/agile-bench/Makefile; none sets these itself.
 #
 # Variants: native (-O2), asan (ASan+UBSan), tsan (TSan) and static (for
 # the test guests: no shared libraries there).  LIB_<variant> is the
