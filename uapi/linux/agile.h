@@ -288,7 +288,7 @@ struct agile_ctx_init {
  *
  * Return: 1 when the condition holds, else 0.
  */
-static __inline__ int agile_cmp_holds(__u32 cmp, __u32 left, __u32 right)
+static inline int agile_cmp_holds(__u32 cmp, __u32 left, __u32 right)
 {
 	switch (cmp) {
 	case AGILE_CMP_EQ:
