@@ -10,7 +10,9 @@
 #   make check    lint, build, every test in every guest; "N passed, N failed"
 #   make debug-modules  the debug guest kernel (built once from linux-source,
 #                 cached) and the module for it
-#   make lint     checkpatch --strict, sparse and W=1 on the module
+#   make lint     clang-format --check on the tree; checkpatch --strict,
+#                 sparse and W=1 on the module
+#   make format   clang-format every C source and header in place
 #   make bench    agile-bench: every benchmark beside its baseline
 #   make check-gpu  the EU tests on GPU EUs; a SKIP line without a GPU
 #   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
@@ -29,7 +31,7 @@ TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
 
 .PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
-	tools lint check fuzz run bench mutate clean
+	tools lint format check fuzz run bench mutate clean
 
 all: modules selftests lib tools
 
@@ -81,6 +83,10 @@ $(BUILD)/tools/agile-demo: tools/agile-demo.c uapi/linux/agile.h
 
 lint: kernels kernel-src
 	@tools/lint.sh
+
+# Every tracked *.c *.h *.cpp *.cu through clang-format (.clang-format).
+format: deps
+	@tools/format.sh --fix
 
 bench: lib
 	@$(MAKE) --no-print-directory -C tools/agile-bench run

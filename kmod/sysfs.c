@@ -154,7 +154,10 @@ static DEVICE_ATTR_RO(max_segments_per_context);
 /*
  * The poller's cost (poll.c): ticks, conditions checked, time in ticks,
  * contexts on its list; poll_<field> shows agile_poll_stats.<field>.
+ * Not clang-formatted: it would fill the blank line after the declaration
+ * with spaces, which checkpatch refuses (CODE_INDENT).
  */
+/* clang-format off */
 #define AGILE_POLL_STAT_ATTR(field, fmt)				\
 static ssize_t poll_##field##_show(struct device *dev,			\
 				   struct device_attribute *attr,	\
@@ -166,6 +169,7 @@ static ssize_t poll_##field##_show(struct device *dev,			\
 	return sysfs_emit(buf, fmt "\n", stats.field);			\
 }									\
 static DEVICE_ATTR_RO(poll_##field)
+/* clang-format on */
 
 AGILE_POLL_STAT_ATTR(ticks, "%llu");
 AGILE_POLL_STAT_ATTR(checks, "%llu");

@@ -30,6 +30,7 @@ PACKAGES="
 	bc flex bison		# kbuild
 	libelf-dev		# kbuild (objtool)
 	perl			# checkpatch.pl
+	clang-format		# tools/format.sh: make format, make lint (clang-format 14)
 	debian-archive-keyring	# verifies the private trixie lists (6.12 guest)
 	libhwloc-dev		# library: topology
 	libtbb-dev		# library: baseline for benchmarks

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 #
 # tools/lint.sh - the lint of `make lint`: libagile's include order
-# (tools/check-layers.sh: no layer includes one above it), then the
-# kernel side: checkpatch.pl --strict on kmod/, uapi/ and
-# selftests/kmod/pin/, then a W=1 build of both modules against 6.1 with
-# sparse on every file (C=2: C=1 would skip up-to-date objects).
-# First, that libagile's version agrees with itself (tools/check-version.sh).
+# (tools/check-layers.sh: no layer includes one above it) and version
+# (tools/check-version.sh), the format of every C file of the tree
+# (tools/format.sh --check: clang-format), then on the kernel side
+# checkpatch.pl --strict on kmod/, uapi/ and selftests/kmod/pin/ and a W=1
+# build of both modules against 6.1 with sparse on every file (C=2: C=1
+# would skip up-to-date objects).
 # Prints one line when clean; prints the findings and exits non-zero on
 # any warning.
 set -euo pipefail
@@ -27,6 +28,9 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
+
+# The files clang-format would change, by name (make format fixes them).
+"$repo/tools/format.sh" --check >>"$log" 2>&1 || status=1
 
 # checkpatch <extra options...> -- <files...>: its spelling.txt and
 # const_structs.checkpatch sit next to it, where it looks for them.
@@ -69,4 +73,4 @@ if [ "$status" -ne 0 ]; then
 	echo "lint: FAILED" >&2
 	exit 1
 fi
-echo "lint: clean (checkpatch --strict, sparse C=2, W=1 on 6.1)"
+echo "lint: clean (clang-format, checkpatch --strict, sparse C=2, W=1 on 6.1)"
