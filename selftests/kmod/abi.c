@@ -147,7 +147,9 @@ static void check_bad_cmds(struct __test_metadata *_metadata, int fd)
 	for (i = 0; i < ARRAY_SIZE(bad_cmds); i++) {
 		memset(buf, 0, sizeof(buf));
 		ASSERT_EQ(-ENOTTY, agile_ioctl(fd, bad_cmds[i], buf))
+		{
 			TH_LOG("cmd %#lx", bad_cmds[i]);
+		}
 	}
 }
 
@@ -236,9 +238,11 @@ static void check_init_rejected(struct __test_metadata *_metadata, int fd,
 				struct agile_ctx_init *bad, int err)
 {
 	ASSERT_EQ(err, agile_ioctl(fd, AGILE_IOC_CTX_INIT, bad))
+	{
 		TH_LOG("nr_slots %u task_reg_size %u flags %#x pad %#x",
 		       bad->nr_slots, bad->task_reg_size, bad->flags,
 		       bad->pad);
+	}
 	ASSERT_EQ(-EBADFD, agile_signal(fd, 0, 1));
 }
 

@@ -71,8 +71,10 @@
 			SKIP(_exit(AGILE_SKIP_EXIT), "%s missing",            \
 			     AGILE_DEV_PATH);                                 \
 		ASSERT_LE(0, (_fd))                                           \
+		{                                                             \
 			TH_LOG("open %s: %s", AGILE_DEV_PATH,                 \
 			       strerror(errno));                              \
+		}                                                             \
 	} while (0)
 
 static inline int agile_ioctl(int fd, unsigned long cmd, void *arg)

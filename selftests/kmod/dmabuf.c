@@ -259,8 +259,11 @@ static int open_importer(struct __test_metadata *_metadata)
 	int fd = open(PIN_DEV_PATH, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
-		EXPECT_EQ(ENOENT, errno) TH_LOG("%s: %s", PIN_DEV_PATH,
+		EXPECT_EQ(ENOENT, errno)
+		{
+			TH_LOG("%s: %s", PIN_DEV_PATH,
 						strerror(errno));
+		}
 	return fd;
 }
 
@@ -323,10 +326,15 @@ TEST_F(exp, importer_sees_stores)
 			seen = 0;
 			ASSERT_EQ(0, import_swap(pin_fd, buf, offsets[i],
 						 paths[p], ~v, &seen))
+			{
 				TH_LOG("path %u offset %llu", p,
 				       (unsigned long long)offsets[i]);
-			ASSERT_EQ(v, seen) TH_LOG("path %u offset %llu", p,
+			}
+			ASSERT_EQ(v, seen)
+			{
+				TH_LOG("path %u offset %llu", p,
 					   (unsigned long long)offsets[i]);
+			}
 			ASSERT_EQ(~v, a[offsets[i] / 4]);
 		}
 		/* The words around the last one are untouched. */
@@ -522,7 +530,9 @@ TEST_F(exp, vgem_import)
 	ASSERT_LE(0, buf);
 	prime.fd = buf;
 	ASSERT_EQ(0, ioctl(card, DRM_IOCTL_PRIME_FD_TO_HANDLE, &prime))
+	{
 		TH_LOG("PRIME_FD_TO_HANDLE: %s", strerror(errno));
+	}
 	ASSERT_NE(0U, prime.handle);
 
 	map.handle = prime.handle;
@@ -534,7 +544,9 @@ TEST_F(exp, vgem_import)
 		       strerror(errno));
 		prime.fd = -1;
 		ASSERT_EQ(0, ioctl(card, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime))
+		{
 			TH_LOG("PRIME_HANDLE_TO_FD: %s", strerror(errno));
+		}
 		back = prime.fd;
 		g = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, back,
 			 0);

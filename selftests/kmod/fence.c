@@ -34,7 +34,9 @@ static void check_values(struct __test_metadata *_metadata,
 
 	for (slot = 0; slot < NR_SLOTS; slot++)
 		ASSERT_EQ(want[slot], agile_db_value(db, slot))
+		{
 			TH_LOG("slot %u", slot);
+		}
 }
 
 TEST_F(ctx, signal_store)
@@ -80,11 +82,13 @@ static void check_fence_rejected(struct __test_metadata *_metadata, int fd,
 	struct agile_fence fence = *bad;
 
 	ASSERT_EQ(-EINVAL, agile_fence(fd, &fence))
+	{
 		TH_LOG("op %u slot %u value %u cmp %u flags %#x timeout %llu reserved %llx %llx",
 		       bad->op, bad->slot, bad->value, bad->cmp, bad->flags,
 		       (unsigned long long)bad->timeout_ns,
 		       (unsigned long long)bad->reserved[0],
 		       (unsigned long long)bad->reserved[1]);
+	}
 	/* Nothing was stored. */
 	check_values(_metadata, db, zero);
 }
@@ -294,8 +298,10 @@ TEST_F(ctx, wait_comparisons)
 		ret = agile_wait(self->fd, 1, cases[i].cmp, cases[i].value, 0,
 				 &observed);
 		ASSERT_EQ(cases[i].holds ? 0 : -ETIMEDOUT, ret)
+		{
 			TH_LOG("case %u: %#x cmp %u %#x", i, cases[i].db,
 			       cases[i].cmp, cases[i].value);
+		}
 		/* observed is copied back on success and on ETIMEDOUT. */
 		ASSERT_EQ(cases[i].db, observed) TH_LOG("case %u", i);
 	}
@@ -419,8 +425,10 @@ static void start_sleeper(struct __test_metadata *_metadata,
 					      timeout_ns));
 	ASSERT_EQ(0, agile_wait_asleep(&ft->probe, self->db, slot, sleepers,
 				       AGILE_TEST_WAIT_MS))
+	{
 		TH_LOG("slot %u: sleepers %u, waiter ret %d", slot,
 		       agile_db_sleepers(self->db, slot), ft->ret);
+	}
 }
 
 TEST_F(ctx, signal_wakes_sleeper)
@@ -468,8 +476,11 @@ TEST_F(ctx, signal_wakes_sleeper_not_poller)
 	EXPECT_EQ(0, agile_sysfs_write_u64("poll_interval_us", interval));
 	ASSERT_EQ(0, ft.ret);
 	ASSERT_EQ(0, agile_stats(self->fd, &st));
-	ASSERT_EQ(1ULL, st.wakeups_signal) TH_LOG("poll %llu",
+	ASSERT_EQ(1ULL, st.wakeups_signal)
+	{
+		TH_LOG("poll %llu",
 					      (unsigned long long)st.wakeups_poll);
+	}
 	ASSERT_EQ(0ULL, st.wakeups_poll);
 }
 
@@ -744,14 +755,19 @@ TEST_F(ctx, kernel_writes_only_doorbell_words)
 	for (slot = 0; slot < NR_SLOTS; slot++)
 		for (i = 0; i < ARRAY_SIZE(self->db[slot].user); i++)
 			ASSERT_EQ(0x5a5a5a5aU, self->db[slot].user[i])
+			{
 				TH_LOG("slot %u user[%u]", slot, i);
+			}
 	/* The padding of the last page, past the last doorbell line. */
 	for (b = NR_SLOTS * sizeof(struct agile_doorbell);
 	     b < self->init.doorbell_bytes; b++)
 		ASSERT_EQ(0x5a, ((unsigned char *)self->db)[b]);
 	for (b = 0; b < self->init.task_reg_bytes; b++)
-		ASSERT_EQ(0xa5, reg[b]) TH_LOG("task register byte %llu",
+		ASSERT_EQ(0xa5, reg[b])
+		{
+			TH_LOG("task register byte %llu",
 					       (unsigned long long)b);
+		}
 	munmap(reg, self->init.task_reg_bytes);
 }
 

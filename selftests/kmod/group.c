@@ -415,11 +415,13 @@ static void check_rejected(struct __test_metadata *_metadata, int fd,
 	struct agile_group_join g = *bad;
 
 	ASSERT_EQ(err, group_join(fd, &g))
+	{
 		TH_LOG("slots %u size %u max %u mode %#o flags %#x reserved %llx %llx",
 		       bad->nr_slots, bad->task_reg_size, bad->max_members,
 		       bad->mode, bad->flags,
 		       (unsigned long long)bad->reserved[0],
 		       (unsigned long long)bad->reserved[1]);
+	}
 	/* Nothing was written back. */
 	ASSERT_EQ(0xdeadbeefU, g.member);
 }
@@ -1085,8 +1087,10 @@ static void check_perm(struct __test_metadata *_metadata, __u64 key,
 
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status))
+	{
 		TH_LOG("uid %u gid %u supplementary %d", uid, gid,
 		       supplementary);
+	}
 }
 
 /*

@@ -315,7 +315,9 @@ TEST_F(memcg, over_max_enomem_not_oom)
 
 	status = agile_run_child(over_max_child, &arg);
 	ASSERT_TRUE(WIFEXITED(status))
+	{
 		TH_LOG("killed by signal %d", WTERMSIG(status));
+	}
 	/* The exit code names the check: see over_max_child(). */
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_EQ(kills, read_key(path, "oom_kill"));

@@ -120,9 +120,13 @@ TEST_F(ctx, bad_offset)
 	for (i = 0; i < ARRAY_SIZE(offsets); i++) {
 		p = agile_map_rw(self->fd, offsets[i], page);
 		ASSERT_EQ(MAP_FAILED, p)
+		{
 			TH_LOG("offset %#llx", (unsigned long long)offsets[i]);
+		}
 		ASSERT_EQ(EINVAL, errno)
+		{
 			TH_LOG("offset %#llx", (unsigned long long)offsets[i]);
+		}
 	}
 }
 
@@ -573,12 +577,16 @@ TEST_F(ctx, vm_flags)
 		for (k = 0; k < ARRAY_SIZE(set); k++) {
 			code = set[k];
 			ASSERT_TRUE(has_flag(flags, code))
+			{
 				TH_LOG("%s missing in%s", code, flags);
+			}
 		}
 		for (k = 0; k < ARRAY_SIZE(clear); k++) {
 			code = clear[k];
 			ASSERT_FALSE(has_flag(flags, code))
+			{
 				TH_LOG("%s set in%s", code, flags);
+			}
 		}
 	}
 	munmap(area[0], self->init.doorbell_bytes);

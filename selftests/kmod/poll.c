@@ -247,7 +247,9 @@ FIXTURE_TEARDOWN(poller)
 			continue;
 		EXPECT_EQ(0, agile_sysfs_write_u64(tunables[i],
 						   self->saved_values[i]))
+		{
 			TH_LOG("could not restore %s", tunables[i]);
+		}
 	}
 }
 
@@ -308,8 +310,10 @@ TEST_F_TIMEOUT(poller, all_woken_within_budget, POLL_TIMEOUT_S)
 	ASSERT_EQ((b.ticks - a.ticks) *
 			  (budget < NR_CTXS ? budget : NR_CTXS),
 		  b.checks - a.checks)
+	{
 		TH_LOG("%llu checks in %llu ticks, budget %llu",
 		       b.checks - a.checks, b.ticks - a.ticks, budget);
+	}
 
 	ASSERT_EQ(0, agile_sysfs_read("wakeups_poll", &wakeups_before));
 	wake_every_other(_metadata, self->s, 1);

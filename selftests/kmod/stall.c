@@ -292,7 +292,9 @@ static int start_trap(struct __test_metadata *_metadata,
 	*cmd = p[1];
 	ASSERT_LT(0, *pid);
 	ASSERT_EQ(0, read_report(*report, &r, STALL_WAIT_MS))
+	{
 		TH_LOG("the trapped ioctl never reported");
+	}
 	if (r.tag == R_SKIP)
 		return -1;
 	ASSERT_EQ(R_FAULT, r.tag) TH_LOG("tag %d ret %d", r.tag, r.ret);
@@ -390,8 +392,10 @@ static void kill_exits(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	status = reap(self, pid, STALL_WAIT_MS);
 	ASSERT_NE(-ETIMEDOUT, status)
+	{
 		TH_LOG("killed process %d still there after %d ms (state %c)",
 		       (int)pid, STALL_WAIT_MS, agile_proc_state(pid));
+	}
 	ASSERT_TRUE(WIFSIGNALED(status));
 }
 
@@ -547,7 +551,9 @@ TEST_F_TIMEOUT(stall, seg_create, STALL_TIMEOUT_S)
 
 	pid_m = start_other(_metadata, self, &member, &r);
 	ASSERT_LT(0, pid_m)
+	{
 		TH_LOG("a SEG_CREATE waited behind the faulting one");
+	}
 	ASSERT_EQ(0, r.ret);
 	ASSERT_EQ(0, r.ret2);
 	ASSERT_EQ(1U, r.val);

@@ -112,7 +112,9 @@ static void check_no_sleepers(struct __test_metadata *_metadata,
 
 	for (slot = 0; slot < NR_SLOTS; slot++)
 		ASSERT_EQ(0U, agile_db_sleepers(db, slot))
+		{
 			TH_LOG("slot %u", slot);
+		}
 }
 
 /*
@@ -218,8 +220,11 @@ static void run_crowd(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, pthread_join(signallers[i].thread, NULL));
 	pthread_barrier_destroy(&c.barrier);
 
-	ASSERT_EQ(0, c.wait_bad) TH_LOG("first bad wait: ret %d observed %u",
+	ASSERT_EQ(0, c.wait_bad)
+	{
+		TH_LOG("first bad wait: ret %d observed %u",
 					c.first_ret, c.first_observed);
+	}
 	ASSERT_EQ(0, c.signal_bad);
 	for (i = 0; i < NR_WAITERS; i++)
 		ASSERT_EQ(ROUNDS, c.wait_ok[i]) TH_LOG("waiter %u", i);
@@ -241,7 +246,9 @@ static void run_crowd(struct __test_metadata *_metadata,
 		ASSERT_EQ(0ULL, st.wakeups_signal);
 	if (slow_poller)
 		ASSERT_GE(MAX_POLL_WAKEUPS, st.wakeups_poll)
+		{
 			TH_LOG("lost wakeups");
+		}
 }
 
 TEST_F_TIMEOUT(ctx, many_waiters_signal, STRESS_TIMEOUT_S)
@@ -370,10 +377,16 @@ static void run_ping_pong(struct __test_metadata *_metadata,
 	elapsed_ns = agile_now_ns() - start;
 	/* After a failure the ponger's own wait times out: join is bounded. */
 	ASSERT_EQ(0, pthread_join(thread, NULL));
-	ASSERT_EQ(0, pp.bad) TH_LOG("ponger failed round %u with %d",
+	ASSERT_EQ(0, pp.bad)
+	{
+		TH_LOG("ponger failed round %u with %d",
 				    pp.bad_round, pp.bad_ret);
-	ASSERT_EQ(pp.rounds + 1, i) TH_LOG("pinger failed round %u: ret %d observed %u",
+	}
+	ASSERT_EQ(pp.rounds + 1, i)
+	{
+		TH_LOG("pinger failed round %u: ret %d observed %u",
 					   i, ret, observed);
+	}
 	ASSERT_EQ(pp.rounds, agile_db_value(sc->db, 0));
 	ASSERT_EQ(pp.rounds, agile_db_value(sc->db, 1));
 	check_no_sleepers(_metadata, sc->db);
@@ -390,7 +403,9 @@ static void run_ping_pong(struct __test_metadata *_metadata,
 		ASSERT_EQ(2ULL * pp.rounds, st.signals);
 	if (slow_poller)
 		ASSERT_GE(MAX_POLL_WAKEUPS, st.wakeups_poll)
+		{
 			TH_LOG("lost wakeups");
+		}
 }
 
 TEST_F_TIMEOUT(ctx, ping_pong_signal, STRESS_TIMEOUT_S)
@@ -506,8 +521,11 @@ TEST_F_TIMEOUT(ctx, wait_any_many, STRESS_TIMEOUT_S)
 	for (i = 0; i < ANY_WAITERS; i++)
 		ASSERT_EQ(0, pthread_join(members[i].thread, NULL));
 	pthread_barrier_destroy(&c.barrier);
-	ASSERT_EQ(0, c.bad) TH_LOG("first bad: ret %d index %u observed %u",
+	ASSERT_EQ(0, c.bad)
+	{
+		TH_LOG("first bad: ret %d index %u observed %u",
 				   c.bad_ret, c.bad_index, c.bad_observed);
+	}
 	for (i = 0; i < ANY_WAITERS; i++)
 		ASSERT_EQ(ROUNDS, c.ok[i]);
 	check_no_sleepers(_metadata, self->c.db);

@@ -70,7 +70,9 @@ FIXTURE_TEARDOWN(sysfs)
 			continue;
 		EXPECT_EQ(0, agile_sysfs_write_u64(rw_files[i],
 						   self->saved_values[i]))
+		{
 			TH_LOG("could not restore %s", rw_files[i]);
+		}
 	}
 }
 
@@ -221,7 +223,9 @@ static void check_value(struct __test_metadata *_metadata, const char *name,
 	AGILE_OPEN(fd);
 	if (info_field(fd, name, &info_value))
 		ASSERT_EQ(want, (unsigned long long)info_value)
+		{
 			TH_LOG("INFO disagrees with %s", name);
+		}
 	close(fd);
 }
 
@@ -267,7 +271,9 @@ TEST_F(range, unparsable)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		str = bad[i];
 		ASSERT_EQ(-EINVAL, agile_sysfs_write(variant->name, str))
+		{
 			TH_LOG("%s <- %s", variant->name, str);
+		}
 	}
 	check_value(_metadata, variant->name, before);
 }
@@ -400,8 +406,10 @@ static void check_unprivileged_writes(struct __test_metadata *_metadata,
 		close(arg.fds[i]);
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status))
+	{
 		TH_LOG("exit %d: an errno, or 100 + file written, 200 setup",
 		       WEXITSTATUS(status));
+	}
 	for (i = 0; i < ARRAY_SIZE(rw_files); i++) {
 		ASSERT_EQ(0, agile_sysfs_read(rw_files[i], &val));
 		ASSERT_EQ(self->saved_values[i], val) TH_LOG("%s", rw_files[i]);
@@ -435,7 +443,9 @@ TEST_F(sysfs, ro_files_refuse_writes)
 		fd = open(path, O_WRONLY);
 		if (fd >= 0) {
 			EXPECT_NE(0, agile_sysfs_write_fd(fd, "0\n"))
+			{
 				TH_LOG("%s accepted a write", path);
+			}
 			close(fd);
 		} else {
 			ASSERT_EQ(EACCES, errno) TH_LOG("%s", path);

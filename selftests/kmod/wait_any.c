@@ -164,7 +164,9 @@ TEST_F(ctx, bad_nr_conds)
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		ASSERT_EQ(-EINVAL, agile_wait_any(self->fd, conds, bad[i], 0,
 						  0, NULL, NULL))
+		{
 			TH_LOG("nr_conds %u", bad[i]);
+		}
 }
 
 TEST_F(ctx, bad_flags)
@@ -177,7 +179,9 @@ TEST_F(ctx, bad_flags)
 			continue;
 		ASSERT_EQ(-EINVAL, agile_wait_any(self->fd, conds, 1,
 						  1U << bit, 0, NULL, NULL))
+		{
 			TH_LOG("flags %#x", 1U << bit);
+		}
 	}
 }
 
@@ -211,7 +215,9 @@ static void check_bad_cond(struct __test_metadata *_metadata, int fd,
 	conds[AGILE_WAIT_ANY_MAX - 1] = bad;
 	ASSERT_EQ(-EINVAL, agile_wait_any(fd, conds, AGILE_WAIT_ANY_MAX, 0,
 					  0, NULL, NULL))
+	{
 		TH_LOG("slot %u cmp %u pad %u", bad.slot, bad.cmp, bad.pad);
+	}
 	conds[1] = bad;
 	ASSERT_EQ(-EINVAL, agile_wait_any(fd, conds, 2, 0,
 					  AGILE_TIMEOUT_INFINITE, NULL, NULL));
