@@ -57,13 +57,15 @@ static int member(uint64_t key, uint32_t nr, size_t count)
 			agile_strerror(ret));
 	} else {
 		for (size_t i = 0; i < count; i++)
-			if (vec[i] != (double)nr * (double)i +
-					      (double)nr * (nr - 1) / 2)
+			if (vec[i] !=
+			    (double)nr * (double)i + (double)nr * (nr - 1) / 2)
 				bad++;
 		if (rank == 0)
 			printf("%u processes summed %zu doubles (backend %s): %s\n",
-			       nr, count, getenv("AGILE_BACKEND") ?
-				       getenv("AGILE_BACKEND") : "auto",
+			       nr, count,
+			       getenv("AGILE_BACKEND") ?
+				       getenv("AGILE_BACKEND") :
+				       "auto",
 			       bad ? "WRONG" : "correct");
 	}
 	agile_coll_free(coll, vec);

@@ -27,7 +27,7 @@
 #include <time.h>
 
 #define LANES 32 /* lanes per EU task */
-#define REPS 5   /* benchmark pass: best of REPS */
+#define REPS 5 /* benchmark pass: best of REPS */
 
 /* The run's argument, seen by every callback. */
 struct axpy_arg {

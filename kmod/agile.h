@@ -282,7 +282,7 @@ enum agile_woken {
 	AGILE_WOKEN_NONE,
 	AGILE_WOKEN_SIGNAL,
 	AGILE_WOKEN_POLL,
-	AGILE_WOKEN_ENDED,	/* the group ended: EPIPE */
+	AGILE_WOKEN_ENDED, /* the group ended: EPIPE */
 };
 
 /**

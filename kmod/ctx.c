@@ -58,7 +58,7 @@ int agile_ctx_check_init(const struct agile_ctx_init *args)
 	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
 		return -EINVAL;
 	return agile_ctx_check_sizes(args->nr_slots, args->task_reg_size) ?:
-	       agile_ctx_check_limit(args->nr_slots);
+		       agile_ctx_check_limit(args->nr_slots);
 }
 
 /* May run for a million pages: it yields the CPU as it goes. */
@@ -129,9 +129,9 @@ struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
 	ctx->nr_doorbell_pages =
 		PAGE_ALIGN((size_t)nr_slots * AGILE_DOORBELL_STRIDE) >>
 		PAGE_SHIFT;
-	ctx->nr_pages = ctx->nr_doorbell_pages +
-			(PAGE_ALIGN((size_t)nr_slots * task_reg_size) >>
-			 PAGE_SHIFT);
+	ctx->nr_pages =
+		ctx->nr_doorbell_pages +
+		(PAGE_ALIGN((size_t)nr_slots * task_reg_size) >> PAGE_SHIFT);
 
 	ctx->owner = agile_user_get();
 	if (IS_ERR(ctx->owner)) {
@@ -149,8 +149,8 @@ struct agile_ctx *agile_ctx_create(u32 nr_slots, u32 task_reg_size)
 			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ctx->slots)
 		goto err_free_pages;
-	ctx->counters = alloc_percpu_gfp(struct agile_counters,
-					 GFP_KERNEL_ACCOUNT);
+	ctx->counters =
+		alloc_percpu_gfp(struct agile_counters, GFP_KERNEL_ACCOUNT);
 	if (!ctx->counters)
 		goto err_free_slots;
 

@@ -73,8 +73,7 @@ static bool agile_cond_valid(const struct agile_ctx *ctx, u32 slot, u32 cmp)
  * Called by the waiter and, under ctx->lock, by the poller.
  */
 bool agile_waiter_check(const struct agile_ctx *ctx,
-			const struct agile_waiter *w, u32 *index,
-			u32 *observed)
+			const struct agile_waiter *w, u32 *index, u32 *observed)
 {
 	u32 i, value;
 
@@ -103,7 +102,8 @@ static bool agile_waiter_check_slot(const struct agile_waiter *w, u32 slot,
 	for (i = 0; i < w->nr_entries; i++) {
 		const struct agile_wait_entry *e = &w->entries[i];
 
-		if (e->slot == slot && agile_cmp_holds(e->cmp, value, e->value)) {
+		if (e->slot == slot &&
+		    agile_cmp_holds(e->cmp, value, e->value)) {
 			*index = i;
 			return true;
 		}
@@ -527,8 +527,8 @@ int agile_wait_any_ioctl(struct agile_ctx *ctx,
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
 	if (!args.nr_conds || args.nr_conds > AGILE_WAIT_ANY_MAX ||
-	    args.flags & ~AGILE_WAIT_ABSTIME ||
-	    args.reserved[0] || args.reserved[1])
+	    args.flags & ~AGILE_WAIT_ABSTIME || args.reserved[0] ||
+	    args.reserved[1])
 		return -EINVAL;
 	ret = agile_timeout_check(args.timeout_ns);
 	if (ret)

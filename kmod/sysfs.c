@@ -54,13 +54,13 @@ static ssize_t agile_tunable_store(struct device *dev,
 	return count;
 }
 
-#define AGILE_TUNABLE(_name, _min, _max)				\
-	static struct agile_tunable agile_tunable_##_name = {		\
-		.attr = __ATTR(_name, 0644, agile_tunable_show,		\
-			       agile_tunable_store),			\
-		.value = &agile_##_name,				\
-		.min = _min,						\
-		.max = _max,						\
+#define AGILE_TUNABLE(_name, _min, _max)                        \
+	static struct agile_tunable agile_tunable_##_name = {   \
+		.attr = __ATTR(_name, 0644, agile_tunable_show, \
+			       agile_tunable_store),            \
+		.value = &agile_##_name,                        \
+		.min = _min,                                    \
+		.max = _max,                                    \
 	}
 
 AGILE_TUNABLE(poll_interval_us, 10, 1000000);
@@ -73,12 +73,9 @@ AGILE_TUNABLE(max_segment_bytes, PAGE_SIZE, 1U << 30);
 AGILE_TUNABLE(max_contexts_per_user, 1, 1U << 20);
 
 static struct agile_tunable *const agile_tunables[] = {
-	&agile_tunable_poll_interval_us,
-	&agile_tunable_poll_max_checks,
-	&agile_tunable_spin_ns,
-	&agile_tunable_max_slots,
-	&agile_tunable_max_segment_bytes,
-	&agile_tunable_max_contexts_per_user,
+	&agile_tunable_poll_interval_us,  &agile_tunable_poll_max_checks,
+	&agile_tunable_spin_ns,		  &agile_tunable_max_slots,
+	&agile_tunable_max_segment_bytes, &agile_tunable_max_contexts_per_user,
 };
 
 /* The module parameters obey the same ranges as the sysfs files. */
@@ -108,10 +105,10 @@ static ssize_t agile_counter_show(struct device *dev,
 			  agile_counter_sum(&agile_totals, c->counter));
 }
 
-#define AGILE_COUNTER(_name, _counter)					\
-	static struct agile_counter_attr agile_counter_##_name = {	\
-		.attr = __ATTR(_name, 0444, agile_counter_show, NULL),	\
-		.counter = _counter,					\
+#define AGILE_COUNTER(_name, _counter)                                 \
+	static struct agile_counter_attr agile_counter_##_name = {     \
+		.attr = __ATTR(_name, 0444, agile_counter_show, NULL), \
+		.counter = _counter,                                   \
 	}
 
 AGILE_COUNTER(signals, AGILE_CNT_SIGNALS);
@@ -203,7 +200,4 @@ static const struct attribute_group agile_group = {
 	.attrs = agile_attrs,
 };
 
-const struct attribute_group *agile_groups[] = {
-	&agile_group,
-	NULL
-};
+const struct attribute_group *agile_groups[] = { &agile_group, NULL };

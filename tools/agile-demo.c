@@ -29,7 +29,7 @@ struct demo {
 	struct agile_doorbell *doorbell;
 	struct agile_task_reg *task;
 	int use_signal; /* 0: plain stores only, the poller wakes */
-	long gap_us;	/* idle time between tasks: the EU goes to sleep */
+	long gap_us; /* idle time between tasks: the EU goes to sleep */
 	long failures;
 };
 
@@ -41,7 +41,10 @@ static _Atomic uint32_t *doorbell_word(struct agile_doorbell *db)
 static int wait_for(struct demo *d, uint32_t cmp, uint32_t value)
 {
 	struct agile_fence f = {
-		.op = AGILE_FENCE_WAIT, .slot = 0, .cmp = cmp, .value = value,
+		.op = AGILE_FENCE_WAIT,
+		.slot = 0,
+		.cmp = cmp,
+		.value = value,
 		.timeout_ns = 10ULL * 1000 * 1000 * 1000,
 	};
 
@@ -61,7 +64,8 @@ static int wait_for(struct demo *d, uint32_t cmp, uint32_t value)
 static int ring(struct demo *d, uint32_t value)
 {
 	struct agile_fence f = {
-		.op = AGILE_FENCE_SIGNAL, .slot = 0,
+		.op = AGILE_FENCE_SIGNAL,
+		.slot = 0,
 		.flags = AGILE_SIGNAL_WAKE_ONLY,
 	};
 
@@ -163,9 +167,9 @@ static int run_pass(struct demo *d, const char *name, long rounds)
 static void print_sysfs(void)
 {
 	static const char *const names[] = {
-		"poll_interval_us", "spin_ns", "max_slots", "contexts",
-		"signals", "waits", "wakeups_signal", "wakeups_poll",
-		"timeouts",
+		"poll_interval_us", "spin_ns",	    "max_slots",
+		"contexts",	    "signals",	    "waits",
+		"wakeups_signal",   "wakeups_poll", "timeouts",
 	};
 	char path[128], buf[64];
 	size_t i;

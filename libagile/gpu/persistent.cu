@@ -67,8 +67,9 @@ static __device__ void task_run(struct agile_task_reg *reg,
 {
 	union agile_common_state state;
 	const uint32_t kernel = s->kernel, parts = s->parts;
-	const uint32_t nr_phases =
-		kernel == AGILE_TASK_NO_KERNEL ? 0 : agile_common_nr_phases(kernel);
+	const uint32_t nr_phases = kernel == AGILE_TASK_NO_KERNEL ?
+					   0 :
+					   agile_common_nr_phases(kernel);
 	bool live = lane < parts;
 
 	for (uint32_t phase = 0; phase < nr_phases; phase++) {
@@ -147,8 +148,8 @@ agile_gpu_persistent(struct agile_gpu_params p)
 				reg->error = 0;
 				reg->error_lane = 0;
 				agile_gpu_fence_sys();
-				agile_gpu_store_release_sys(&db->value,
-							    AGILE_DOORBELL_IDLE);
+				agile_gpu_store_release_sys(
+					&db->value, AGILE_DOORBELL_IDLE);
 			}
 			return;
 		}

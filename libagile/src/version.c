@@ -18,5 +18,6 @@ int agile_version_minor(void)
 bool agile_version_check(int major, int minor)
 {
 	return major > agile_version_major() ||
-	       (major == agile_version_major() && minor > agile_version_minor());
+	       (major == agile_version_major() &&
+		minor > agile_version_minor());
 }

@@ -134,9 +134,7 @@ static const unsigned long bad_cmds[] = {
 	_IO(AGILE_IOC_MAGIC, 0x04),
 	/* Another driver's magic with our numbers and sizes. */
 	_IOR('x', 0x00, struct agile_info),
-	_IOWR('x', 0x02, struct agile_fence),
-	0,
-	0x5401,	/* TCGETS */
+	_IOWR('x', 0x02, struct agile_fence), 0, 0x5401, /* TCGETS */
 };
 
 static void check_bad_cmds(struct __test_metadata *_metadata, int fd)
@@ -178,22 +176,26 @@ FIXTURE_VARIANT(init_size)
 
 FIXTURE_VARIANT_ADD(init_size, one_slot_min_reg)
 {
-	.nr_slots = 1, .task_reg_size = 64,
+	.nr_slots = 1,
+	.task_reg_size = 64,
 };
 
 FIXTURE_VARIANT_ADD(init_size, page_of_doorbells)
 {
-	.nr_slots = 32, .task_reg_size = 128,
+	.nr_slots = 32,
+	.task_reg_size = 128,
 };
 
 FIXTURE_VARIANT_ADD(init_size, odd_slots_max_reg)
 {
-	.nr_slots = 33, .task_reg_size = 4096,
+	.nr_slots = 33,
+	.task_reg_size = 4096,
 };
 
 FIXTURE_VARIANT_ADD(init_size, many_slots)
 {
-	.nr_slots = 1000, .task_reg_size = 256,
+	.nr_slots = 1000,
+	.task_reg_size = 256,
 };
 
 FIXTURE_SETUP(init_size)
@@ -240,8 +242,7 @@ static void check_init_rejected(struct __test_metadata *_metadata, int fd,
 	ASSERT_EQ(err, agile_ioctl(fd, AGILE_IOC_CTX_INIT, bad))
 	{
 		TH_LOG("nr_slots %u task_reg_size %u flags %#x pad %#x",
-		       bad->nr_slots, bad->task_reg_size, bad->flags,
-		       bad->pad);
+		       bad->nr_slots, bad->task_reg_size, bad->flags, bad->pad);
 	}
 	ASSERT_EQ(-EBADFD, agile_signal(fd, 0, 1));
 }
@@ -314,8 +315,9 @@ TEST_F(file, ctx_init_zero_slots)
 TEST_F(file, ctx_init_bad_task_reg_size)
 {
 	static const __u32 sizes[] = {
-		0, 1, 2, 32, 63, 65, 96, 100, 127, 192, 1000, 4095, 4097,
-		6144, 8192, 65536, 0x80000000, 0xffffffff,
+		0,    1,    2,	  32,	 63,	     65,
+		96,   100,  127,  192,	 1000,	     4095,
+		4097, 6144, 8192, 65536, 0x80000000, 0xffffffff,
 	};
 	struct agile_ctx_init init = { .nr_slots = 4 };
 	unsigned int i;
@@ -336,13 +338,12 @@ TEST_F(file, ctx_init_overflow)
 	static const struct {
 		__u32 nr_slots, task_reg_size;
 	} cases[] = {
-		{ (1U << 20) + 1, 4096 },	/* task regs: 2^32 + 4096 */
-		{ 1U << 20, 4096 },		/* task regs: exactly 2^32 */
-		{ (1U << 26) + 1, 64 },		/* both overflow */
-		{ 1U << 25, 64 },		/* doorbells: exactly 2^32 */
-		{ (1U << 25) + 3, 64 },		/* doorbells only */
-		{ 0x80000000, 128 },
-		{ 0xffffffff, 64 },
+		{ (1U << 20) + 1, 4096 }, /* task regs: 2^32 + 4096 */
+		{ 1U << 20, 4096 }, /* task regs: exactly 2^32 */
+		{ (1U << 26) + 1, 64 }, /* both overflow */
+		{ 1U << 25, 64 }, /* doorbells: exactly 2^32 */
+		{ (1U << 25) + 3, 64 }, /* doorbells only */
+		{ 0x80000000, 128 },	  { 0xffffffff, 64 },
 		{ 0xffffffff, 4096 },
 	};
 	struct agile_ctx_init init;
@@ -366,7 +367,7 @@ TEST_F(file, ctx_init_over_max_slots)
 	ASSERT_EQ(0, agile_info(self->fd, &info));
 	init.nr_slots = info.max_slots + 1;
 	check_init_rejected(_metadata, self->fd, &init, -ENOSPC);
-	init.nr_slots = 1U << 24;	/* far above, 2^31 bytes: no overflow */
+	init.nr_slots = 1U << 24; /* far above, 2^31 bytes: no overflow */
 	check_init_rejected(_metadata, self->fd, &init, -ENOSPC);
 	ASSERT_EQ(0, agile_ctx_init(self->fd, info.max_slots, 64, NULL));
 }
@@ -400,15 +401,15 @@ TEST_F(file, ebadfd_before_init)
 	void *p;
 
 	ASSERT_EQ(-EBADFD, agile_signal(self->fd, 0, 1));
-	ASSERT_EQ(-EBADFD, agile_signal_flags(self->fd, 0, 1,
-					      AGILE_SIGNAL_WAKE_ONLY));
-	ASSERT_EQ(-EBADFD, agile_wait(self->fd, 0, AGILE_CMP_EQ, 0, 0,
-				      &observed));
+	ASSERT_EQ(-EBADFD,
+		  agile_signal_flags(self->fd, 0, 1, AGILE_SIGNAL_WAKE_ONLY));
+	ASSERT_EQ(-EBADFD,
+		  agile_wait(self->fd, 0, AGILE_CMP_EQ, 0, 0, &observed));
 	ASSERT_EQ(-EBADFD, agile_wait(self->fd, 0, AGILE_CMP_EQ, 1,
 				      NSEC_PER_SEC, &observed));
 	ASSERT_EQ(-EBADFD, agile_barrier(self->fd));
-	ASSERT_EQ(-EBADFD, agile_wait_any(self->fd, &cond, 1, 0, 0, NULL,
-					  NULL));
+	ASSERT_EQ(-EBADFD,
+		  agile_wait_any(self->fd, &cond, 1, 0, 0, NULL, NULL));
 
 	p = agile_map_rw(self->fd, AGILE_MMAP_DOORBELLS, (__u64)page);
 	ASSERT_EQ(MAP_FAILED, p);
@@ -466,16 +467,16 @@ TEST_F(file, stats_count)
 	ASSERT_EQ(0, agile_ctx_init(self->fd, 4, 64, NULL));
 	ASSERT_EQ(0, agile_signal(self->fd, 1, 5));
 	ASSERT_EQ(0, agile_signal(self->fd, 2, 6));
-	ASSERT_EQ(0, agile_signal_flags(self->fd, 2, 0,
-					AGILE_SIGNAL_WAKE_ONLY));
+	ASSERT_EQ(0,
+		  agile_signal_flags(self->fd, 2, 0, AGILE_SIGNAL_WAKE_ONLY));
 	ASSERT_EQ(0, agile_barrier(self->fd));
 	/* Holds at the first check: a spin hit. */
 	ASSERT_EQ(0, agile_wait(self->fd, 1, AGILE_CMP_EQ, 5, 0, &observed));
 	ASSERT_EQ(0, agile_wait(self->fd, 1, AGILE_CMP_GE, 5, NSEC_PER_SEC,
 				&observed));
 	/* Never holds: a timeout. */
-	ASSERT_EQ(-ETIMEDOUT, agile_wait(self->fd, 3, AGILE_CMP_EQ, 1, 0,
-					 &observed));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait(self->fd, 3, AGILE_CMP_EQ, 1, 0, &observed));
 
 	memset(&st, 0xa5, sizeof(st));
 	ASSERT_EQ(0, agile_stats(self->fd, &st));
@@ -496,8 +497,8 @@ TEST_F(file, stats_ignore_rejected)
 
 	ASSERT_EQ(0, agile_ctx_init(self->fd, 4, 64, NULL));
 	ASSERT_EQ(-EINVAL, agile_signal(self->fd, 4, 5));
-	ASSERT_EQ(-EINVAL, agile_wait(self->fd, 4, AGILE_CMP_EQ, 0, 0,
-				      &observed));
+	ASSERT_EQ(-EINVAL,
+		  agile_wait(self->fd, 4, AGILE_CMP_EQ, 0, 0, &observed));
 	ASSERT_EQ(-EINVAL, agile_wait(self->fd, 0, 6, 0, 0, &observed));
 	ASSERT_EQ(0, agile_stats(self->fd, &st));
 	check_stats_zero(_metadata, &st);

@@ -11,7 +11,7 @@
 #define AGILE_TEST_H
 
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE	/* mremap(), pthread_tryjoin_np(), gettid() */
+#define _GNU_SOURCE /* mremap(), pthread_tryjoin_np(), gettid() */
 #endif
 
 #include <errno.h>
@@ -64,17 +64,17 @@
  * not loaded) skips the test: the child exits at once, because the 6.1
  * harness runs a test body even after its setup skipped.
  */
-#define AGILE_OPEN(_fd)                                                       \
-	do {                                                                  \
-		(_fd) = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);             \
-		if ((_fd) < 0 && errno == ENOENT)                             \
-			SKIP(_exit(AGILE_SKIP_EXIT), "%s missing",            \
-			     AGILE_DEV_PATH);                                 \
-		ASSERT_LE(0, (_fd))                                           \
-		{                                                             \
-			TH_LOG("open %s: %s", AGILE_DEV_PATH,                 \
-			       strerror(errno));                              \
-		}                                                             \
+#define AGILE_OPEN(_fd)                                            \
+	do {                                                       \
+		(_fd) = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);  \
+		if ((_fd) < 0 && errno == ENOENT)                  \
+			SKIP(_exit(AGILE_SKIP_EXIT), "%s missing", \
+			     AGILE_DEV_PATH);                      \
+		ASSERT_LE(0, (_fd))                                \
+		{                                                  \
+			TH_LOG("open %s: %s", AGILE_DEV_PATH,      \
+			       strerror(errno));                   \
+		}                                                  \
 	} while (0)
 
 static inline int agile_ioctl(int fd, unsigned long cmd, void *arg)
@@ -193,8 +193,7 @@ static inline void *agile_map(int fd, __u64 offset, __u64 bytes, int prot,
 
 static inline void *agile_map_rw(int fd, __u64 offset, __u64 bytes)
 {
-	return agile_map(fd, offset, bytes, PROT_READ | PROT_WRITE,
-			 MAP_SHARED);
+	return agile_map(fd, offset, bytes, PROT_READ | PROT_WRITE, MAP_SHARED);
 }
 
 static inline __u64 agile_now_ns(void)
@@ -241,9 +240,8 @@ static inline __u32 agile_db_sleepers(struct agile_doorbell *db, __u32 slot)
  * the waiter is then queued, so a SIGNAL sent now finds it.  0, or
  * -ETIMEDOUT after @timeout_ms.
  */
-static inline int agile_db_wait_sleepers(struct agile_doorbell *db,
-					 __u32 slot, __u32 want,
-					 unsigned int timeout_ms)
+static inline int agile_db_wait_sleepers(struct agile_doorbell *db, __u32 slot,
+					 __u32 want, unsigned int timeout_ms)
 {
 	__u64 deadline = agile_now_ns() + timeout_ms * NSEC_PER_MSEC;
 
@@ -380,7 +378,7 @@ struct agile_interrupter {
 	__u32 slot;
 	bool wake;
 	__u32 wake_value;
-	int found;	/* 0 once the target was seen asleep */
+	int found; /* 0 once the target was seen asleep */
 	int restarted; /* 0 once it was seen asleep again after the signal */
 };
 
@@ -396,8 +394,8 @@ static inline void *agile_interrupter_fn(void *arg)
 	struct agile_interrupter *in = arg;
 	__u64 deadline, waits;
 
-	in->found = agile_db_wait_sleepers(in->db, in->slot, 1,
-					   AGILE_TEST_WAIT_MS);
+	in->found =
+		agile_db_wait_sleepers(in->db, in->slot, 1, AGILE_TEST_WAIT_MS);
 	waits = agile_waits_count(in->fd);
 	pthread_kill(in->target, SIGALRM);
 	if (!in->wake)

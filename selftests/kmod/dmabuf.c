@@ -74,8 +74,8 @@ TEST_F(exp, bad_inputs)
 
 	ASSERT_EQ(-EINVAL, export_dmabuf(self->fd, 3, 0, O_CLOEXEC));
 	ASSERT_EQ(-EINVAL, export_dmabuf(self->fd, ~0U, 0, O_CLOEXEC));
-	ASSERT_EQ(-EINVAL, export_dmabuf(self->fd, AGILE_DMABUF_SEGMENT, 1,
-					 O_CLOEXEC));
+	ASSERT_EQ(-EINVAL,
+		  export_dmabuf(self->fd, AGILE_DMABUF_SEGMENT, 1, O_CLOEXEC));
 	ASSERT_EQ(-EINVAL, export_dmabuf(self->fd, AGILE_DMABUF_SEGMENT,
 					 AGILE_MAX_SEGMENTS, O_CLOEXEC));
 	ASSERT_EQ(-EINVAL, export_dmabuf(self->fd, AGILE_DMABUF_DOORBELLS, 1,
@@ -84,13 +84,13 @@ TEST_F(exp, bad_inputs)
 					 O_CLOEXEC));
 	ASSERT_EQ(-EINVAL, export_dmabuf(self->fd, AGILE_DMABUF_DOORBELLS, 0,
 					 O_NONBLOCK));
-	ASSERT_EQ(-EINVAL, export_dmabuf(self->fd, AGILE_DMABUF_DOORBELLS, 0,
-					 O_WRONLY));
+	ASSERT_EQ(-EINVAL,
+		  export_dmabuf(self->fd, AGILE_DMABUF_DOORBELLS, 0, O_WRONLY));
 	memset(&exp, 0, sizeof(exp));
 	for (i = 0; i < ARRAY_SIZE(exp.reserved); i++) {
 		exp.reserved[i] = 1;
-		ASSERT_EQ(-EINVAL, agile_ioctl(self->fd,
-					       AGILE_IOC_EXPORT_DMABUF, &exp));
+		ASSERT_EQ(-EINVAL,
+			  agile_ioctl(self->fd, AGILE_IOC_EXPORT_DMABUF, &exp));
 		exp.reserved[i] = 0;
 	}
 	ASSERT_EQ(-EFAULT,
@@ -261,8 +261,7 @@ static int open_importer(struct __test_metadata *_metadata)
 	if (fd < 0)
 		EXPECT_EQ(ENOENT, errno)
 		{
-			TH_LOG("%s: %s", PIN_DEV_PATH,
-						strerror(errno));
+			TH_LOG("%s: %s", PIN_DEV_PATH, strerror(errno));
 		}
 	return fd;
 }
@@ -333,7 +332,7 @@ TEST_F(exp, importer_sees_stores)
 			ASSERT_EQ(v, seen)
 			{
 				TH_LOG("path %u offset %llu", p,
-					   (unsigned long long)offsets[i]);
+				       (unsigned long long)offsets[i]);
 			}
 			ASSERT_EQ(~v, a[offsets[i] / 4]);
 		}
@@ -348,8 +347,8 @@ TEST_F(exp, importer_sees_stores)
 	self->fd = -1;
 	ASSERT_EQ(0, import_swap(pin_fd, buf, 0, 0, 0x600d, &seen));
 	ASSERT_EQ(~(0x5e000000U + (1 << 8)), seen);
-	ASSERT_EQ(0, import_swap(pin_fd, buf, 0, AGILE_PIN_TEST_DMABUF_VMAP,
-				 0, &seen));
+	ASSERT_EQ(0, import_swap(pin_fd, buf, 0, AGILE_PIN_TEST_DMABUF_VMAP, 0,
+				 &seen));
 	ASSERT_EQ(0x600dU, seen);
 	close(buf);
 	close(pin_fd);
@@ -425,9 +424,9 @@ TEST_F(exp, importer_bad_inputs)
 	args.fd = buf;
 	for (i = 0; i < ARRAY_SIZE(args.reserved); i++) {
 		args.reserved[i] = 1;
-		ASSERT_EQ(-EINVAL, agile_ioctl(pin_fd,
-					       AGILE_PIN_TEST_IOC_DMABUF,
-					       &args));
+		ASSERT_EQ(-EINVAL,
+			  agile_ioctl(pin_fd, AGILE_PIN_TEST_IOC_DMABUF,
+				      &args));
 		args.reserved[i] = 0;
 	}
 	ASSERT_EQ(-EFAULT,

@@ -269,15 +269,24 @@ TEST_F(ctx, wait_comparisons)
 		__u32 db, cmp, value;
 		bool holds;
 	} cases[] = {
-		{ 5, AGILE_CMP_EQ, 5, true },	{ 5, AGILE_CMP_EQ, 4, false },
-		{ 5, AGILE_CMP_EQ, 6, false },	{ 5, AGILE_CMP_NE, 5, false },
-		{ 5, AGILE_CMP_NE, 4, true },	{ 5, AGILE_CMP_NE, 6, true },
-		{ 5, AGILE_CMP_GE, 4, true },	{ 5, AGILE_CMP_GE, 5, true },
-		{ 5, AGILE_CMP_GE, 6, false },	{ 5, AGILE_CMP_LT, 4, false },
-		{ 5, AGILE_CMP_LT, 5, false },	{ 5, AGILE_CMP_LT, 6, true },
-		{ 5, AGILE_CMP_GT, 4, true },	{ 5, AGILE_CMP_GT, 5, false },
-		{ 5, AGILE_CMP_GT, 6, false },	{ 5, AGILE_CMP_LE, 4, false },
-		{ 5, AGILE_CMP_LE, 5, true },	{ 5, AGILE_CMP_LE, 6, true },
+		{ 5, AGILE_CMP_EQ, 5, true },
+		{ 5, AGILE_CMP_EQ, 4, false },
+		{ 5, AGILE_CMP_EQ, 6, false },
+		{ 5, AGILE_CMP_NE, 5, false },
+		{ 5, AGILE_CMP_NE, 4, true },
+		{ 5, AGILE_CMP_NE, 6, true },
+		{ 5, AGILE_CMP_GE, 4, true },
+		{ 5, AGILE_CMP_GE, 5, true },
+		{ 5, AGILE_CMP_GE, 6, false },
+		{ 5, AGILE_CMP_LT, 4, false },
+		{ 5, AGILE_CMP_LT, 5, false },
+		{ 5, AGILE_CMP_LT, 6, true },
+		{ 5, AGILE_CMP_GT, 4, true },
+		{ 5, AGILE_CMP_GT, 5, false },
+		{ 5, AGILE_CMP_GT, 6, false },
+		{ 5, AGILE_CMP_LE, 4, false },
+		{ 5, AGILE_CMP_LE, 5, true },
+		{ 5, AGILE_CMP_LE, 6, true },
 		/* Unsigned: 0x80000000 and 0xffffffff are large, not negative. */
 		{ 0x80000000, AGILE_CMP_GT, 1, true },
 		{ 0x80000000, AGILE_CMP_LT, 1, false },
@@ -332,8 +341,8 @@ TEST_F(ctx, timeout_zero)
 	__u32 observed;
 
 	agile_db_store(self->db, 0, 9);
-	ASSERT_EQ(-ETIMEDOUT, agile_wait(self->fd, 0, AGILE_CMP_EQ, 10, 0,
-					 &observed));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait(self->fd, 0, AGILE_CMP_EQ, 10, 0, &observed));
 	ASSERT_EQ(9U, observed);
 	ASSERT_EQ(0, agile_wait(self->fd, 0, AGILE_CMP_EQ, 9, 0, &observed));
 	ASSERT_EQ(9U, observed);
@@ -352,8 +361,8 @@ TEST_F(ctx, timeout_relative)
 
 	agile_db_store(self->db, 2, 1);
 	start = agile_now_ns();
-	ASSERT_EQ(-ETIMEDOUT, agile_wait(self->fd, 2, AGILE_CMP_EQ, 2, timeout,
-					 &observed));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait(self->fd, 2, AGILE_CMP_EQ, 2, timeout, &observed));
 	elapsed = agile_now_ns() - start;
 	ASSERT_EQ(1U, observed);
 	/* Never early; late only by a bound no working guest reaches. */
@@ -373,9 +382,9 @@ TEST_F(ctx, timeout_absolute)
 	__u32 observed;
 
 	deadline = agile_now_ns() + 200 * NSEC_PER_MSEC;
-	ASSERT_EQ(-ETIMEDOUT, agile_wait_flags(self->fd, 4, AGILE_CMP_NE, 0,
-					       deadline, AGILE_WAIT_ABSTIME,
-					       &observed));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait_flags(self->fd, 4, AGILE_CMP_NE, 0, deadline,
+				   AGILE_WAIT_ABSTIME, &observed));
 	end = agile_now_ns();
 	ASSERT_EQ(0U, observed);
 	ASSERT_LE(deadline, end);
@@ -417,7 +426,7 @@ TEST_F(ctx, timeout_absolute_past)
  * mirrored sleeper count of @slot reading @sleepers.
  */
 static void start_sleeper(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(ctx) *self,
+			  FIXTURE_DATA(ctx) * self,
 			  struct agile_fence_thread *ft, __u32 slot, __u32 cmp,
 			  __u32 value, __u64 timeout_ns, __u32 sleepers)
 {
@@ -478,8 +487,7 @@ TEST_F(ctx, signal_wakes_sleeper_not_poller)
 	ASSERT_EQ(0, agile_stats(self->fd, &st));
 	ASSERT_EQ(1ULL, st.wakeups_signal)
 	{
-		TH_LOG("poll %llu",
-					      (unsigned long long)st.wakeups_poll);
+		TH_LOG("poll %llu", (unsigned long long)st.wakeups_poll);
 	}
 	ASSERT_EQ(0ULL, st.wakeups_poll);
 }
@@ -638,10 +646,10 @@ TEST_F(ctx, wake_only_no_store)
 	struct agile_stats st;
 
 	ASSERT_EQ(0, agile_signal(self->fd, 1, 5));
-	ASSERT_EQ(0, agile_signal_flags(self->fd, 1, 99,
-					AGILE_SIGNAL_WAKE_ONLY));
-	ASSERT_EQ(0, agile_signal_flags(self->fd, 2, 99,
-					AGILE_SIGNAL_WAKE_ONLY));
+	ASSERT_EQ(0,
+		  agile_signal_flags(self->fd, 1, 99, AGILE_SIGNAL_WAKE_ONLY));
+	ASSERT_EQ(0,
+		  agile_signal_flags(self->fd, 2, 99, AGILE_SIGNAL_WAKE_ONLY));
 	ASSERT_EQ(5U, agile_db_value(self->db, 1));
 	ASSERT_EQ(0U, agile_db_value(self->db, 2));
 	ASSERT_EQ(0, agile_stats(self->fd, &st));
@@ -657,8 +665,8 @@ TEST_F(ctx, wake_only_wakes_sleeper)
 	start_sleeper(_metadata, self, &ft, 6, AGILE_CMP_EQ, 1,
 		      AGILE_TIMEOUT_INFINITE, 1);
 	agile_db_store(self->db, 6, 1);
-	ASSERT_EQ(0, agile_signal_flags(self->fd, 6, 77,
-					AGILE_SIGNAL_WAKE_ONLY));
+	ASSERT_EQ(0,
+		  agile_signal_flags(self->fd, 6, 77, AGILE_SIGNAL_WAKE_ONLY));
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
 	ASSERT_EQ(0, ft.ret);
 	ASSERT_EQ(1U, ft.fence.observed);
@@ -672,10 +680,10 @@ TEST_F(ctx, wake_only_condition_false)
 {
 	struct agile_fence_thread ft;
 
-	start_sleeper(_metadata, self, &ft, 7, AGILE_CMP_EQ, 5,
-		      NSEC_PER_SEC, 1);
-	ASSERT_EQ(0, agile_signal_flags(self->fd, 7, 5,
-					AGILE_SIGNAL_WAKE_ONLY));
+	start_sleeper(_metadata, self, &ft, 7, AGILE_CMP_EQ, 5, NSEC_PER_SEC,
+		      1);
+	ASSERT_EQ(0,
+		  agile_signal_flags(self->fd, 7, 5, AGILE_SIGNAL_WAKE_ONLY));
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
 	ASSERT_EQ(-ETIMEDOUT, ft.ret);
 	ASSERT_EQ(0U, ft.fence.observed);
@@ -709,8 +717,8 @@ TEST_F(ctx, signal_publishes_task_register)
 			     self->init.task_reg_bytes);
 	ASSERT_NE(MAP_FAILED, h.reg);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, handoff_waiter, &h));
-	ASSERT_EQ(0, agile_db_wait_sleepers(self->db, 0, 1,
-					    AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(self->db, 0, 1, AGILE_TEST_WAIT_MS));
 	h.reg->opcode = AGILE_OP_USER_BASE;
 	h.reg->args[0] = 0x0123456789abcdefULL;
 	ASSERT_EQ(0, agile_signal(self->fd, 0, AGILE_DOORBELL_POSTED));
@@ -766,7 +774,7 @@ TEST_F(ctx, kernel_writes_only_doorbell_words)
 		ASSERT_EQ(0xa5, reg[b])
 		{
 			TH_LOG("task register byte %llu",
-					       (unsigned long long)b);
+			       (unsigned long long)b);
 		}
 	munmap(reg, self->init.task_reg_bytes);
 }
@@ -817,8 +825,8 @@ TEST_F(ctx, poller_only_while_sleeping)
 	/* Waits that end without sleeping leave it alone. */
 	ASSERT_EQ(0, agile_wait(self->fd, 1, AGILE_CMP_EQ, 1,
 				AGILE_TIMEOUT_INFINITE, NULL));
-	ASSERT_EQ(-ETIMEDOUT, agile_wait(self->fd, 2, AGILE_CMP_EQ, 1, 0,
-					 NULL));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait(self->fd, 2, AGILE_CMP_EQ, 1, 0, NULL));
 	ASSERT_EQ(0, poller_timers());
 }
 
@@ -993,7 +1001,7 @@ static int stop_child(void *p)
 }
 
 static void stop_and_continue(struct __test_metadata *_metadata,
-			      FIXTURE_DATA(ctx) *self,
+			      FIXTURE_DATA(ctx) * self,
 			      struct stop_child_arg *arg, bool wake)
 {
 	int status;

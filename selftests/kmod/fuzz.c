@@ -3077,8 +3077,7 @@ static bool sleeper_seen(struct agile_doorbell *db, uint32_t slot)
  * the members' files until its close_all_but(): while EPIPE, look again
  * for up to a second.
  */
-static int join_freed_key(uint64_t key, uint32_t nr_slots,
-			  uint32_t max_members)
+static int join_freed_key(uint64_t key, uint32_t nr_slots, uint32_t max_members)
 {
 	int c, err = EPIPE;
 

@@ -80,10 +80,10 @@ static int create_mode(int fd, __u64 key, __u32 mode)
 	return group_join(fd, &g);
 }
 
-#define REQUIRE_ROOT()                                                        \
-	do {                                                                  \
-		if (geteuid())                                                \
-			SKIP(return, "needs root");                           \
+#define REQUIRE_ROOT()                              \
+	do {                                        \
+		if (geteuid())                      \
+			SKIP(return, "needs root"); \
 	} while (0)
 
 static int sysfs_read_int(const char *name)
@@ -121,8 +121,8 @@ struct member_cmd {
 
 struct member {
 	pid_t pid;
-	int cmd;	/* to the child */
-	int reply;	/* from the child */
+	int cmd; /* to the child */
+	int reply; /* from the child */
 };
 
 static void member_reply_int(int fd, int val)
@@ -273,8 +273,7 @@ TEST(info_feature)
 	AGILE_OPEN(fd);
 	ASSERT_EQ(0, agile_info(fd, &info));
 	ASSERT_EQ(AGILE_FEAT_GROUPS, info.features & AGILE_FEAT_GROUPS);
-	ASSERT_EQ(AGILE_FEAT_GROUP_INFO,
-		  info.features & AGILE_FEAT_GROUP_INFO);
+	ASSERT_EQ(AGILE_FEAT_GROUP_INFO, info.features & AGILE_FEAT_GROUP_INFO);
 	ASSERT_EQ(AGILE_FEAT_GROUP_ENDED,
 		  info.features & AGILE_FEAT_GROUP_ENDED);
 	close(fd);
@@ -373,9 +372,9 @@ TEST(eexist_with_excl)
 	AGILE_OPEN(fd2);
 	ASSERT_EQ(0, group_join_key(fd0, key,
 				    AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
-	ASSERT_EQ(-EEXIST, group_join_key(fd1, key,
-					  AGILE_GROUP_CREATE |
-						  AGILE_GROUP_EXCL));
+	ASSERT_EQ(-EEXIST,
+		  group_join_key(fd1, key,
+				 AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
 	/* CREATE alone joins an existing group; the index was not used. */
 	ASSERT_EQ(1, group_join_key(fd1, key, AGILE_GROUP_CREATE));
 	ASSERT_EQ(2, group_join_key(fd2, key, 0));
@@ -398,8 +397,7 @@ TEST(ebusy)
 
 	ASSERT_EQ(0, group_join_key(fd1, key, AGILE_GROUP_CREATE));
 	ASSERT_EQ(-EBUSY, group_join_key(fd1, key, 0));
-	ASSERT_EQ(-EBUSY, group_join_key(fd1, test_key(5),
-					 AGILE_GROUP_CREATE));
+	ASSERT_EQ(-EBUSY, group_join_key(fd1, test_key(5), AGILE_GROUP_CREATE));
 	ASSERT_EQ(-EBUSY, agile_ctx_init(fd1, NR_SLOTS, 64, NULL));
 	ASSERT_EQ(-ENOENT, group_join_key(fd2, test_key(5), 0));
 	/* The refused calls took no member index. */
@@ -428,8 +426,8 @@ static void check_rejected(struct __test_metadata *_metadata, int fd,
 
 TEST(bad_fields_einval)
 {
-	static const __u32 modes[] = { 01000, 0700, 0070, 0007, 0001, 0100,
-				       0010, 07777, 0xffffffff };
+	static const __u32 modes[] = { 01000, 0700, 0070,  0007,      0001,
+				       0100,  0010, 07777, 0xffffffff };
 	static const __u32 sizes[] = { 0, 32, 63, 65, 96, 8192, 0x80000000 };
 	static const __u32 maxes[] = { 0, AGILE_GROUP_MAX_MEMBERS + 1,
 				       0xffffffff };
@@ -750,7 +748,7 @@ TEST(excl_refuses_squatter)
  */
 struct ns_arg {
 	__u64 key;
-	int flags;	/* CLONE_NEWIPC or CLONE_NEWUSER */
+	int flags; /* CLONE_NEWIPC or CLONE_NEWUSER */
 };
 
 static int ns_joiner(void *arg)
@@ -941,11 +939,13 @@ TEST(wrong_cmd_size_enotty)
 	int fd;
 
 	AGILE_OPEN(fd);
-	ASSERT_EQ(-ENOTTY, agile_ioctl(fd, _IOWR(AGILE_IOC_MAGIC, 0x06,
-						 struct agile_ctx_init),
+	ASSERT_EQ(-ENOTTY, agile_ioctl(fd,
+				       _IOWR(AGILE_IOC_MAGIC, 0x06,
+					     struct agile_ctx_init),
 				       buf));
-	ASSERT_EQ(-ENOTTY, agile_ioctl(fd, _IOW(AGILE_IOC_MAGIC, 0x06,
-						struct agile_group_join),
+	ASSERT_EQ(-ENOTTY, agile_ioctl(fd,
+				       _IOW(AGILE_IOC_MAGIC, 0x06,
+					    struct agile_group_join),
 				       buf));
 	close(fd);
 }
@@ -1050,7 +1050,7 @@ struct perm_case {
 	__u64 key;
 	uid_t uid;
 	gid_t gid;
-	int supplementary;	/* a supplementary group, or -1 */
+	int supplementary; /* a supplementary group, or -1 */
 	int want;
 };
 
@@ -1079,8 +1079,8 @@ static int perm_child(void *arg)
 	return ret == pc->want ? 0 : 21;
 }
 
-static void check_perm(struct __test_metadata *_metadata, __u64 key,
-		       uid_t uid, gid_t gid, int supplementary, int want)
+static void check_perm(struct __test_metadata *_metadata, __u64 key, uid_t uid,
+		       gid_t gid, int supplementary, int want)
 {
 	struct perm_case pc = { key, uid, gid, supplementary, want };
 	int status = agile_run_child(perm_child, &pc);
@@ -1189,15 +1189,15 @@ TEST(end_on_close)
 	/* SIGNAL keeps storing; bad input is still EINVAL. */
 	ASSERT_EQ(0, agile_signal(fd, 2, 6));
 	ASSERT_EQ(6U, agile_db_value(db, 2));
-	ASSERT_EQ(-EINVAL, agile_wait(fd, NR_SLOTS, AGILE_CMP_EQ, 1, 0,
-				      NULL));
+	ASSERT_EQ(-EINVAL, agile_wait(fd, NR_SLOTS, AGILE_CMP_EQ, 1, 0, NULL));
 
 	/* A late joiner is told at once, however it asks. */
 	AGILE_OPEN(fd2);
 	ASSERT_EQ(-EPIPE, group_join_key(fd2, key, 0));
 	ASSERT_EQ(-EPIPE, group_join_key(fd2, key, AGILE_GROUP_CREATE));
-	ASSERT_EQ(-EPIPE, group_join_key(fd2, key,
-					 AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
+	ASSERT_EQ(-EPIPE,
+		  group_join_key(fd2, key,
+				 AGILE_GROUP_CREATE | AGILE_GROUP_EXCL));
 	ASSERT_EQ(-EPIPE, group_query(fd2, key, &q));
 	/* ... and the failed joins left the file free for CTX_INIT. */
 	ASSERT_EQ(0, agile_ctx_init(fd2, NR_SLOTS, 64, NULL));

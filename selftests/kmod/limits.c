@@ -115,21 +115,20 @@ static void run_child(struct __test_metadata *_metadata, int (*fn)(void *),
 	ASSERT_EQ(0, WEXITSTATUS(status));
 }
 
-#define REQUIRE_ROOT()                                                        \
-	do {                                                                  \
-		int _fd;                                                      \
-		AGILE_OPEN(_fd);                                              \
-		close(_fd);                                                   \
-		if (geteuid())                                                \
-			SKIP(return, "needs root");                           \
+#define REQUIRE_ROOT()                              \
+	do {                                        \
+		int _fd;                            \
+		AGILE_OPEN(_fd);                    \
+		close(_fd);                         \
+		if (geteuid())                      \
+			SKIP(return, "needs root"); \
 	} while (0)
 
 static int exit_code(int status)
 {
 	if (status < 0)
 		return 99;
-	return WIFEXITED(status) ? WEXITSTATUS(status) :
-				   100 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
 }
 
 /* Fork @fn; its exit code, or 100 + the signal that ended it. */

@@ -13,7 +13,7 @@
 #define CGROUP_ROOT "/sys/fs/cgroup"
 #define SLOTS 4096
 #define REG_SIZE AGILE_TASK_REG_MAX_SIZE
-#define AREA_BYTES ((long long)SLOTS * REG_SIZE)	/* 16 MiB */
+#define AREA_BYTES ((long long)SLOTS * REG_SIZE) /* 16 MiB */
 /* Per-CPU charge caches and the page-pointer array: well under this. */
 #define SLACK_BYTES (2LL << 20)
 
@@ -73,7 +73,7 @@ FIXTURE(memcg)
 {
 	char dir[128];
 	char current[160];
-	bool enabled_memory;	/* we turned on +memory in the root */
+	bool enabled_memory; /* we turned on +memory in the root */
 	bool made_dir;
 };
 
@@ -143,7 +143,7 @@ static int charge_child(void *p)
 		return 12;
 	with_ctx = read_ll(arg->current);
 	if (with_ctx - base < AREA_BYTES)
-		return 20;	/* not charged to this cgroup */
+		return 20; /* not charged to this cgroup */
 
 	reg = agile_map_rw(fd, init.task_reg_offset, init.task_reg_bytes);
 	if (reg == MAP_FAILED)
@@ -304,8 +304,8 @@ TEST_F(memcg, over_max_enomem_not_oom)
 	close(fd);
 	if (info.max_segment_bytes < BIG_SEG_BYTES)
 		SKIP(return, "max_segment_bytes %llu < %lld",
-		     (unsigned long long)info.max_segment_bytes,
-		     BIG_SEG_BYTES);
+			   (unsigned long long)info.max_segment_bytes,
+			   BIG_SEG_BYTES);
 	snprintf(path, sizeof(path), "%s/memory.max", self->dir);
 	snprintf(max, sizeof(max), "%lld\n", MEMCG_MAX);
 	ASSERT_EQ(0, write_str(path, max));

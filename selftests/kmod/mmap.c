@@ -6,8 +6,8 @@
  */
 #include "agile_test.h"
 
-#define NR_SLOTS 40		/* doorbells: 5120 bytes, two pages */
-#define TASK_REG_SIZE 256	/* task registers: 10240 bytes, three pages */
+#define NR_SLOTS 40 /* doorbells: 5120 bytes, two pages */
+#define TASK_REG_SIZE 256 /* task registers: 10240 bytes, three pages */
 
 FIXTURE(ctx)
 {
@@ -136,11 +136,15 @@ TEST_F(ctx, bad_length)
 	const struct {
 		__u64 offset, bytes;
 	} cases[] = {
-		{ self->init.doorbell_offset, self->init.doorbell_bytes - page },
-		{ self->init.doorbell_offset, self->init.doorbell_bytes + page },
+		{ self->init.doorbell_offset,
+		  self->init.doorbell_bytes - page },
+		{ self->init.doorbell_offset,
+		  self->init.doorbell_bytes + page },
 		{ self->init.doorbell_offset, page },
-		{ self->init.task_reg_offset, self->init.task_reg_bytes - page },
-		{ self->init.task_reg_offset, self->init.task_reg_bytes + page },
+		{ self->init.task_reg_offset,
+		  self->init.task_reg_bytes - page },
+		{ self->init.task_reg_offset,
+		  self->init.task_reg_bytes + page },
 		{ self->init.task_reg_offset, 64 * page },
 		/* The other area's length. */
 		{ self->init.doorbell_offset, self->init.task_reg_bytes },
@@ -623,8 +627,8 @@ TEST(two_contexts_isolated)
 	ASSERT_EQ(0U, agile_db_value(dbb, 2));
 	ASSERT_EQ(0, regb[0]);
 	/* B's waits read B's doorbells. */
-	ASSERT_EQ(-ETIMEDOUT, agile_wait(fdb, 1, AGILE_CMP_EQ, 11, 0,
-					 &observed));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait(fdb, 1, AGILE_CMP_EQ, 11, 0, &observed));
 	ASSERT_EQ(0U, observed);
 	ASSERT_EQ(-ETIMEDOUT, agile_wait(fdb, 2, AGILE_CMP_EQ, 22,
 					 50 * NSEC_PER_MSEC, &observed));

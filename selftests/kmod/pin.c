@@ -100,8 +100,8 @@ TEST_F(pin, task_registers)
 	struct agile_task_reg *reg;
 	__u32 pages, i;
 
-	ASSERT_EQ(0, agile_ctx_init(self->fd, 4, AGILE_TASK_REG_MAX_SIZE,
-				    &init));
+	ASSERT_EQ(0,
+		  agile_ctx_init(self->fd, 4, AGILE_TASK_REG_MAX_SIZE, &init));
 	pages = (__u32)(init.task_reg_bytes / (__u64)self->page);
 	reg = agile_map_rw(self->fd, init.task_reg_offset, init.task_reg_bytes);
 	ASSERT_NE(MAP_FAILED, reg);

@@ -47,11 +47,11 @@ static int read_poll(struct poll_stats *p)
 	int ret, tries;
 
 	for (tries = 0; tries < 10000; tries++) {
-		ret = agile_sysfs_read("poll_ticks", &p->ticks) ?:
-		      agile_sysfs_read("poll_checks", &p->checks) ?:
-		      agile_sysfs_read("poll_ns", &p->ns) ?:
-		      agile_sysfs_read("poll_contexts", &p->contexts) ?:
-		      agile_sysfs_read("poll_ticks", &ticks);
+		ret = agile_sysfs_read("poll_ticks", &p->ticks)		      ?:
+			      agile_sysfs_read("poll_checks", &p->checks)     ?:
+			      agile_sysfs_read("poll_ns", &p->ns)	      ?:
+			      agile_sysfs_read("poll_contexts", &p->contexts) ?:
+			      agile_sysfs_read("poll_ticks", &ticks);
 		if (ret || ticks == p->ticks)
 			return ret;
 	}
@@ -125,9 +125,10 @@ static int sleeper_start(struct sleeper *s)
 	ft->fence.value = 1;
 	ft->fence.timeout_ns = SLEEP_NS;
 	ft->fence.observed = 0xdeadbeef;
-	ret = pthread_attr_init(&attr) ?:
-	      pthread_attr_setstacksize(&attr, THREAD_STACK) ?:
-	      pthread_create(&ft->thread, &attr, agile_fence_thread_fn, ft);
+	ret = pthread_attr_init(&attr)				     ?:
+		      pthread_attr_setstacksize(&attr, THREAD_STACK) ?:
+		      pthread_create(&ft->thread, &attr, agile_fence_thread_fn,
+				     ft);
 	pthread_attr_destroy(&attr);
 	s->started = !ret;
 	return -ret;
@@ -307,8 +308,7 @@ TEST_F_TIMEOUT(poller, all_woken_within_budget, POLL_TIMEOUT_S)
 	ASSERT_LT(a.ticks, b.ticks);
 	ASSERT_LE(a.ns, b.ns);
 	/* Full ticks, none over the budget. */
-	ASSERT_EQ((b.ticks - a.ticks) *
-			  (budget < NR_CTXS ? budget : NR_CTXS),
+	ASSERT_EQ((b.ticks - a.ticks) * (budget < NR_CTXS ? budget : NR_CTXS),
 		  b.checks - a.checks)
 	{
 		TH_LOG("%llu checks in %llu ticks, budget %llu",
@@ -371,8 +371,8 @@ TEST_F_TIMEOUT(poller, wait_any_within_budget, POLL_TIMEOUT_S)
 	for (; i < nr_single; i++)
 		ASSERT_EQ(0, sleeper_start(&self->s[i]));
 	ASSERT_EQ(0, wait_all_asleep(self->s, nr_single));
-	ASSERT_EQ(0, agile_db_wait_sleepers(any->db, last, 1,
-					    AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(any->db, last, 1, AGILE_TEST_WAIT_MS));
 
 	ASSERT_EQ(0, agile_sysfs_read("poll_max_checks", &budget));
 	ASSERT_EQ(0, read_poll(&a));

@@ -118,10 +118,10 @@ TEST(group_create_ebadf)
 
 FIXTURE(member)
 {
-	int rw;		/* the creator, read-write */
-	int ro;		/* a read-only member */
+	int rw; /* the creator, read-write */
+	int ro; /* a read-only member */
 	struct agile_group_join g;
-	struct agile_doorbell *db;	/* the creator's mapping */
+	struct agile_doorbell *db; /* the creator's mapping */
 };
 
 FIXTURE_SETUP(member)
@@ -156,8 +156,8 @@ TEST_F(member, signal_ebadf)
 	struct agile_stats st;
 
 	ASSERT_EQ(-EBADF, agile_signal(self->ro, 1, 5));
-	ASSERT_EQ(-EBADF, agile_signal_flags(self->ro, 1, 0,
-					     AGILE_SIGNAL_WAKE_ONLY));
+	ASSERT_EQ(-EBADF,
+		  agile_signal_flags(self->ro, 1, 0, AGILE_SIGNAL_WAKE_ONLY));
 	ASSERT_EQ(0U, agile_db_value(self->db, 1));
 	/* Bad input first: EINVAL. */
 	ASSERT_EQ(-EINVAL, agile_signal(self->ro, NR_SLOTS, 5));
@@ -178,8 +178,8 @@ TEST_F(member, waits)
 	};
 	__u32 index = 0;
 
-	ASSERT_EQ(0, agile_fence_thread_start(&ft, self->ro, 2, AGILE_CMP_EQ,
-					      7, AGILE_TIMEOUT_INFINITE));
+	ASSERT_EQ(0, agile_fence_thread_start(&ft, self->ro, 2, AGILE_CMP_EQ, 7,
+					      AGILE_TIMEOUT_INFINITE));
 	ASSERT_EQ(0, agile_wait_asleep(&ft.probe, self->db, 2, 1,
 				       AGILE_TEST_WAIT_MS));
 	ASSERT_EQ(0, agile_signal(self->rw, 2, 7));
@@ -188,8 +188,8 @@ TEST_F(member, waits)
 	ASSERT_EQ(7U, ft.fence.observed);
 
 	agile_db_store(self->db, 3, 9);
-	ASSERT_EQ(0, agile_wait_any(self->ro, conds, 2, 0, NSEC_PER_SEC,
-				    &index, NULL));
+	ASSERT_EQ(0, agile_wait_any(self->ro, conds, 2, 0, NSEC_PER_SEC, &index,
+				    NULL));
 	ASSERT_EQ(1U, index);
 }
 
@@ -229,8 +229,8 @@ TEST_F(member, mmap_read_only)
 	ASSERT_NE(MAP_FAILED, db);
 	agile_db_store(self->db, 0, 0x55);
 	ASSERT_EQ(0x55U, agile_db_value(db, 0));
-	ASSERT_EQ(-1, mprotect(db, self->g.doorbell_bytes,
-			       PROT_READ | PROT_WRITE));
+	ASSERT_EQ(-1,
+		  mprotect(db, self->g.doorbell_bytes, PROT_READ | PROT_WRITE));
 	ASSERT_EQ(EACCES, errno);
 	munmap(db, self->g.doorbell_bytes);
 	p = agile_map_rw(self->ro, self->g.task_reg_offset,
@@ -245,8 +245,8 @@ TEST_F(member, export)
 	struct agile_doorbell *db;
 	int buf;
 
-	ASSERT_EQ(-EBADF, export(self->ro, AGILE_DMABUF_DOORBELLS,
-				 O_RDWR | O_CLOEXEC));
+	ASSERT_EQ(-EBADF,
+		  export(self->ro, AGILE_DMABUF_DOORBELLS, O_RDWR | O_CLOEXEC));
 	ASSERT_EQ(-EBADF, export(self->ro, AGILE_DMABUF_TASK_REGS, O_RDWR));
 	ASSERT_EQ(-EINVAL, export(self->ro, AGILE_DMABUF_DOORBELLS, 0x8000));
 	buf = export(self->ro, AGILE_DMABUF_DOORBELLS, O_CLOEXEC);
@@ -273,8 +273,8 @@ TEST_F(member, export)
  * lets neither.  The files are opened as root, before the ids change.
  */
 struct perm_arg {
-	__u64 key_r;	/* mode 0604 */
-	__u64 key_w;	/* mode 0602 */
+	__u64 key_r; /* mode 0604 */
+	__u64 key_w; /* mode 0602 */
 };
 
 static int nobody_joins(void *p)

@@ -121,8 +121,8 @@ TEST_F(seg, over_max_enospc)
 	struct agile_info info;
 
 	ASSERT_EQ(0, agile_info(self->fd, &info));
-	ASSERT_EQ(-ENOSPC, seg_create(self->fd, info.max_segment_bytes + 1,
-				      NULL));
+	ASSERT_EQ(-ENOSPC,
+		  seg_create(self->fd, info.max_segment_bytes + 1, NULL));
 	ASSERT_EQ(-ENOSPC, seg_create(self->fd, ~0ULL, NULL));
 }
 
@@ -154,8 +154,8 @@ TEST_F(seg, mmap_rules)
 
 	ASSERT_EQ(0, seg_create(self->fd, 2 * self->page, &seg));
 	/* Offsets of segments that do not exist, or inside one. */
-	p = agile_map_rw(self->fd, seg.mmap_offset +
-				   (1ULL << AGILE_MMAP_SEGMENT_SHIFT),
+	p = agile_map_rw(self->fd,
+			 seg.mmap_offset + (1ULL << AGILE_MMAP_SEGMENT_SHIFT),
 			 seg.mmap_bytes);
 	ASSERT_EQ(MAP_FAILED, p);
 	ASSERT_EQ(EINVAL, errno);
@@ -212,10 +212,10 @@ TEST_F(seg, contexts_apart)
 	close(fd2);
 }
 
-#define REQUIRE_ROOT()                                                        \
-	do {                                                                  \
-		if (geteuid())                                                \
-			SKIP(return, "needs root");                           \
+#define REQUIRE_ROOT()                              \
+	do {                                        \
+		if (geteuid())                      \
+			SKIP(return, "needs root"); \
 	} while (0)
 
 /* sysfs max_segment_bytes: range-checked, followed by SEG_CREATE and INFO. */
@@ -228,10 +228,10 @@ TEST_F(seg, sysfs_max_segment_bytes)
 	ASSERT_EQ(0, agile_sysfs_read("max_segment_bytes", &saved));
 	ASSERT_EQ(256ULL << 20, saved);
 	ASSERT_EQ(-EINVAL, agile_sysfs_write("max_segment_bytes", "0\n"));
-	ASSERT_EQ(-EINVAL, agile_sysfs_write_u64("max_segment_bytes",
-						 self->page - 1));
-	ASSERT_EQ(-EINVAL, agile_sysfs_write_u64("max_segment_bytes",
-						 (1ULL << 30) + 1));
+	ASSERT_EQ(-EINVAL,
+		  agile_sysfs_write_u64("max_segment_bytes", self->page - 1));
+	ASSERT_EQ(-EINVAL,
+		  agile_sysfs_write_u64("max_segment_bytes", (1ULL << 30) + 1));
 	ASSERT_EQ(-EINVAL, agile_sysfs_write("max_segment_bytes", "x\n"));
 	ASSERT_EQ(0, agile_sysfs_read("max_segment_bytes", &val));
 	ASSERT_EQ(saved, val);

@@ -55,7 +55,7 @@ enum { R_FAULT = 1, R_DONE, R_SKIP, R_ERROR };
 struct report {
 	int tag;
 	int ret;
-	__u32 val;	/* member index, segment id */
+	__u32 val; /* member index, segment id */
 	int ret2;
 	int ret3;
 };
@@ -82,7 +82,7 @@ FIXTURE(stall)
 {
 	pid_t pids[MAX_CHILDREN];
 	int nr;
-	int fd;	/* the test's own file */
+	int fd; /* the test's own file */
 };
 
 FIXTURE_SETUP(stall)
@@ -110,7 +110,7 @@ FIXTURE_TEARDOWN(stall)
  * Fork @fn(@arg) with a report pipe; *@report gets its read end.  The
  * child is killed and reaped by the teardown unless reaped before.
  */
-static pid_t spawn(FIXTURE_DATA(stall) *self, int (*fn)(void *, int),
+static pid_t spawn(FIXTURE_DATA(stall) * self, int (*fn)(void *, int),
 		   void *arg, int *report)
 {
 	int p[2];
@@ -136,7 +136,7 @@ static pid_t spawn(FIXTURE_DATA(stall) *self, int (*fn)(void *, int),
 }
 
 /* Reap @pid, which the teardown then leaves alone. */
-static int reap(FIXTURE_DATA(stall) *self, pid_t pid, int timeout_ms)
+static int reap(FIXTURE_DATA(stall) * self, pid_t pid, int timeout_ms)
 {
 	int i, status = agile_reap_within(pid, timeout_ms);
 
@@ -151,7 +151,7 @@ static int reap(FIXTURE_DATA(stall) *self, pid_t pid, int timeout_ms)
 /* ---- the trapped process ---- */
 
 struct trap {
-	int fd;		/* the file to use, or -1: open one */
+	int fd; /* the file to use, or -1: open one */
 	__u64 join_first; /* a group to join first, or 0 */
 	unsigned long cmd;
 	size_t size;
@@ -160,7 +160,7 @@ struct trap {
 		struct agile_group_join join;
 		struct agile_seg_create seg;
 	} arg;
-	int cmd_pipe;	/* read end: a byte resolves the fault */
+	int cmd_pipe; /* read end: a byte resolves the fault */
 };
 
 struct trap_thread {
@@ -279,7 +279,7 @@ static int trap_main(void *arg, int report)
  * *@cmd gets the pipe that resolves the fault.  0, or -1 with a skip.
  */
 static int start_trap(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(stall) *self, struct trap *t, pid_t *pid,
+		      FIXTURE_DATA(stall) * self, struct trap *t, pid_t *pid,
 		      int *report, int *cmd)
 {
 	struct report r;
@@ -314,12 +314,12 @@ static bool still_blocked(pid_t pid, int report)
 /* ---- the other processes ---- */
 
 struct other {
-	int fd;		/* the file to use, or -1: open one */
-	bool nobody;	/* drop to nobody after opening */
-	__u64 key;	/* group to join first, or 0 */
+	int fd; /* the file to use, or -1: open one */
+	bool nobody; /* drop to nobody after opening */
+	__u64 key; /* group to join first, or 0 */
 	__u32 join_flags;
-	bool seg;	/* then SEG_CREATE */
-	bool ctx_init;	/* CTX_INIT and GROUP_JOIN on @fd (expect EBUSY) */
+	bool seg; /* then SEG_CREATE */
+	bool ctx_init; /* CTX_INIT and GROUP_JOIN on @fd (expect EBUSY) */
 };
 
 /*
@@ -364,7 +364,7 @@ static int other_main(void *arg, int report)
 
 /* Start another process and read its report within the wait. */
 static pid_t start_other(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(stall) *self, struct other *o,
+			 FIXTURE_DATA(stall) * self, struct other *o,
 			 struct report *r)
 {
 	int report, ret;
@@ -385,7 +385,7 @@ static pid_t start_other(struct __test_metadata *_metadata,
 
 /* Kill @pid and check that it exits at once (within the generous wait). */
 static void kill_exits(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(stall) *self, pid_t pid)
+		       FIXTURE_DATA(stall) * self, pid_t pid)
 {
 	int status;
 
@@ -407,12 +407,15 @@ static void kill_exits(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(stall, group_join, STALL_TIMEOUT_S)
 {
 	struct other member = { .fd = -1, .key = test_key(1) };
-	struct other stranger = { .fd = -1, .nobody = true,
+	struct other stranger = { .fd = -1,
+				  .nobody = true,
 				  .key = test_key(2),
 				  .join_flags = AGILE_GROUP_CREATE };
-	struct other creator = { .fd = -1, .key = test_key(3),
+	struct other creator = { .fd = -1,
+				 .key = test_key(3),
 				 .join_flags = AGILE_GROUP_CREATE };
-	struct trap t = { .fd = -1, .cmd = AGILE_IOC_GROUP_JOIN,
+	struct trap t = { .fd = -1,
+			  .cmd = AGILE_IOC_GROUP_JOIN,
 			  .size = sizeof(t.arg.join) };
 	struct agile_group_join g;
 	pid_t trapped, pid_m, pid_s, pid_c;
@@ -456,7 +459,8 @@ TEST_F_TIMEOUT(stall, group_join, STALL_TIMEOUT_S)
 TEST_F_TIMEOUT(stall, group_join_resumes, STALL_TIMEOUT_S)
 {
 	struct other member = { .fd = -1, .key = test_key(4) };
-	struct trap t = { .fd = -1, .cmd = AGILE_IOC_GROUP_JOIN,
+	struct trap t = { .fd = -1,
+			  .cmd = AGILE_IOC_GROUP_JOIN,
 			  .size = sizeof(t.arg.join) };
 	struct agile_group_join g;
 	int report, cmd;
@@ -489,7 +493,8 @@ TEST_F_TIMEOUT(stall, group_join_resumes, STALL_TIMEOUT_S)
  */
 TEST_F_TIMEOUT(stall, group_join_fails_cleanly, STALL_TIMEOUT_S)
 {
-	struct trap t = { .fd = -1, .cmd = AGILE_IOC_GROUP_JOIN,
+	struct trap t = { .fd = -1,
+			  .cmd = AGILE_IOC_GROUP_JOIN,
 			  .size = sizeof(t.arg.join) };
 	int report, cmd, key_low, fd;
 	struct agile_group_join g;
@@ -533,7 +538,8 @@ TEST_F_TIMEOUT(stall, group_join_fails_cleanly, STALL_TIMEOUT_S)
 TEST_F_TIMEOUT(stall, seg_create, STALL_TIMEOUT_S)
 {
 	struct other member = { .fd = -1, .key = test_key(5), .seg = true };
-	struct trap t = { .fd = -1, .join_first = test_key(5),
+	struct trap t = { .fd = -1,
+			  .join_first = test_key(5),
 			  .cmd = AGILE_IOC_SEG_CREATE,
 			  .size = sizeof(t.arg.seg) };
 	struct agile_seg_create seg;
@@ -589,7 +595,8 @@ TEST_F_TIMEOUT(stall, seg_create, STALL_TIMEOUT_S)
 TEST_F_TIMEOUT(stall, ctx_init, STALL_TIMEOUT_S)
 {
 	struct other sharer = { .fd = self->fd, .ctx_init = true };
-	struct trap t = { .fd = self->fd, .cmd = AGILE_IOC_CTX_INIT,
+	struct trap t = { .fd = self->fd,
+			  .cmd = AGILE_IOC_CTX_INIT,
 			  .size = sizeof(t.arg.init) };
 	int report, cmd, status;
 	struct report r;

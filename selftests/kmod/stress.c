@@ -8,8 +8,8 @@
 #include "agile_test.h"
 
 #define NR_SLOTS 16
-#define NR_WAITERS 24		/* waiter w sleeps on slot w % NR_SLOTS */
-#define NR_SIGNALLERS 4		/* signaller s owns slots s, s + 4, ... */
+#define NR_WAITERS 24 /* waiter w sleeps on slot w % NR_SLOTS */
+#define NR_SIGNALLERS 4 /* signaller s owns slots s, s + 4, ... */
 #define ROUNDS 30
 #define PING_PONG_ROUNDS 1000
 #define STRESS_TIMEOUT_S 180
@@ -85,8 +85,8 @@ FIXTURE_SETUP(slow_poller)
 	if (geteuid())
 		SKIP(_exit(AGILE_SKIP_EXIT), "needs root to slow the poller");
 	stress_ctx_open(_metadata, &self->c);
-	ASSERT_EQ(0, agile_sysfs_read("poll_interval_us",
-				      &self->saved_interval));
+	ASSERT_EQ(0,
+		  agile_sysfs_read("poll_interval_us", &self->saved_interval));
 	self->saved = true;
 	ASSERT_EQ(0, agile_sysfs_write("poll_interval_us", "1000000\n"));
 }
@@ -99,8 +99,8 @@ FIXTURE_TEARDOWN(slow_poller)
 	stress_ctx_close(&self->c);
 }
 
-static struct agile_task_reg *task_reg(struct agile_task_reg *regs,
-				       __u32 slot, __u32 size)
+static struct agile_task_reg *task_reg(struct agile_task_reg *regs, __u32 slot,
+				       __u32 size)
 {
 	return (struct agile_task_reg *)((char *)regs + (size_t)slot * size);
 }
@@ -130,9 +130,9 @@ struct crowd {
 	bool plain_stores;
 	pthread_barrier_t barrier;
 	int wait_ok[NR_WAITERS];
-	int wait_bad;		/* waits that did not end with the round */
+	int wait_bad; /* waits that did not end with the round */
 	int signal_bad;
-	int first_ret;		/* the first bad wait's result, for the log */
+	int first_ret; /* the first bad wait's result, for the log */
 	__u32 first_observed;
 };
 
@@ -190,12 +190,12 @@ static void *crowd_signaller(void *arg)
 	return NULL;
 }
 
-static void run_crowd(struct __test_metadata *_metadata,
-		      struct stress_ctx *sc, bool plain_stores,
-		      bool slow_poller)
+static void run_crowd(struct __test_metadata *_metadata, struct stress_ctx *sc,
+		      bool plain_stores, bool slow_poller)
 {
 	struct crowd_member waiters[NR_WAITERS], signallers[NR_SIGNALLERS];
-	struct crowd c = { .fd = sc->fd, .db = sc->db,
+	struct crowd c = { .fd = sc->fd,
+			   .db = sc->db,
 			   .plain_stores = plain_stores };
 	struct agile_stats st;
 	unsigned int i;
@@ -222,8 +222,8 @@ static void run_crowd(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, c.wait_bad)
 	{
-		TH_LOG("first bad wait: ret %d observed %u",
-					c.first_ret, c.first_observed);
+		TH_LOG("first bad wait: ret %d observed %u", c.first_ret,
+		       c.first_observed);
 	}
 	ASSERT_EQ(0, c.signal_bad);
 	for (i = 0; i < NR_WAITERS; i++)
@@ -240,8 +240,7 @@ static void run_crowd(struct __test_metadata *_metadata,
 	ASSERT_EQ(0ULL, st.timeouts);
 	ASSERT_EQ(0ULL, st.interrupted);
 	/* Each wait ended once: at most one hit or wakeup per wait. */
-	ASSERT_GE(st.waits, st.spin_hits + st.wakeups_signal +
-				    st.wakeups_poll);
+	ASSERT_GE(st.waits, st.spin_hits + st.wakeups_signal + st.wakeups_poll);
 	if (plain_stores)
 		ASSERT_EQ(0ULL, st.wakeups_signal);
 	if (slow_poller)
@@ -379,13 +378,13 @@ static void run_ping_pong(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pthread_join(thread, NULL));
 	ASSERT_EQ(0, pp.bad)
 	{
-		TH_LOG("ponger failed round %u with %d",
-				    pp.bad_round, pp.bad_ret);
+		TH_LOG("ponger failed round %u with %d", pp.bad_round,
+		       pp.bad_ret);
 	}
 	ASSERT_EQ(pp.rounds + 1, i)
 	{
-		TH_LOG("pinger failed round %u: ret %d observed %u",
-					   i, ret, observed);
+		TH_LOG("pinger failed round %u: ret %d observed %u", i, ret,
+		       observed);
 	}
 	ASSERT_EQ(pp.rounds, agile_db_value(sc->db, 0));
 	ASSERT_EQ(pp.rounds, agile_db_value(sc->db, 1));
@@ -479,8 +478,8 @@ static void *any_waiter(void *arg)
 		}
 		pthread_barrier_wait(&c->barrier);
 		ret = agile_wait_any(c->fd, conds, ANY_CONDS, 0,
-				     AGILE_TEST_WAIT_MS * NSEC_PER_MSEC,
-				     &index, &observed);
+				     AGILE_TEST_WAIT_MS * NSEC_PER_MSEC, &index,
+				     &observed);
 		if (!ret && index == any_choice(m->id, round) &&
 		    observed == round) {
 			c->ok[m->id]++;
@@ -523,8 +522,8 @@ TEST_F_TIMEOUT(ctx, wait_any_many, STRESS_TIMEOUT_S)
 	pthread_barrier_destroy(&c.barrier);
 	ASSERT_EQ(0, c.bad)
 	{
-		TH_LOG("first bad: ret %d index %u observed %u",
-				   c.bad_ret, c.bad_index, c.bad_observed);
+		TH_LOG("first bad: ret %d index %u observed %u", c.bad_ret,
+		       c.bad_index, c.bad_observed);
 	}
 	for (i = 0; i < ANY_WAITERS; i++)
 		ASSERT_EQ(ROUNDS, c.ok[i]);
@@ -596,8 +595,8 @@ TEST_F_TIMEOUT(ctx, signal_amid_timeouts, STRESS_TIMEOUT_S)
 	}
 	ASSERT_EQ(0, agile_fence_thread_start(&ft, self->c.fd, 0, AGILE_CMP_EQ,
 					      1, AGILE_TIMEOUT_INFINITE));
-	ASSERT_EQ(0, agile_db_wait_sleepers(self->c.db, 0, 1,
-					    AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(self->c.db, 0, 1, AGILE_TEST_WAIT_MS));
 	ASSERT_EQ(0, agile_signal(self->c.fd, 0, 1));
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
 	ASSERT_EQ(0, ft.ret);
@@ -631,7 +630,8 @@ TEST_F_TIMEOUT(ctx, context_churn, STRESS_TIMEOUT_S)
 		fd = open(AGILE_DEV_PATH, O_RDWR | O_CLOEXEC);
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, agile_ctx_init(fd, slots, size, &init));
-		db = agile_map_rw(fd, init.doorbell_offset, init.doorbell_bytes);
+		db = agile_map_rw(fd, init.doorbell_offset,
+				  init.doorbell_bytes);
 		ASSERT_NE(MAP_FAILED, db);
 		reg = agile_map_rw(fd, init.task_reg_offset,
 				   init.task_reg_bytes);
@@ -639,11 +639,12 @@ TEST_F_TIMEOUT(ctx, context_churn, STRESS_TIMEOUT_S)
 		ASSERT_EQ(0, agile_signal(fd, slots - 1, i));
 		ASSERT_EQ(i, agile_db_value(db, slots - 1));
 		reg[init.task_reg_bytes - 1] = (unsigned char)i;
-		ASSERT_EQ(0, agile_wait(fd, slots - 1, AGILE_CMP_EQ, i, 0,
-					NULL));
+		ASSERT_EQ(0,
+			  agile_wait(fd, slots - 1, AGILE_CMP_EQ, i, 0, NULL));
 		if (i % 2) {
 			close(fd);
-			ASSERT_EQ((unsigned char)i, reg[init.task_reg_bytes - 1]);
+			ASSERT_EQ((unsigned char)i,
+				  reg[init.task_reg_bytes - 1]);
 			munmap(db, init.doorbell_bytes);
 			munmap(reg, init.task_reg_bytes);
 		} else {

@@ -14,14 +14,16 @@
 #define NOBODY 65534
 
 static const char *const rw_files[] = {
-	"poll_interval_us", "spin_ns", "max_slots", "max_contexts_per_user",
-	"poll_max_checks",
+	"poll_interval_us",	 "spin_ns",	    "max_slots",
+	"max_contexts_per_user", "poll_max_checks",
 };
 
 static const char *const ro_files[] = {
-	"contexts", "signals", "waits", "wakeups_signal", "wakeups_poll",
-	"timeouts", "groups", "pages", "max_segments_per_context",
-	"poll_ticks", "poll_checks", "poll_ns", "poll_contexts",
+	"contexts",	  "signals",	  "waits",
+	"wakeups_signal", "wakeups_poll", "timeouts",
+	"groups",	  "pages",	  "max_segments_per_context",
+	"poll_ticks",	  "poll_checks",  "poll_ns",
+	"poll_contexts",
 };
 
 /* Module-wide counters, in ro_files[] order after "contexts". */
@@ -32,11 +34,11 @@ struct counters {
 
 static int read_counters(struct counters *c)
 {
-	return agile_sysfs_read("signals", &c->signals) ?:
-	       agile_sysfs_read("waits", &c->waits) ?:
-	       agile_sysfs_read("wakeups_signal", &c->wakeups_signal) ?:
-	       agile_sysfs_read("wakeups_poll", &c->wakeups_poll) ?:
-	       agile_sysfs_read("timeouts", &c->timeouts);
+	return agile_sysfs_read("signals", &c->signals)			      ?:
+		       agile_sysfs_read("waits", &c->waits)		      ?:
+		       agile_sysfs_read("wakeups_signal", &c->wakeups_signal) ?:
+		       agile_sysfs_read("wakeups_poll", &c->wakeups_poll)     ?:
+		       agile_sysfs_read("timeouts", &c->timeouts);
 }
 
 FIXTURE(sysfs)
@@ -76,10 +78,10 @@ FIXTURE_TEARDOWN(sysfs)
 	}
 }
 
-#define REQUIRE_ROOT()                                                        \
-	do {                                                                  \
-		if (geteuid())                                                \
-			SKIP(return, "needs root");                           \
+#define REQUIRE_ROOT()                              \
+	do {                                        \
+		if (geteuid())                      \
+			SKIP(return, "needs root"); \
 	} while (0)
 
 TEST_F(sysfs, read_every_file)
@@ -148,27 +150,37 @@ FIXTURE_VARIANT(range)
 
 FIXTURE_VARIANT_ADD(range, poll_interval_us)
 {
-	.name = "poll_interval_us", .min = 10, .max = 1000000,
+	.name = "poll_interval_us",
+	.min = 10,
+	.max = 1000000,
 };
 
 FIXTURE_VARIANT_ADD(range, spin_ns)
 {
-	.name = "spin_ns", .min = 0, .max = 10000000,
+	.name = "spin_ns",
+	.min = 0,
+	.max = 10000000,
 };
 
 FIXTURE_VARIANT_ADD(range, max_slots)
 {
-	.name = "max_slots", .min = 1, .max = 65536,
+	.name = "max_slots",
+	.min = 1,
+	.max = 65536,
 };
 
 FIXTURE_VARIANT_ADD(range, max_contexts_per_user)
 {
-	.name = "max_contexts_per_user", .min = 1, .max = 1 << 20,
+	.name = "max_contexts_per_user",
+	.min = 1,
+	.max = 1 << 20,
 };
 
 FIXTURE_VARIANT_ADD(range, poll_max_checks)
 {
-	.name = "poll_max_checks", .min = AGILE_WAIT_ANY_MAX, .max = 65536,
+	.name = "poll_max_checks",
+	.min = AGILE_WAIT_ANY_MAX,
+	.max = 65536,
 };
 
 FIXTURE_SETUP(range)
@@ -183,8 +195,8 @@ FIXTURE_TEARDOWN(range)
 {
 	unsigned long long now;
 
-	if (self->saved && (agile_sysfs_read(variant->name, &now) ||
-			    now != self->saved_value))
+	if (self->saved &&
+	    (agile_sysfs_read(variant->name, &now) || now != self->saved_value))
 		EXPECT_EQ(0, agile_sysfs_write_u64(variant->name,
 						   self->saved_value));
 }
@@ -258,8 +270,15 @@ TEST_F(range, limits)
 TEST_F(range, unparsable)
 {
 	static const char *const bad[] = {
-		"abc\n", "\n", "-1\n", "-0x10\n", "12abc\n", "1.5\n",
-		"99999999999999999999\n", "4294967296\n", "18446744073709551616\n",
+		"abc\n",
+		"\n",
+		"-1\n",
+		"-0x10\n",
+		"12abc\n",
+		"1.5\n",
+		"99999999999999999999\n",
+		"4294967296\n",
+		"18446744073709551616\n",
 		"10 20\n",
 	};
 	unsigned long long before = 0;
@@ -387,7 +406,7 @@ static int unprivileged_writes(void *p)
 }
 
 static void check_unprivileged_writes(struct __test_metadata *_metadata,
-				      FIXTURE_DATA(sysfs) *self,
+				      FIXTURE_DATA(sysfs) * self,
 				      bool keep_root)
 {
 	struct write_arg arg = { .keep_root = keep_root };
@@ -481,16 +500,16 @@ TEST_F(sysfs, counters_move)
 	/* A sleep ended by SIGNAL (or, racing it, by the poller). */
 	ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, 2, AGILE_CMP_EQ, 1,
 					      AGILE_TIMEOUT_INFINITE));
-	ASSERT_EQ(0, agile_wait_asleep(&ft.probe, db, 2, 1,
-				       AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_wait_asleep(&ft.probe, db, 2, 1, AGILE_TEST_WAIT_MS));
 	ASSERT_EQ(0, agile_signal(fd, 2, 1));
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
 	ASSERT_EQ(0, ft.ret);
 	/* A sleep only the poller can end. */
 	ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, 3, AGILE_CMP_EQ, 1,
 					      20 * NSEC_PER_SEC));
-	ASSERT_EQ(0, agile_wait_asleep(&ft.probe, db, 3, 1,
-				       AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_wait_asleep(&ft.probe, db, 3, 1, AGILE_TEST_WAIT_MS));
 	agile_db_store(db, 3, 1);
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
 	ASSERT_EQ(0, ft.ret);
@@ -549,8 +568,8 @@ TEST_F(sysfs, poll_interval_change)
 	ASSERT_EQ(0, agile_sysfs_write("poll_interval_us", "1000000\n"));
 	ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, 0, AGILE_CMP_EQ, 1,
 					      AGILE_TIMEOUT_INFINITE));
-	ASSERT_EQ(0, agile_wait_asleep(&ft.probe, db, 0, 1,
-				       AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_wait_asleep(&ft.probe, db, 0, 1, AGILE_TEST_WAIT_MS));
 	ASSERT_EQ(0, agile_signal(fd, 0, 1));
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
 	ASSERT_EQ(0, ft.ret);
@@ -558,8 +577,8 @@ TEST_F(sysfs, poll_interval_change)
 	/* Asleep under the slow poller, sped up, then a plain store. */
 	ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, 1, AGILE_CMP_EQ, 1,
 					      30 * NSEC_PER_SEC));
-	ASSERT_EQ(0, agile_wait_asleep(&ft.probe, db, 1, 1,
-				       AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_wait_asleep(&ft.probe, db, 1, 1, AGILE_TEST_WAIT_MS));
 	ASSERT_EQ(0, agile_sysfs_write("poll_interval_us", "10\n"));
 	agile_db_store(db, 1, 1);
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
@@ -572,8 +591,8 @@ TEST_F(sysfs, poll_interval_change)
 	/* Slowed down while asleep: a plain store is seen within ~1 s. */
 	ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, 3, AGILE_CMP_EQ, 1,
 					      30 * NSEC_PER_SEC));
-	ASSERT_EQ(0, agile_wait_asleep(&ft.probe, db, 3, 1,
-				       AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_wait_asleep(&ft.probe, db, 3, 1, AGILE_TEST_WAIT_MS));
 	ASSERT_EQ(0, agile_sysfs_write("poll_interval_us", "1000000\n"));
 	agile_db_store(db, 3, 1);
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
@@ -634,8 +653,8 @@ TEST_F(sysfs, spin_ns_change)
 		ASSERT_EQ(strtoul(values[i], NULL, 10),
 			  (unsigned long)info.spin_ns);
 		/* timeout 0 checks once, spin or not. */
-		ASSERT_EQ(-ETIMEDOUT, agile_wait(fd, i, AGILE_CMP_EQ, 1, 0,
-						 NULL));
+		ASSERT_EQ(-ETIMEDOUT,
+			  agile_wait(fd, i, AGILE_CMP_EQ, 1, 0, NULL));
 		ASSERT_EQ(-ETIMEDOUT, agile_wait(fd, i, AGILE_CMP_EQ, 1,
 						 50 * NSEC_PER_MSEC, NULL));
 		ASSERT_EQ(0, agile_fence_thread_start(&ft, fd, i, AGILE_CMP_EQ,

@@ -8,11 +8,14 @@
 #include "agile_test.h"
 
 static const char *const tracefs_dirs[] = {
-	"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing",
 };
 
 static const char *const events[] = {
-	"agile_signal", "agile_wait_start", "agile_wait_end",
+	"agile_signal",
+	"agile_wait_start",
+	"agile_wait_end",
 };
 
 FIXTURE(trace)
@@ -173,8 +176,8 @@ TEST_F(trace, events_fire)
 	ASSERT_EQ(0, agile_signal(fd, 2, 5));
 	ASSERT_EQ(0, agile_signal(fd, 3, 6));
 	ASSERT_EQ(0, agile_wait(fd, 2, AGILE_CMP_EQ, 5, 0, NULL));
-	ASSERT_EQ(-ETIMEDOUT, agile_wait(fd, 1, AGILE_CMP_EQ, 1,
-					 10 * NSEC_PER_MSEC, NULL));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait(fd, 1, AGILE_CMP_EQ, 1, 10 * NSEC_PER_MSEC, NULL));
 	close(fd);
 
 	for (i = 0; i < ARRAY_SIZE(events); i++) {

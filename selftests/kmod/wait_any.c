@@ -45,15 +45,14 @@ TEST_F(ctx, lowest_index)
 	conds[2] = cond(2, AGILE_CMP_EQ, 1);
 	conds[3] = cond(7, AGILE_CMP_NE, 0);
 	/* Index in the array, not slot number: 5 comes before 2 here. */
-	ASSERT_EQ(0, agile_wait_any(self->fd, conds, 4, 0, 0, &index,
-				    &observed));
+	ASSERT_EQ(0,
+		  agile_wait_any(self->fd, conds, 4, 0, 0, &index, &observed));
 	ASSERT_EQ(1U, index);
 	ASSERT_EQ(1U, observed);
 
 	conds[0] = cond(0, AGILE_CMP_EQ, 0);
 	ASSERT_EQ(0, agile_wait_any(self->fd, conds, 4, 0,
-				    AGILE_TIMEOUT_INFINITE, &index,
-				    &observed));
+				    AGILE_TIMEOUT_INFINITE, &index, &observed));
 	ASSERT_EQ(0U, index);
 	ASSERT_EQ(0U, observed);
 }
@@ -66,8 +65,8 @@ TEST_F(ctx, observed_value)
 	ASSERT_EQ(0, agile_signal(self->fd, 9, 42));
 	conds[0] = cond(8, AGILE_CMP_GT, 0);
 	conds[1] = cond(9, AGILE_CMP_GE, 40);
-	ASSERT_EQ(0, agile_wait_any(self->fd, conds, 2, 0, NSEC_PER_SEC,
-				    &index, &observed));
+	ASSERT_EQ(0, agile_wait_any(self->fd, conds, 2, 0, NSEC_PER_SEC, &index,
+				    &observed));
 	ASSERT_EQ(1U, index);
 	ASSERT_EQ(42U, observed);
 }
@@ -80,9 +79,9 @@ TEST_F(ctx, max_conds)
 
 	for (i = 0; i < AGILE_WAIT_ANY_MAX; i++)
 		conds[i] = cond(i, AGILE_CMP_EQ, i + 1);
-	ASSERT_EQ(-ETIMEDOUT, agile_wait_any(self->fd, conds,
-					     AGILE_WAIT_ANY_MAX, 0, 0, &index,
-					     &observed));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait_any(self->fd, conds, AGILE_WAIT_ANY_MAX, 0, 0,
+				 &index, &observed));
 	ASSERT_EQ(0, agile_signal(self->fd, AGILE_WAIT_ANY_MAX - 1,
 				  AGILE_WAIT_ANY_MAX));
 	ASSERT_EQ(0, agile_wait_any(self->fd, conds, AGILE_WAIT_ANY_MAX, 0, 0,
@@ -94,12 +93,13 @@ TEST_F(ctx, max_conds)
 TEST_F(ctx, timeout_zero)
 {
 	struct agile_wait_cond conds[2] = {
-		cond(1, AGILE_CMP_EQ, 1), cond(2, AGILE_CMP_GT, 0),
+		cond(1, AGILE_CMP_EQ, 1),
+		cond(2, AGILE_CMP_GT, 0),
 	};
 	struct agile_stats st;
 
-	ASSERT_EQ(-ETIMEDOUT, agile_wait_any(self->fd, conds, 2, 0, 0, NULL,
-					     NULL));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait_any(self->fd, conds, 2, 0, 0, NULL, NULL));
 	ASSERT_EQ(0, agile_stats(self->fd, &st));
 	ASSERT_EQ(1ULL, st.waits);
 	ASSERT_EQ(1ULL, st.timeouts);
@@ -109,15 +109,16 @@ TEST_F(ctx, timeout_relative)
 {
 	const __u64 timeout = 200 * NSEC_PER_MSEC;
 	struct agile_wait_cond conds[3] = {
-		cond(1, AGILE_CMP_EQ, 1), cond(2, AGILE_CMP_GT, 0),
+		cond(1, AGILE_CMP_EQ, 1),
+		cond(2, AGILE_CMP_GT, 0),
 		cond(3, AGILE_CMP_LT, 0),
 	};
 	struct agile_stats st;
 	__u64 start, elapsed;
 
 	start = agile_now_ns();
-	ASSERT_EQ(-ETIMEDOUT, agile_wait_any(self->fd, conds, 3, 0, timeout,
-					     NULL, NULL));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait_any(self->fd, conds, 3, 0, timeout, NULL, NULL));
 	elapsed = agile_now_ns() - start;
 	ASSERT_LE(timeout, elapsed);
 	ASSERT_GT(20 * NSEC_PER_SEC, elapsed);
@@ -134,18 +135,18 @@ TEST_F(ctx, timeout_absolute)
 	__u64 deadline, end;
 
 	deadline = agile_now_ns() + 200 * NSEC_PER_MSEC;
-	ASSERT_EQ(-ETIMEDOUT, agile_wait_any(self->fd, conds, 1,
-					     AGILE_WAIT_ABSTIME, deadline,
-					     NULL, NULL));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait_any(self->fd, conds, 1, AGILE_WAIT_ABSTIME,
+				 deadline, NULL, NULL));
 	end = agile_now_ns();
 	ASSERT_LE(deadline, end);
 	/* Read as relative, the deadline would sleep about the uptime. */
 	ASSERT_GT(deadline + deadline / 2 + NSEC_PER_SEC, end);
 
 	/* In the past: one check. */
-	ASSERT_EQ(-ETIMEDOUT, agile_wait_any(self->fd, conds, 1,
-					     AGILE_WAIT_ABSTIME, 1, NULL,
-					     NULL));
+	ASSERT_EQ(-ETIMEDOUT,
+		  agile_wait_any(self->fd, conds, 1, AGILE_WAIT_ABSTIME, 1,
+				 NULL, NULL));
 	conds[0].cmp = AGILE_CMP_EQ;
 	ASSERT_EQ(0, agile_wait_any(self->fd, conds, 1, AGILE_WAIT_ABSTIME, 1,
 				    NULL, NULL));
@@ -162,8 +163,8 @@ TEST_F(ctx, bad_nr_conds)
 	for (i = 0; i < ARRAY_SIZE(conds); i++)
 		conds[i] = cond(0, AGILE_CMP_EQ, 0);
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		ASSERT_EQ(-EINVAL, agile_wait_any(self->fd, conds, bad[i], 0,
-						  0, NULL, NULL))
+		ASSERT_EQ(-EINVAL, agile_wait_any(self->fd, conds, bad[i], 0, 0,
+						  NULL, NULL))
 		{
 			TH_LOG("nr_conds %u", bad[i]);
 		}
@@ -177,8 +178,8 @@ TEST_F(ctx, bad_flags)
 	for (bit = 0; bit < 32; bit++) {
 		if ((1U << bit) == AGILE_WAIT_ABSTIME)
 			continue;
-		ASSERT_EQ(-EINVAL, agile_wait_any(self->fd, conds, 1,
-						  1U << bit, 0, NULL, NULL))
+		ASSERT_EQ(-EINVAL, agile_wait_any(self->fd, conds, 1, 1U << bit,
+						  0, NULL, NULL))
 		{
 			TH_LOG("flags %#x", 1U << bit);
 		}
@@ -196,8 +197,8 @@ TEST_F(ctx, bad_reserved)
 		any.conds = (__u64)(uintptr_t)conds;
 		any.nr_conds = 1;
 		any.reserved[r] = 1;
-		ASSERT_EQ(-EINVAL, agile_ioctl(self->fd, AGILE_IOC_WAIT_ANY,
-					       &any));
+		ASSERT_EQ(-EINVAL,
+			  agile_ioctl(self->fd, AGILE_IOC_WAIT_ANY, &any));
 	}
 }
 
@@ -213,8 +214,8 @@ static void check_bad_cond(struct __test_metadata *_metadata, int fd,
 	for (i = 0; i < AGILE_WAIT_ANY_MAX; i++)
 		conds[i] = cond(i, AGILE_CMP_EQ, 0);
 	conds[AGILE_WAIT_ANY_MAX - 1] = bad;
-	ASSERT_EQ(-EINVAL, agile_wait_any(fd, conds, AGILE_WAIT_ANY_MAX, 0,
-					  0, NULL, NULL))
+	ASSERT_EQ(-EINVAL, agile_wait_any(fd, conds, AGILE_WAIT_ANY_MAX, 0, 0,
+					  NULL, NULL))
 	{
 		TH_LOG("slot %u cmp %u pad %u", bad.slot, bad.cmp, bad.pad);
 	}
@@ -252,8 +253,7 @@ TEST_F(ctx, efault)
 	unsigned char *map;
 	unsigned int i;
 
-	ASSERT_EQ(-EFAULT, agile_wait_any(self->fd, NULL, 1, 0, 0, NULL,
-					  NULL));
+	ASSERT_EQ(-EFAULT, agile_wait_any(self->fd, NULL, 1, 0, 0, NULL, NULL));
 	ASSERT_EQ(-EFAULT, agile_ioctl(self->fd, AGILE_IOC_WAIT_ANY, NULL));
 
 	/* Two pages, the second inaccessible. */
@@ -264,16 +264,16 @@ TEST_F(ctx, efault)
 
 	/* Wholly inaccessible. */
 	conds = (struct agile_wait_cond *)(map + page);
-	ASSERT_EQ(-EFAULT, agile_wait_any(self->fd, conds, 1, 0, 0, NULL,
-					  NULL));
+	ASSERT_EQ(-EFAULT,
+		  agile_wait_any(self->fd, conds, 1, 0, 0, NULL, NULL));
 
 	/* The array runs into the inaccessible page; the first cond holds. */
 	conds = (struct agile_wait_cond *)(map + page) - 2;
 	for (i = 0; i < 2; i++)
 		conds[i] = cond(i, AGILE_CMP_EQ, 0);
 	ASSERT_EQ(0, agile_wait_any(self->fd, conds, 2, 0, 0, NULL, NULL));
-	ASSERT_EQ(-EFAULT, agile_wait_any(self->fd, conds, 3, 0, 0, NULL,
-					  NULL));
+	ASSERT_EQ(-EFAULT,
+		  agile_wait_any(self->fd, conds, 3, 0, 0, NULL, NULL));
 	ASSERT_EQ(-EFAULT, agile_wait_any(self->fd, conds, AGILE_WAIT_ANY_MAX,
 					  0, 0, NULL, NULL));
 	munmap(map, 2 * (size_t)page);
@@ -329,10 +329,10 @@ TEST_F(ctx, signal_wakes)
 	/* Asleep, and counted on every slot it watches. */
 	ASSERT_EQ(0, agile_wait_asleep(&t.probe, self->db, 3, 1,
 				       AGILE_TEST_WAIT_MS));
-	ASSERT_EQ(0, agile_db_wait_sleepers(self->db, 6, 1,
-					    AGILE_TEST_WAIT_MS));
-	ASSERT_EQ(0, agile_db_wait_sleepers(self->db, 9, 1,
-					    AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(self->db, 6, 1, AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(self->db, 9, 1, AGILE_TEST_WAIT_MS));
 	/* Not a match for slot 9's condition. */
 	ASSERT_EQ(0, agile_signal(self->fd, 9, 4));
 	ASSERT_EQ(0, agile_signal(self->fd, 6, 1));
@@ -409,12 +409,12 @@ TEST_F(ctx, mixed_with_fence_wait)
 	struct agile_fence_thread ft;
 
 	ASSERT_EQ(0, pthread_create(&t.thread, NULL, any_thread_fn, &t));
-	ASSERT_EQ(0, agile_db_wait_sleepers(self->db, 21, 1,
-					    AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(self->db, 21, 1, AGILE_TEST_WAIT_MS));
 	ASSERT_EQ(0, agile_fence_thread_start(&ft, self->fd, 21, AGILE_CMP_GE,
 					      1, AGILE_TIMEOUT_INFINITE));
-	ASSERT_EQ(0, agile_db_wait_sleepers(self->db, 21, 2,
-					    AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(self->db, 21, 2, AGILE_TEST_WAIT_MS));
 	ASSERT_EQ(0, agile_signal(self->fd, 21, 1));
 	ASSERT_EQ(0, pthread_join(t.thread, NULL));
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
@@ -438,11 +438,12 @@ static void on_alarm(int sig)
  * SA_RESTART; restarted, and ended by its condition, with it.
  */
 static void check_interrupted(struct __test_metadata *_metadata,
-			      FIXTURE_DATA(ctx) *self, int sa_flags)
+			      FIXTURE_DATA(ctx) * self, int sa_flags)
 {
 	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = sa_flags };
 	struct agile_wait_cond conds[2] = {
-		cond(30, AGILE_CMP_EQ, 1), cond(31, AGILE_CMP_EQ, 1),
+		cond(30, AGILE_CMP_EQ, 1),
+		cond(31, AGILE_CMP_EQ, 1),
 	};
 	const __u64 timeout = 60 * NSEC_PER_SEC;
 	struct agile_wait_any any = {

@@ -111,7 +111,7 @@ static void check_pool(unsigned int nr_workers, unsigned int max_frames)
 	tap_ok(err == 0 && r == fib_plain(25), "agile::spawn fib(25) = %lld",
 	       (long long)r);
 
-	std::atomic<int64_t> leaves{0};
+	std::atomic<int64_t> leaves{ 0 };
 
 	err = agile::run(s, [&](struct agile_worker *w) {
 		count_leaves(w, 12, leaves);
@@ -121,10 +121,10 @@ static void check_pool(unsigned int nr_workers, unsigned int max_frames)
 	       (long long)leaves.load());
 
 	const int64_t n = 100003;
-	std::vector<std::atomic<uint32_t>> marks(n);
-	std::atomic<int64_t> sum{0};
+	std::vector<std::atomic<uint32_t> > marks(n);
+	std::atomic<int64_t> sum{ 0 };
 
-	for (int64_t grain : {int64_t(0), int64_t(1), int64_t(64)}) {
+	for (int64_t grain : { int64_t(0), int64_t(1), int64_t(64) }) {
 		for (auto &m : marks)
 			m.store(0, std::memory_order_relaxed);
 		sum.store(0);

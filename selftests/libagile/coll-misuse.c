@@ -86,8 +86,8 @@ static int do_call(struct agile_coll *coll, const struct call *c, void *send,
 {
 	switch (c->kind) {
 	case ALLREDUCE:
-		return agile_coll_allreduce(coll, send, recv, c->count,
-					    c->type, c->op);
+		return agile_coll_allreduce(coll, send, recv, c->count, c->type,
+					    c->op);
 	case REDUCE:
 		return agile_coll_reduce(coll, send, recv, c->count, c->type,
 					 c->op, c->root);
@@ -117,12 +117,10 @@ static void run_member(struct agile_coll *coll, const struct call *c,
 	} else {
 		o->first = do_call(coll, c, send, recv);
 		o->barrier = agile_coll_barrier(coll);
-		o->zero = agile_coll_allreduce(coll, NULL, NULL, 0,
-					       AGILE_COLL_INT32,
-					       AGILE_COLL_SUM);
-		o->again = agile_coll_allreduce(coll, &a, &b, 1,
-						AGILE_COLL_INT32,
-						AGILE_COLL_SUM);
+		o->zero = agile_coll_allreduce(
+			coll, NULL, NULL, 0, AGILE_COLL_INT32, AGILE_COLL_SUM);
+		o->again = agile_coll_allreduce(
+			coll, &a, &b, 1, AGILE_COLL_INT32, AGILE_COLL_SUM);
 	}
 	free(send);
 	free(recv);
@@ -188,8 +186,7 @@ static void *thread_main(void *p)
 	return NULL;
 }
 
-static void threads_case(uint32_t n, const struct call *calls,
-			 const char *what)
+static void threads_case(uint32_t n, const struct call *calls, const char *what)
 {
 	struct agile_coll_team *team;
 	struct thread_arg args[MAX_N];
@@ -212,8 +209,8 @@ static void threads_case(uint32_t n, const struct call *calls,
 
 /* ---- processes ---- */
 
-static void procs_case(uint32_t n, const struct call *calls,
-		       uint64_t max_bytes, const char *what)
+static void procs_case(uint32_t n, const struct call *calls, uint64_t max_bytes,
+		       const char *what)
 {
 	struct outcome *out = mmap(NULL, sizeof(*out) * MAX_N,
 				   PROT_READ | PROT_WRITE,
@@ -316,8 +313,7 @@ static void mismatches(bool procs)
 			procs_case(cases[k].n, cases[k].calls, 1 << 20,
 				   cases[k].what);
 		else
-			threads_case(cases[k].n, cases[k].calls,
-				     cases[k].what);
+			threads_case(cases[k].n, cases[k].calls, cases[k].what);
 	}
 }
 
@@ -422,8 +418,9 @@ static void threads_local_failure(void)
 	pthread_barrier_init(&ready, NULL, 4);
 	pthread_barrier_init(&limited, NULL, 4);
 	for (uint32_t r = 0; r < 3; r++) {
-		args[r] = (struct scratch_arg){ team, &ready, &limited, r,
-						send, r ? NULL : recv, 0, 0 };
+		args[r] = (struct scratch_arg){ team, &ready, &limited,
+						r,    send,   r ? NULL : recv,
+						0,    0 };
 		pthread_create(&t[r], NULL, scratch_main, &args[r]);
 	}
 	pthread_barrier_wait(&ready);
@@ -447,8 +444,8 @@ static void threads_local_failure(void)
 			       args[1].later == -EPIPE &&
 			       args[2].later == -ENOMEM,
 		       "%s (%d %d %d, later %d %d %d)", what, args[0].err,
-		       args[1].err, args[2].err, args[0].later,
-		       args[1].later, args[2].later);
+		       args[1].err, args[2].err, args[0].later, args[1].later,
+		       args[2].later);
 	agile_coll_threads_destroy(team);
 	pthread_barrier_destroy(&ready);
 	pthread_barrier_destroy(&limited);
@@ -578,10 +575,9 @@ static void late_joiner(void)
 				_exit(1);
 			if (agile_coll_rank(coll) == 2)
 				_exit(0); /* dies: no destroy */
-			st[1 + agile_coll_rank(coll)] =
-				agile_coll_allreduce(coll, &a, &b, 1,
-						     AGILE_COLL_INT32,
-						     AGILE_COLL_SUM);
+			st[1 + agile_coll_rank(coll)] = agile_coll_allreduce(
+				coll, &a, &b, 1, AGILE_COLL_INT32,
+				AGILE_COLL_SUM);
 			__atomic_add_fetch(&st[0], 1, __ATOMIC_SEQ_CST);
 			while (!__atomic_load_n(&st[8], __ATOMIC_ACQUIRE))
 				usleep(1000);
@@ -589,9 +585,8 @@ static void late_joiner(void)
 			_exit(0);
 		}
 	}
-	for (int ms = 0; __atomic_load_n(&st[0], __ATOMIC_ACQUIRE) < 2 &&
-			 ms < 60000;
-	     ms++)
+	for (int ms = 0;
+	     __atomic_load_n(&st[0], __ATOMIC_ACQUIRE) < 2 && ms < 60000; ms++)
 		usleep(1000);
 	t0 = (uint64_t)time(NULL);
 	err = agile_coll_procs_join(key, 3, &o, JOIN_NS, &coll);
@@ -646,8 +641,8 @@ static int kill_loop_call(struct agile_coll *coll, int i, int rank, int n,
 		err = agile_coll_allreduce(coll, send, recv, KILL_COUNT,
 					   AGILE_COLL_FLOAT, AGILE_COLL_SUM);
 		for (size_t e = 0; !err && e < KILL_COUNT; e++)
-			*wrong += recv[e] != (float)(n * (n + 1) / 2 +
-						     n * (i % 5));
+			*wrong += recv[e] !=
+				  (float)(n * (n + 1) / 2 + n * (i % 5));
 		return err;
 	case 1:
 		err = agile_coll_reduce(coll, send, recv, KILL_COUNT,
@@ -661,7 +656,8 @@ static int kill_loop_call(struct agile_coll *coll, int i, int rank, int n,
 		err = agile_coll_allgather(coll, send, recv, blk,
 					   AGILE_COLL_FLOAT);
 		for (size_t e = 0; !err && e < blk * (size_t)n; e++)
-			*wrong += recv[e] != (float)(e / blk + 1 + (size_t)(i % 5));
+			*wrong += recv[e] !=
+				  (float)(e / blk + 1 + (size_t)(i % 5));
 		return err;
 	}
 	default:
@@ -725,9 +721,9 @@ static void killed_at(int victim, int exit_after, int delay_ms)
 
 		/* counted from when all have joined: a death before is
 		 * another test (a join that times out) */
-		for (int ms = 0; ms < 60000 && __atomic_load_n(&rep[n].calls,
-							       __ATOMIC_SEQ_CST) <
-							n;
+		for (int ms = 0;
+		     ms < 60000 &&
+		     __atomic_load_n(&rep[n].calls, __ATOMIC_SEQ_CST) < n;
 		     ms++)
 			usleep(1000);
 		nanosleep(&ts, NULL);

@@ -595,8 +595,9 @@ static void check_bad_input(void)
 			opts.segments = 3;
 		err = agile_coll_mpi_create(MPI_COMM_WORLD, &opts, &coll);
 		if (err != -EINVAL) {
-			fail(&t, err, "create with rank 0's segments "
-				      "different: not -EINVAL");
+			fail(&t, err,
+			     "create with rank 0's segments "
+			     "different: not -EINVAL");
 			if (!err)
 				agile_coll_destroy(coll);
 		}
@@ -605,8 +606,9 @@ static void check_bad_input(void)
 			opts.interleaved = 1;
 		err = agile_coll_mpi_create(MPI_COMM_WORLD, &opts, &coll);
 		if (err != -EINVAL) {
-			fail(&t, err, "create with the last rank "
-				      "interleaved alone: not -EINVAL");
+			fail(&t, err,
+			     "create with the last rank "
+			     "interleaved alone: not -EINVAL");
 			if (!err)
 				agile_coll_destroy(coll);
 		}
@@ -789,8 +791,9 @@ static void check_reproducible(int per_node)
 		int m = (int)(((size_t)world_rank * 7919 + j * 104729) % 2001) -
 			1000;
 
-		send[j] = ldexpf((float)m,
-				 (int)(((size_t)world_rank * 13 + j) % 48) - 24);
+		send[j] =
+			ldexpf((float)m,
+			       (int)(((size_t)world_rank * 13 + j) % 48) - 24);
 	}
 	for (int run = 0; run < 4; run++) {
 		struct agile_coll *coll;
@@ -828,8 +831,9 @@ static void check_reproducible(int per_node)
 	free(send);
 	free(recv);
 	free(all);
-	report(&t, "%s: order-sensitive float allreduce, 4 runs, members "
-		   "joining in opposite orders: the same bits every run",
+	report(&t,
+	       "%s: order-sensitive float allreduce, 4 runs, members "
+	       "joining in opposite orders: the same bits every run",
 	       per_node ? "2/node" : "one node");
 }
 

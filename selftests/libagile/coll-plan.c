@@ -447,7 +447,8 @@ static void shapes(void)
 
 			for (uint32_t n = 1; n <= 17; n++)
 				for (uint32_t kind = 0;
-				     kind <= AGILE_COLL_KIND_ALLGATHER; kind++) {
+				     kind <= AGILE_COLL_KIND_ALLGATHER;
+				     kind++) {
 					if (kind == AGILE_COLL_KIND_ALLGATHER)
 						continue; /* no halving */
 					bad += halving_shape(n, kind,

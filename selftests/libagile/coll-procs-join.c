@@ -37,8 +37,8 @@ static void disagree(const struct agile_coll_opts *a,
 	tap_ok((err == -EINVAL || err == -EPIPE) && WIFEXITED(status) &&
 		       WEXITSTATUS(status) != 1 &&
 		       (err == -EINVAL || WEXITSTATUS(status) == 0),
-	       "%s: members with different %s: -EINVAL (%s, other exit %d)",
-	       be, what, agile_strerror(err),
+	       "%s: members with different %s: -EINVAL (%s, other exit %d)", be,
+	       what, agile_strerror(err),
 	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 

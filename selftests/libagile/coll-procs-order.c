@@ -43,8 +43,10 @@ static void ordered_ranks(uint32_t n, int runs)
 			if (pid[k] == 0) {
 				struct agile_coll_opts o;
 				struct agile_coll *coll;
-				float *send = malloc(ORDER_COUNT * sizeof(float));
-				float *recv = malloc(ORDER_COUNT * sizeof(float));
+				float *send =
+					malloc(ORDER_COUNT * sizeof(float));
+				float *recv =
+					malloc(ORDER_COUNT * sizeof(float));
 				uint64_t h;
 
 				alarm(120);
@@ -62,17 +64,17 @@ static void ordered_ranks(uint32_t n, int runs)
 						      2001) -
 						1000;
 
-					send[j] = ldexpf((float)m,
-							 (int)((k * 13 + j) % 48) -
-								 24);
+					send[j] = ldexpf(
+						(float)m,
+						(int)((k * 13 + j) % 48) - 24);
 				}
-				if (agile_coll_allreduce(coll, send, recv,
-							 ORDER_COUNT,
-							 AGILE_COLL_FLOAT,
-							 AGILE_COLL_SUM))
+				if (agile_coll_allreduce(
+					    coll, send, recv, ORDER_COUNT,
+					    AGILE_COLL_FLOAT, AGILE_COLL_SUM))
 					_exit(2);
 				h = fnv(recv, ORDER_COUNT * sizeof(float));
-				reports[k].fails = agile_coll_rank(coll) != (int)k;
+				reports[k].fails = agile_coll_rank(coll) !=
+						   (int)k;
 				memcpy(reports[k].msg, &h, sizeof(h));
 				agile_coll_destroy(coll);
 				_exit(0);

@@ -40,8 +40,8 @@ struct report {
 
 static struct report *reports; /* MAX_MEMBERS + 1, shared */
 
-static inline void opts_for(struct agile_coll_opts *o, uint32_t segs, uint32_t inter,
-		     uint64_t max_bytes)
+static inline void opts_for(struct agile_coll_opts *o, uint32_t segs,
+			    uint32_t inter, uint64_t max_bytes)
 {
 	agile_coll_opts_init(o);
 	o->segments = segs;
@@ -52,7 +52,8 @@ static inline void opts_for(struct agile_coll_opts *o, uint32_t segs, uint32_t i
 	o->user_commutative = 0;
 }
 
-static inline void fail(struct report *r, const char *fmt, const char *what, int err)
+static inline void fail(struct report *r, const char *fmt, const char *what,
+			int err)
 {
 	if (!r->fails++) {
 		snprintf(r->msg, sizeof(r->msg), fmt, what,

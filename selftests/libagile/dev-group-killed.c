@@ -88,8 +88,8 @@ static void test_killed(void)
 	err = join(arg.key, NR_SLOTS, 2, 0600,
 		   AGILE_DEV_GROUP_CREATE | AGILE_DEV_GROUP_EXCL, &again);
 	tap_ok(!err && agile_dev_member(again) == 0,
-	       "%s: once the last member has closed, the key is free (%s)",
-	       be, agile_strerror(err));
+	       "%s: once the last member has closed, the key is free (%s)", be,
+	       agile_strerror(err));
 	if (!err)
 		agile_dev_close(again);
 }

@@ -149,8 +149,8 @@ static void test_members(void)
 		   AGILE_DEV_GROUP_CREATE | AGILE_DEV_GROUP_EXCL, &dev);
 	tap_ok(!err && agile_dev_member(dev) == 0 &&
 		       agile_dev_max_members(dev) == 1,
-	       "%s: the key is free again: a new group of other sizes (%s)",
-	       be, agile_strerror(err));
+	       "%s: the key is free again: a new group of other sizes (%s)", be,
+	       agile_strerror(err));
 	if (!err)
 		agile_dev_close(dev);
 }

@@ -32,7 +32,8 @@ static void test_sweep(void)
 	pid_t pid;
 
 	if (backend != AGILE_BACKEND_USER) {
-		tap_skip("group file sweep", "%s: the user backend's files", be);
+		tap_skip("group file sweep", "%s: the user backend's files",
+			 be);
 		return;
 	}
 	if (pipe(fds)) {

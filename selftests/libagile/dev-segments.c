@@ -132,8 +132,7 @@ static void *thread_main(void *p)
 	for (int i = 0; i < SEGS_PER_THREAD && !a->err; i++) {
 		a->err = agile_dev_seg_create(a->dev, page, &a->ids[i],
 					      &a->addrs[i]);
-		for (uint32_t id = 0; id < NR_THREADS * SEGS_PER_THREAD;
-		     id++) {
+		for (uint32_t id = 0; id < NR_THREADS * SEGS_PER_THREAD; id++) {
 			if (agile_dev_seg_map(a->dev, id, page, &addr))
 				continue; /* not made yet */
 			/* Our own segments come back at our address. */
@@ -227,11 +226,11 @@ static int member_main(uint64_t key)
 	err = agile_dev_seg_map(dev, 0, SEG0_BYTES, &seg0);
 	if (!err && !fill_check(seg0, SEG0_BYTES, 1))
 		err = -EBADMSG;
-	if (!err && (agile_dev_seg_map(dev, 0, SEG0_BYTES, &again) ||
-		     again != seg0))
+	if (!err &&
+	    (agile_dev_seg_map(dev, 0, SEG0_BYTES, &again) || again != seg0))
 		err = -EADDRINUSE;
-	if (!err && agile_dev_seg_map(dev, 0, SEG0_BYTES + 2 * 4096, &again) !=
-			    -EINVAL)
+	if (!err &&
+	    agile_dev_seg_map(dev, 0, SEG0_BYTES + 2 * 4096, &again) != -EINVAL)
 		err = -EPROTO;
 	if (!err && agile_dev_seg_map(dev, 1, SEG1_BYTES, &again) != -EINVAL)
 		err = -ENOTUNIQ; /* segment 1 does not exist yet */

@@ -20,7 +20,7 @@
 #include "gputest.h"
 
 static inline int phase_nop(uint32_t lane, uint32_t nr_lanes, const __u64 *args,
-		     void *state, void *shared)
+			    void *state, void *shared)
 {
 	(void)lane;
 	(void)nr_lanes;

@@ -29,7 +29,8 @@ static void test_code_lookup(void)
 	err = agile__gpu_code_find(AGILE_GPU_CODE_HIP, path, sizeof(path), why,
 				   sizeof(why));
 	tap_ok(err == -ENOENT && !path[0] &&
-		       strstr(why, "AGILE_GPU_CODE_DIR=/nonexistent/agile-gpu") &&
+		       strstr(why,
+			      "AGILE_GPU_CODE_DIR=/nonexistent/agile-gpu") &&
 		       strstr(why, AGILE_GPU_CODE_HIP),
 	       "AGILE_GPU_CODE_DIR at nothing: -ENOENT, and the reason says "
 	       "where");
@@ -41,7 +42,8 @@ static void test_code_lookup(void)
 		snprintf(built, sizeof(built), "%s/%s", AGILE_GPU_BUILD_DIR,
 			 file);
 		if (access(built, R_OK)) {
-			tap_skip("code object found", "%s not built here "
+			tap_skip("code object found",
+				 "%s not built here "
 				 "(make -C libagile gpu; no compiler?)",
 				 file);
 			continue;
@@ -56,7 +58,8 @@ static void test_code_lookup(void)
 					   sizeof(why));
 		tap_ok(!err && !strcmp(path, built),
 		       "AGILE_GPU_CODE_DIR unset: %s found in the build "
-		       "directory compiled in", file);
+		       "directory compiled in",
+		       file);
 	}
 	unsetenv("AGILE_GPU_CODE_DIR");
 	err = agile__gpu_code_find("no-such-code-object", path, sizeof(path),

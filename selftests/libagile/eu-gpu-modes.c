@@ -19,8 +19,6 @@
 #include "tap.h"
 #include "gputest.h"
 
-
-
 int main(void)
 {
 	struct agile_kernels *reg;

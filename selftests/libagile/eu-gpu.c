@@ -94,7 +94,8 @@ static void test_mock_one(int m)
 	if (access(lib, R_OK) || access(code, R_OK)) {
 		tap_skip("GPU EUs on a stand-in runtime",
 			 "%s or %s not built (make -C libagile gpu; no "
-			 "compiler?)", lib, code);
+			 "compiler?)",
+			 lib, code);
 		return;
 	}
 	if (pipe(fds)) {
@@ -143,7 +144,6 @@ static void test_mock(void)
 		 "a static build loads no runtime");
 }
 #endif
-
 
 /* --gpu-status: what make check-gpu needs to know. */
 static int gpu_status(void)

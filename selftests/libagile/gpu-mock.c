@@ -109,8 +109,8 @@ int hipHostRegister(void *host, size_t bytes, unsigned int flags)
 	if (!(flags & 0x2) || (flags & 0x8) || !bytes)
 		return HIP_ERR_INVALID;
 	pthread_mutex_lock(&lock);
-	if (find_reg(host) >= 0 ||
-	    find_reg((char *)host + bytes - 1) >= 0 || nr_regs == MAX_REGS)
+	if (find_reg(host) >= 0 || find_reg((char *)host + bytes - 1) >= 0 ||
+	    nr_regs == MAX_REGS)
 		rc = HIP_ERR_INVALID;
 	else
 		regs[nr_regs].host = host, regs[nr_regs++].bytes = bytes;
@@ -254,8 +254,9 @@ static void task_run(struct agile_task_reg *reg, struct task_shared *s)
 {
 	union agile_common_state state[AGILE_MAX_LANES];
 	uint64_t live = s->parts == 64 ? ~0ULL : (1ULL << s->parts) - 1;
-	uint32_t nr_phases =
-		s->kernel == AGILE_TASK_NO_KERNEL ? 0 : agile_common_nr_phases(s->kernel);
+	uint32_t nr_phases = s->kernel == AGILE_TASK_NO_KERNEL ?
+				     0 :
+				     agile_common_nr_phases(s->kernel);
 
 	for (uint32_t phase = 0; phase < nr_phases; phase++)
 		for (uint32_t lane = 0; lane < s->parts; lane++) {
@@ -437,10 +438,10 @@ int cuCtxSetCurrent(void *ctx)
 }
 
 /* Every call below needs the context current on the calling thread. */
-#define NEED_CTX()                                      \
-	do {                                            \
-		if (current_ctx != &ctx_token)          \
-			return CU_ERR_INVALID_CONTEXT;  \
+#define NEED_CTX()                                     \
+	do {                                           \
+		if (current_ctx != &ctx_token)         \
+			return CU_ERR_INVALID_CONTEXT; \
 	} while (0)
 
 int cuMemHostRegister_v2(void *host, size_t bytes, unsigned int flags)
@@ -531,9 +532,8 @@ int cuLaunchKernel(void *function, unsigned int gx, unsigned int gy,
 		      extra);
 }
 
-int cuLaunchCooperativeKernel(void *function, unsigned int gx,
-			      unsigned int gy, unsigned int gz,
-			      unsigned int bx, unsigned int by,
+int cuLaunchCooperativeKernel(void *function, unsigned int gx, unsigned int gy,
+			      unsigned int gz, unsigned int bx, unsigned int by,
 			      unsigned int bz, unsigned int shared,
 			      void *stream, void **params)
 {

@@ -47,7 +47,7 @@ static inline int open_dev(struct agile_dev **dev)
 }
 
 static inline int make_pool(struct agile_dev *dev, struct agile_kernels *reg,
-		     uint32_t flags, struct agile_eu_pool **pool)
+			    uint32_t flags, struct agile_eu_pool **pool)
 {
 	struct agile_eu_pool_opts o;
 
@@ -59,15 +59,16 @@ static inline int make_pool(struct agile_dev *dev, struct agile_kernels *reg,
 
 /* ---- the built-in kernels, on whatever EUs @pool has ---- */
 
-static inline void run_builtins(struct agile_eu_pool *pool, struct agile_kernels *reg,
-			 bool gpu)
+static inline void run_builtins(struct agile_eu_pool *pool,
+				struct agile_kernels *reg, bool gpu)
 {
 	const char *on = gpu ? "GPU EUs" : "CPU EUs";
 	const struct agile_kernel *axpy, *mat;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t vec_bytes = (N * sizeof(double) + page - 1) / page * page;
-	size_t mat_bytes = ((NR_MATS + 1) * DIM * DIM * sizeof(double) + page -
-			    1) / page * page;
+	size_t mat_bytes =
+		((NR_MATS + 1) * DIM * DIM * sizeof(double) + page - 1) / page *
+		page;
 	double *x = aligned_alloc(page, vec_bytes);
 	double *y = aligned_alloc(page, vec_bytes);
 	double *a = aligned_alloc(page, mat_bytes), *b, ref[DIM * DIM];
@@ -182,7 +183,7 @@ out:
 }
 
 static inline void test_modes(struct agile_dev *dev, struct agile_kernels *reg,
-		       int usable)
+			      int usable)
 {
 	struct agile_eu_pool_info info;
 	struct agile_eu_pool *pool;
@@ -223,7 +224,8 @@ static inline void test_modes(struct agile_dev *dev, struct agile_kernels *reg,
 		err = make_pool(dev, reg, AGILE_EU_POOL_AUTO, &pool);
 		tap_ok(err == -ENODEV,
 		       "AGILE_EU_POOL=gpu, AUTO, no usable GPU: -ENODEV, no "
-		       "fallback: %s", agile_strerror(err));
+		       "fallback: %s",
+		       agile_strerror(err));
 		unsetenv("AGILE_EU_POOL");
 		err = make_pool(dev, reg, AGILE_EU_POOL_GPU_ONLY, &pool);
 		tap_ok(err == -ENODEV,
@@ -261,7 +263,7 @@ static inline void test_modes(struct agile_dev *dev, struct agile_kernels *reg,
 }
 
 static inline void test_gpu(struct agile_dev *dev, struct agile_kernels *reg,
-		     int required)
+			    int required)
 {
 	struct agile_eu_pool_info info;
 	struct agile_eu_pool *pool;

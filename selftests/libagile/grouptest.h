@@ -42,7 +42,7 @@ static inline uint64_t now_ns(void)
 }
 
 static inline int join(uint64_t key, uint32_t nr_slots, uint32_t max_members,
-		uint32_t mode, uint32_t flags, struct agile_dev **dev)
+		       uint32_t mode, uint32_t flags, struct agile_dev **dev)
 {
 	struct agile_dev_group_opts o;
 
@@ -84,7 +84,8 @@ static inline int reap(pid_t pid)
 }
 
 /* Until slot @slot's line counts @n sleepers (they are asleep). */
-static inline int await_sleepers(struct agile_dev *dev, uint32_t slot, uint32_t n)
+static inline int await_sleepers(struct agile_dev *dev, uint32_t slot,
+				 uint32_t n)
 {
 	struct agile_doorbell *db;
 
@@ -112,8 +113,8 @@ static inline void *waiter_main(void *p)
 {
 	struct waiter *w = p;
 
-	w->err = agile_dev_wait_spin(w->dev, w->slot, AGILE_CMP_EQ, w->value,
-				     0, LONG_NS, NULL);
+	w->err = agile_dev_wait_spin(w->dev, w->slot, AGILE_CMP_EQ, w->value, 0,
+				     LONG_NS, NULL);
 	return NULL;
 }
 
@@ -143,8 +144,9 @@ static inline void group_backend(int which)
 			       &dev);
 
 		if (err == -EOPNOTSUPP) {
-			tap_skip("kmod groups",
-				 "the module does not report AGILE_FEAT_GROUPS");
+			tap_skip(
+				"kmod groups",
+				"the module does not report AGILE_FEAT_GROUPS");
 			return;
 		}
 		if (!err)

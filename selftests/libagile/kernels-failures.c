@@ -119,7 +119,6 @@ static void test_failures(void)
 	       "too many lanes, no lane, no scratch: -EINVAL, nothing runs");
 }
 
-
 int main(void)
 {
 	test_failures();

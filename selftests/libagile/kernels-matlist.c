@@ -17,7 +17,6 @@
 #include "kerneltest.h"
 #include "tap.h"
 
-
 /* The same without the barrier: lanes overwrite what later lanes read. */
 static AGILE_LANE_FN int mm_unsafe(uint32_t lane, uint32_t nr_lanes,
 				   const __u64 *args, void *state, void *shared)

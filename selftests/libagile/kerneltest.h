@@ -26,8 +26,8 @@ struct mm_state {
 };
 
 static inline AGILE_LANE_FN int mm_multiply(uint32_t lane, uint32_t nr_lanes,
-				     const __u64 *args, void *state,
-				     void *shared)
+					    const __u64 *args, void *state,
+					    void *shared)
 {
 	const double *a =
 		(const double *)(uintptr_t)args[0] + args[2] * DIM * DIM;
@@ -46,7 +46,8 @@ static inline AGILE_LANE_FN int mm_multiply(uint32_t lane, uint32_t nr_lanes,
 
 /* After the barrier: every lane has read A, so A may be overwritten. */
 static inline AGILE_LANE_FN int mm_store(uint32_t lane, uint32_t nr_lanes,
-				  const __u64 *args, void *state, void *shared)
+					 const __u64 *args, void *state,
+					 void *shared)
 {
 	double *a = (double *)(uintptr_t)args[0] + args[2] * DIM * DIM;
 	const struct mm_state *st = state;
@@ -71,7 +72,8 @@ static const struct agile_kernel mm_kernel = {
 
 /* args: a (double bits), x, y, n */
 static inline AGILE_LANE_FN int axpy(uint32_t lane, uint32_t nr_lanes,
-			      const __u64 *args, void *state, void *shared)
+				     const __u64 *args, void *state,
+				     void *shared)
 {
 	union {
 		__u64 bits;
@@ -100,8 +102,8 @@ static inline void *scratch_for(const struct agile_kernel *k, uint32_t lanes)
 	return size ? aligned_alloc(64, (size + 63) / 64 * 64) : NULL;
 }
 
-static inline int run(const struct agile_kernel *k, uint32_t lanes, const __u64 *args,
-	       struct agile_lane_result *res)
+static inline int run(const struct agile_kernel *k, uint32_t lanes,
+		      const __u64 *args, struct agile_lane_result *res)
 {
 	void *scratch = scratch_for(k, lanes);
 	int err = agile_kernels_run(k, lanes, args, scratch, res);

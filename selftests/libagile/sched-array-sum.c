@@ -57,7 +57,8 @@ AGILE_TASK(int64_t, sum_blocks, w, struct span, s)
 	int64_t sum = 0, nr = 0;
 
 	for (int64_t off = 0; off < s.n; off += 4096, nr++) {
-		struct span block = { s.a + off, s.n - off < 4096 ? s.n - off : 4096 };
+		struct span block = { s.a + off,
+				      s.n - off < 4096 ? s.n - off : 4096 };
 
 		AGILE_SPAWN(w, sum_halves, block);
 	}
@@ -87,7 +88,8 @@ int main(void)
 	if (!tap_ok_call(err, "create"))
 		return tap_done();
 
-	for (int64_t grain = 0; grain <= 100000; grain = grain ? grain * 10 : 1) {
+	for (int64_t grain = 0; grain <= 100000;
+	     grain = grain ? grain * 10 : 1) {
 		atomic_store(&total, 0);
 		err = agile_sched_parallel_for(s, 0, N, grain, sum_body, NULL);
 		tap_ok(err == 0 && atomic_load(&total) == expect,
@@ -97,8 +99,8 @@ int main(void)
 	tap_ok(err == 0 && got == expect, "fork/join sum over halves");
 	got = 0;
 	err = AGILE_RUN(s, sum_blocks, all, &got);
-	tap_ok(err == 0 && got == expect, "fork/join sum, %d blocks spawned flat",
-	       N / 4096 + 1);
+	tap_ok(err == 0 && got == expect,
+	       "fork/join sum, %d blocks spawned flat", N / 4096 + 1);
 
 	tap_ok_call(agile_sched_destroy(s), "destroy");
 	free(data);

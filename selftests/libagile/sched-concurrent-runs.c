@@ -48,11 +48,13 @@ static void *submitter(void *arg)
 			bad += err || r != 2584;
 			break;
 		case 1:
-			err = agile_sched_parallel_for(sched, 0, 1000, 7, sum_body, &sum);
+			err = agile_sched_parallel_for(sched, 0, 1000, 7,
+						       sum_body, &sum);
 			bad += err || atomic_load(&sum) != 499500;
 			break;
 		default:
-			err = agile_sched_parallel_for(sched, 0, 1000, 7, fail_body, NULL);
+			err = agile_sched_parallel_for(sched, 0, 1000, 7,
+						       fail_body, NULL);
 			bad += err != -ETIMEDOUT;
 			break;
 		}
@@ -66,7 +68,8 @@ int main(void)
 	intptr_t bad = 0;
 	int err;
 
-	tap_ok(agile_sched_worker_self() == NULL, "not a worker outside the pool");
+	tap_ok(agile_sched_worker_self() == NULL,
+	       "not a worker outside the pool");
 	err = agile_sched_create(NULL, &sched);
 	if (!tap_ok_call(err, "create"))
 		return tap_done();
@@ -78,7 +81,8 @@ int main(void)
 		pthread_join(threads[i], &ret);
 		bad += (intptr_t)ret;
 	}
-	tap_ok(bad == 0, "%d threads x %d runs, each with its own result and error (%ld wrong)",
+	tap_ok(bad == 0,
+	       "%d threads x %d runs, each with its own result and error (%ld wrong)",
 	       NR_THREADS, NR_RUNS, (long)bad);
 	tap_ok_call(agile_sched_destroy(sched), "destroy");
 	return tap_done();

@@ -30,7 +30,8 @@ int main(void)
 	for (int i = 0; i < 60 && !err; i++, cycles++) {
 		agile_sched_opts_init(&opts);
 		opts.nr_workers = 1 + i % 5;
-		opts.flags = AGILE_SCHED_QUIET | (i % 3 ? 0 : AGILE_SCHED_NO_PIN);
+		opts.flags = AGILE_SCHED_QUIET |
+			     (i % 3 ? 0 : AGILE_SCHED_NO_PIN);
 		opts.max_frames = i % 2 ? 8 : 0;
 		err = agile_sched_create(&opts, &s);
 		if (err)
@@ -38,7 +39,9 @@ int main(void)
 		if (i % 4) {
 			r = 0;
 			err = AGILE_RUN(s, fib, 15 + i % 7, &r);
-			if (!err && r != (int64_t[]){ 610, 987, 1597, 2584, 4181, 6765, 10946 }[i % 7])
+			if (!err &&
+			    r != (int64_t[]){ 610, 987, 1597, 2584, 4181, 6765,
+					      10946 }[i % 7])
 				err = -EPROTO;
 		}
 		if (!err)

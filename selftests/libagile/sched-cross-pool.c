@@ -86,7 +86,8 @@ static int a_body(int64_t lo, int64_t hi, void *arg)
 {
 	(void)arg;
 	for (int64_t i = lo; i < hi; i++) {
-		int err = agile_sched_parallel_for(pool_b, 0, 16, 1, b_body, NULL);
+		int err = agile_sched_parallel_for(pool_b, 0, 16, 1, b_body,
+						   NULL);
 
 		if (err)
 			return err;
@@ -123,7 +124,8 @@ static void *chain_main(void *arg)
 		c->err = -ENOMEM;
 	} else if (c->wide) {
 		atomic_store(&total, 0);
-		c->err = agile_sched_parallel_for(pool_a, 0, 12, 1, a_body, NULL);
+		c->err = agile_sched_parallel_for(pool_a, 0, 12, 1, a_body,
+						  NULL);
 		if (!c->err && atomic_load(&total) != 12 * (15 * 16 / 2))
 			c->err = -EPROTO;
 	} else {

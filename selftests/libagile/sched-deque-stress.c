@@ -48,7 +48,8 @@ static void *thief(void *arg)
 			lost++;
 		} else if (x) {
 			consume(x);
-			atomic_fetch_add_explicit(&stolen, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&stolen, 1,
+						  memory_order_relaxed);
 		} else if (atomic_load(&owner_done)) {
 			break;
 		}
@@ -114,7 +115,8 @@ int main(void)
 	ops = NR_ITEMS + taken + atomic_load(&stolen);
 	tap_ok(once == NR_ITEMS, "every item removed exactly once (%llu of %d)",
 	       (unsigned long long)once, NR_ITEMS);
-	tap_ok(ops >= 10000000, "%llu operations: %d pushes, %llu takes, %llu steals",
+	tap_ok(ops >= 10000000,
+	       "%llu operations: %d pushes, %llu takes, %llu steals",
 	       (unsigned long long)ops, NR_ITEMS, (unsigned long long)taken,
 	       (unsigned long long)atomic_load(&stolen));
 	tap_ok(atomic_load(&stolen) > 0, "thieves stole (%llu races lost)",

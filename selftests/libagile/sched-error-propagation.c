@@ -93,30 +93,37 @@ int main(void)
 	tap_ok(agile_sched_run(s, root_eperm, NULL) == -EPERM,
 	       "root function's -EPERM");
 	err = AGILE_RUN(s, fib_fail, 20, &r);
-	tap_ok(err == -ERANGE, "agile_sched_fail from deep in fork/join: -ERANGE");
+	tap_ok(err == -ERANGE,
+	       "agile_sched_fail from deep in fork/join: -ERANGE");
 	err = AGILE_RUN(s, first_wins, 0, NULL);
 	tap_ok(err == -EXDEV, "first error wins");
 	tap_ok(agile_sched_fail(NULL, -EIO) == -EINVAL &&
 		       agile_sched_failed(NULL) == -EINVAL,
 	       "NULL worker: -EINVAL");
-	tap_ok(agile_sched_run(s, NULL, NULL) == -EINVAL, "no function: -EINVAL");
+	tap_ok(agile_sched_run(s, NULL, NULL) == -EINVAL,
+	       "no function: -EINVAL");
 	tap_ok(agile_sched_run(NULL, root_eperm, NULL) == -EINVAL,
 	       "no pool: -EINVAL");
 	tap_ok_call(agile_sched_destroy(s), "destroy");
 
 	agile_sched_opts_init(&opts);
 	opts.reserved[2] = 1;
-	tap_ok(agile_sched_create(&opts, &s) == -EINVAL, "reserved field: -EINVAL");
+	tap_ok(agile_sched_create(&opts, &s) == -EINVAL,
+	       "reserved field: -EINVAL");
 	agile_sched_opts_init(&opts);
 	opts.flags = 1u << 31;
-	tap_ok(agile_sched_create(&opts, &s) == -EINVAL, "unknown flag: -EINVAL");
+	tap_ok(agile_sched_create(&opts, &s) == -EINVAL,
+	       "unknown flag: -EINVAL");
 	agile_sched_opts_init(&opts);
 	opts.max_frames = 1;
 	tap_ok(agile_sched_create(&opts, &s) == -EINVAL, "1 frame: -EINVAL");
 	agile_sched_opts_init(&opts);
 	opts.nr_workers = AGILE_SCHED_MAX_WORKERS + 1;
-	tap_ok(agile_sched_create(&opts, &s) == -EINVAL, "too many workers: -EINVAL");
-	tap_ok(agile_sched_create(NULL, NULL) == -EINVAL, "no out pointer: -EINVAL");
-	tap_ok(agile_sched_opts_init(NULL) == -EINVAL, "opts_init(NULL): -EINVAL");
+	tap_ok(agile_sched_create(&opts, &s) == -EINVAL,
+	       "too many workers: -EINVAL");
+	tap_ok(agile_sched_create(NULL, NULL) == -EINVAL,
+	       "no out pointer: -EINVAL");
+	tap_ok(agile_sched_opts_init(NULL) == -EINVAL,
+	       "opts_init(NULL): -EINVAL");
 	return tap_done();
 }

@@ -68,7 +68,8 @@ static int outer_body(int64_t lo, int64_t hi, void *arg)
 	struct agile_sched *s = arg;
 
 	for (int64_t i = lo; i < hi; i++) {
-		int err = agile_sched_parallel_for(s, 0, 1000, 10, inner_body, NULL);
+		int err = agile_sched_parallel_for(s, 0, 1000, 10, inner_body,
+						   NULL);
 
 		if (err)
 			return err;
@@ -116,7 +117,8 @@ int main(void)
 
 	err = AGILE_RUN(s, touch, 14, NULL);
 	tap_ok(err == 0 && atomic_load(&void_hits) == (14348907 - 1) / 2,
-	       "void tasks, 3-way: %lld calls", (long long)atomic_load(&void_hits));
+	       "void tasks, 3-way: %lld calls",
+	       (long long)atomic_load(&void_hits));
 
 	err = AGILE_RUN(s, chain, 20000, &r);
 	tap_ok(err == 0 && r == 20000, "a chain 20000 spawns deep");

@@ -45,7 +45,8 @@ int main(void)
 			r = 0;
 			err = AGILE_RUN(s, fib, 24, &r);
 			tap_ok(err == 0 && r == fib_plain(24),
-			       "%u frames, %u workers: fib(24)", frames[i], workers);
+			       "%u frames, %u workers: fib(24)", frames[i],
+			       workers);
 			r = 0;
 			err = AGILE_RUN(s, wide, 3000, &r);
 			tap_ok(err == 0 && r == 3000 * 55,

@@ -85,7 +85,8 @@ AGILE_TASK(int, steal_root, w, int, unused)
 	AGILE_SPAWN(w, mark_child, 0);
 	stolen = await_flag(&flag_child);
 	AGILE_SYNC(w, mark_child);
-	return stolen && atomic_load(&child_worker) != agile_sched_worker_index(w);
+	return stolen &&
+	       atomic_load(&child_worker) != agile_sched_worker_index(w);
 }
 
 /* ---- leap ---- */
@@ -163,7 +164,8 @@ AGILE_TASK(int, deep_root, w, int, unused)
 	AGILE_SYNC(w, mark_deep);
 	for (int i = 0; i < 8; i++)
 		AGILE_SYNC(w, nothing);
-	return stolen && atomic_load(&deep_worker) != agile_sched_worker_index(w);
+	return stolen &&
+	       atomic_load(&deep_worker) != agile_sched_worker_index(w);
 }
 
 /* ---- the scenarios, each bounded ---- */

@@ -23,7 +23,7 @@ struct range {
 struct tree_arg {
 	int64_t cutoff;
 	int64_t fail_at; /* a leaf containing it fails; -1: none */
-	int split_ret;   /* 0: split normally, else return this */
+	int split_ret; /* 0: split normally, else return this */
 	_Atomic uint32_t *visits;
 	_Atomic int64_t max_depth;
 };
@@ -59,7 +59,8 @@ static int range_leaf(void *task, void *arg)
 	int64_t d = r->depth;
 
 	for (int64_t i = r->lo; i < r->hi; i++)
-		atomic_fetch_add_explicit(&a->visits[i], 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&a->visits[i], 1,
+					  memory_order_relaxed);
 	for (int64_t m = atomic_load(&a->max_depth); d > m;)
 		if (atomic_compare_exchange_weak(&a->max_depth, &m, d))
 			break;
@@ -77,8 +78,9 @@ static _Atomic uint64_t hook_calls[64];
 static _Atomic int hook_fail;
 
 /* Stands in for an EU layer: find the worker's portion, run the leaf. */
-static int counting_hook(struct agile_worker *w, const struct agile_task_ops *ops,
-			 void *task, void *arg, void *hook_arg)
+static int counting_hook(struct agile_worker *w,
+			 const struct agile_task_ops *ops, void *task,
+			 void *arg, void *hook_arg)
 {
 	int idx = agile_sched_worker_index(w);
 
@@ -112,7 +114,9 @@ static uint64_t hook_total(void)
 
 int main(void)
 {
-	struct tree_arg arg = { .cutoff = 100, .fail_at = -1, .visits = visits };
+	struct tree_arg arg = { .cutoff = 100,
+				.fail_at = -1,
+				.visits = visits };
 	struct range root = { 0, N, 0, 0 };
 	struct agile_sched_opts opts;
 	struct agile_sched_stats a, b;
@@ -167,7 +171,8 @@ int main(void)
 	agile_sched_stats(s, &a);
 	err = agile_sched_run_task(s, &range_ops, &root, &arg);
 	agile_sched_stats(s, &b);
-	tap_ok(err == 0 && visited_once() == N, "hooked leaves cover the range");
+	tap_ok(err == 0 && visited_once() == N,
+	       "hooked leaves cover the range");
 	tap_ok(hook_total() == b.offloads - a.offloads,
 	       "the hook saw every offload (%llu)",
 	       (unsigned long long)(b.offloads - a.offloads));

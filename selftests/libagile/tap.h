@@ -48,7 +48,8 @@ tap_skip(const char *what, const char *fmt, ...)
 }
 
 /* A comment line; does not count. */
-static inline __attribute__((format(printf, 1, 2))) void tap_diag(const char *fmt, ...)
+static inline __attribute__((format(printf, 1, 2))) void
+tap_diag(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -595,15 +595,14 @@ static void add_rows(const struct ar_plan *p, struct ar_times *t,
 				     p->nr_procs);
 			/* agile-alloc is reported beside, not judged. */
 			bench_compare("allreduce", v, b, true,
-					     !k && p->bytes[s] >= (1u << 20) ?
-						     ">= 1" :
-						     NULL);
+				      !k && p->bytes[s] >= (1u << 20) ? ">= 1" :
+									NULL);
 			variant_name(b, sizeof(b), "memcpy", p->bytes[s],
 				     p->nr_procs);
 			bench_compare("allreduce", v, b, false,
-					     !k && p->bytes[s] >= (16u << 20) ?
-						     "<= 1.5" :
-						     NULL);
+				      !k && p->bytes[s] >= (16u << 20) ?
+					      "<= 1.5" :
+					      NULL);
 		}
 	}
 }

@@ -10,25 +10,26 @@
 #include <stdint.h>
 
 struct bench_opts {
-	int threads;     /* "all workers": agile, oneTBB and OpenMP alike */
-	int reps;        /* timed repetitions per contender (plus one warm-up) */
-	int fib_n;       /* fib(n) */
-	int64_t pfor_n;  /* iterations of the uneven parallel-for */
-	int64_t grain;   /* its grain (agile grain, OpenMP chunk, TBB grainsize) */
-	bool no_pin;     /* agile workers unpinned (AGILE_SCHED_NO_PIN) */
-	int64_t trips;   /* round trips per repetition of doorbell (sleep: / 10) */
+	int threads; /* "all workers": agile, oneTBB and OpenMP alike */
+	int reps; /* timed repetitions per contender (plus one warm-up) */
+	int fib_n; /* fib(n) */
+	int64_t pfor_n; /* iterations of the uneven parallel-for */
+	int64_t grain; /* its grain (agile grain, OpenMP chunk, TBB grainsize) */
+	bool no_pin; /* agile workers unpinned (AGILE_SCHED_NO_PIN) */
+	int64_t trips; /* round trips per repetition of doorbell (sleep: / 10) */
 	const char *sleepers; /* pollcost: comma-separated sleeper counts */
-	int period_ms;   /* pollcost: milliseconds measured per repetition */
-	const char *ar_procs;     /* allreduce: process counts, comma-separated */
-	const char *ar_sizes;     /* allreduce: "MIN:MAX" bytes, powers of 4 */
+	int period_ms; /* pollcost: milliseconds measured per repetition */
+	const char *ar_procs; /* allreduce: process counts, comma-separated */
+	const char *ar_sizes; /* allreduce: "MIN:MAX" bytes, powers of 4 */
 	const char *ar_cold_from; /* allreduce: rewrite send buffers from here */
-	const char *ar_mpi_algs;  /* allreduce: Open MPI algorithms to force */
+	const char *ar_mpi_algs; /* allreduce: Open MPI algorithms to force */
 };
 
 /* One contender's timing. */
 struct timing {
 	double min_ms, median_ms;
-	double p10_ms, p90_ms, max_ms; /* the spread (nearest-rank percentiles) */
+	double p10_ms, p90_ms,
+		max_ms; /* the spread (nearest-rank percentiles) */
 	int reps;
 };
 
@@ -67,17 +68,15 @@ void bench_row_bytes(const char *bench, const char *variant, int threads,
  * The same; @csv_only: the row goes to the CSV but not to the table (the
  * detail behind a row that is in it).
  */
-void bench_row_bytes_detail(const char *bench, const char *variant,
-			    int threads, struct timing t, uint64_t bytes,
-			    bool csv_only);
+void bench_row_bytes_detail(const char *bench, const char *variant, int threads,
+			    struct timing t, uint64_t bytes, bool csv_only);
 
 /* Add a row that could not be measured here, and why ("no /dev/agile"). */
 void bench_row_na(const char *bench, const char *variant, int threads,
 		  const char *why);
 
 /* The timing of a measured row: 0, or -ENOENT. */
-int bench_find_timing(const char *bench, const char *variant,
-		      struct timing *t);
+int bench_find_timing(const char *bench, const char *variant, struct timing *t);
 
 /*
  * Add a ratio between two rows of @bench, judged on their medians.
@@ -85,8 +84,8 @@ int bench_find_timing(const char *bench, const char *variant,
  * many times faster @variant is, @target like ">= 5" or "> 1".  @target
  * may be NULL (reported, not judged).
  */
-void bench_compare(const char *bench, const char *variant,
-		   const char *baseline, bool speedup, const char *target);
+void bench_compare(const char *bench, const char *variant, const char *baseline,
+		   bool speedup, const char *target);
 
 void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -67,7 +67,8 @@ static void run_omp(void *arg)
 	j->result = omp_fib(j->n, j->threads);
 }
 
-static int agile_pool(const struct bench_opts *o, struct fib_job *j, int workers)
+static int agile_pool(const struct bench_opts *o, struct fib_job *j,
+		      int workers)
 {
 	struct agile_sched_opts opts;
 
@@ -94,7 +95,8 @@ static void agile_note(struct fib_job *j, const char *variant, int runs)
 int bench_fib(const struct bench_opts *o)
 {
 	struct fib_job plain = { .n = o->fib_n }, one = plain, all = plain;
-	struct fib_job tbb = { .n = o->fib_n }, omp = { .n = o->fib_n, .threads = o->threads };
+	struct fib_job tbb = { .n = o->fib_n },
+		       omp = { .n = o->fib_n, .threads = o->threads };
 	int64_t expect = fib_plain(o->fib_n);
 	/* Spawn-heavy baselines are slow: fewer repetitions for them. */
 	int slow_reps = o->reps < 3 ? o->reps : 3;
@@ -128,8 +130,9 @@ int bench_fib(const struct bench_opts *o)
 	tbb_arena_free(tbb.arena);
 	if (one.err || all.err)
 		return one.err ? one.err : all.err;
-	if (plain.result != expect || one.result != expect || all.result != expect ||
-	    tbb.result != expect || omp.result != expect)
+	if (plain.result != expect || one.result != expect ||
+	    all.result != expect || tbb.result != expect ||
+	    omp.result != expect)
 		return -EPROTO;
 
 	bench_compare("fib", "agile-1w", "plain", false, "<= 3");

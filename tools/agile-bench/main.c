@@ -72,7 +72,8 @@ struct timing bench_summarize(double *ms, int reps)
 
 	qsort(ms, (size_t)reps, sizeof(ms[0]), cmp_double);
 	t.min_ms = ms[0];
-	t.median_ms = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+	t.median_ms = reps % 2 ? ms[reps / 2] :
+				 (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
 	/* Nearest rank: the value below which about 10% (90%) of them lie. */
 	t.p10_ms = ms[(int)(0.1 * (reps - 1) + 0.5)];
 	t.p90_ms = ms[(int)(0.9 * (reps - 1) + 0.5)];
@@ -132,9 +133,8 @@ void bench_row_bytes(const char *bench, const char *variant, int threads,
 	bench_row_bytes_detail(bench, variant, threads, t, bytes, false);
 }
 
-void bench_row_bytes_detail(const char *bench, const char *variant,
-			    int threads, struct timing t, uint64_t bytes,
-			    bool csv_only)
+void bench_row_bytes_detail(const char *bench, const char *variant, int threads,
+			    struct timing t, uint64_t bytes, bool csv_only)
 {
 	struct row *r;
 
@@ -179,12 +179,13 @@ void bench_row_na(const char *bench, const char *variant, int threads,
 }
 
 /* Every verdict is judged on medians (README: benchmarks). */
-void bench_compare(const char *bench, const char *variant,
-		   const char *baseline, bool speedup, const char *target)
+void bench_compare(const char *bench, const char *variant, const char *baseline,
+		   bool speedup, const char *target)
 {
 	struct comparison *c;
 
-	if (nr_comparisons == (int)(sizeof(comparisons) / sizeof(comparisons[0])))
+	if (nr_comparisons ==
+	    (int)(sizeof(comparisons) / sizeof(comparisons[0])))
 		return;
 	c = &comparisons[nr_comparisons++];
 	snprintf(c->bench, sizeof(c->bench), "%s", bench);
@@ -208,13 +209,13 @@ void bench_note(const char *fmt, ...)
 static const struct row *find_row(const char *bench, const char *variant)
 {
 	for (int i = 0; i < nr_rows; i++)
-		if (!strcmp(rows[i].bench, bench) && !strcmp(rows[i].variant, variant))
+		if (!strcmp(rows[i].bench, bench) &&
+		    !strcmp(rows[i].variant, variant))
 			return &rows[i];
 	return NULL;
 }
 
-int bench_find_timing(const char *bench, const char *variant,
-		      struct timing *t)
+int bench_find_timing(const char *bench, const char *variant, struct timing *t)
 {
 	const struct row *r = find_row(bench, variant);
 
@@ -262,17 +263,16 @@ static double judge(const struct comparison *c, const char **verdict)
 
 static void print_table(void)
 {
-	printf("\n%-9s %-22s %7s %5s %11s %21s %11s %11s\n", "bench",
-	       "variant", "threads", "reps", "median ms", "p10-p90 ms", "min ms",
-	       "GB/s");
+	printf("\n%-9s %-22s %7s %5s %11s %21s %11s %11s\n", "bench", "variant",
+	       "threads", "reps", "median ms", "p10-p90 ms", "min ms", "GB/s");
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
 		if (r->csv_only)
 			continue;
 		if (r->na[0]) {
-			printf("%-9s %-22s %7d %5s n/a: %s\n", r->bench, r->variant,
-			       r->threads, "-", r->na);
+			printf("%-9s %-22s %7d %5s n/a: %s\n", r->bench,
+			       r->variant, r->threads, "-", r->na);
 			continue;
 		}
 		printf("%-9s %-22s %7d %5d %11.3f %10.3f-%-10.3f %11.3f",
@@ -282,8 +282,8 @@ static void print_table(void)
 			printf(" %11.3f", row_bandwidth(r) / 1e9);
 		printf("\n");
 	}
-	printf("\n%-9s %-46s %9s  %-7s %s\n", "bench", "ratio", "value", "target",
-	       "");
+	printf("\n%-9s %-46s %9s  %-7s %s\n", "bench", "ratio", "value",
+	       "target", "");
 	for (int i = 0; i < nr_comparisons; i++) {
 		const struct comparison *c = &comparisons[i];
 		const char *verdict;
@@ -294,11 +294,11 @@ static void print_table(void)
 			snprintf(what, sizeof(what), "%s faster than %s (x)",
 				 c->variant, c->baseline);
 		else
-			snprintf(what, sizeof(what), "%s / %s time",
-				 c->variant, c->baseline);
+			snprintf(what, sizeof(what), "%s / %s time", c->variant,
+				 c->baseline);
 		if (!strcmp(verdict, "n/a")) {
-			printf("%-9s %-46s %9s  %-7s %s\n", c->bench, what, "n/a",
-			       c->target, "");
+			printf("%-9s %-46s %9s  %-7s %s\n", c->bench, what,
+			       "n/a", c->target, "");
 			continue;
 		}
 		printf("%-9s %-46s %8.2fx  %-7s %s\n", c->bench, what, ratio,
@@ -314,7 +314,8 @@ static int write_csv(const char *path)
 
 	if (!f)
 		return -errno;
-	fprintf(f, "kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps,p10_ms,p90_ms,max_ms\n");
+	fprintf(f,
+		"kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps,p10_ms,p90_ms,max_ms\n");
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
@@ -323,8 +324,9 @@ static int write_csv(const char *path)
 				r->variant, r->threads, r->na);
 			continue;
 		}
-		fprintf(f, "time,%s,%s,%d,%d,%.6f,%.6f,,,,", r->bench, r->variant,
-			r->threads, r->t.reps, r->t.min_ms, r->t.median_ms);
+		fprintf(f, "time,%s,%s,%d,%d,%.6f,%.6f,,,,", r->bench,
+			r->variant, r->threads, r->t.reps, r->t.min_ms,
+			r->t.median_ms);
 		if (r->bytes)
 			fprintf(f, ",%llu,%.0f", (unsigned long long)r->bytes,
 				row_bandwidth(r));
@@ -339,8 +341,8 @@ static int write_csv(const char *path)
 		double ratio = judge(c, &verdict);
 
 		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s,,,,,\n",
-			c->speedup ? "speedup" : "slowdown", c->bench, c->variant,
-			c->baseline, ratio, c->target, verdict);
+			c->speedup ? "speedup" : "slowdown", c->bench,
+			c->variant, c->baseline, ratio, c->target, verdict);
 	}
 	return fclose(f) ? -errno : 0;
 }
@@ -374,9 +376,8 @@ static const struct {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: agile-bench [options] BENCH...\n"
-		"  BENCH: all, list, or one of:\n");
+	fprintf(out, "usage: agile-bench [options] BENCH...\n"
+		     "  BENCH: all, list, or one of:\n");
 	for (int i = 0; i < NR_BENCHES; i++)
 		fprintf(out, "    %-6s %s\n", benches[i].name, benches[i].help);
 	fprintf(out,
@@ -438,24 +439,57 @@ int main(int argc, char **argv)
 	const char *csv = NULL;
 	int c, err = 0;
 
-	while ((c = getopt_long(argc, argv, "c:t:r:n:N:g:PT:S:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:t:r:n:N:g:PT:S:p:h", longopts,
+				NULL)) != -1) {
 		switch (c) {
-		case 'c': csv = optarg; break;
-		case 't': o.threads = atoi(optarg); break;
-		case 'r': o.reps = atoi(optarg); break;
-		case 'n': o.fib_n = atoi(optarg); break;
-		case 'N': o.pfor_n = atoll(optarg); break;
-		case 'g': o.grain = atoll(optarg); break;
-		case 'P': o.no_pin = true; break;
-		case 'T': o.trips = atoll(optarg); break;
-		case 'S': o.sleepers = optarg; break;
-		case 'p': o.period_ms = atoi(optarg); break;
-		case 1: o.ar_procs = optarg; break;
-		case 2: o.ar_sizes = optarg; break;
-		case 3: o.ar_cold_from = optarg; break;
-		case 4: o.ar_mpi_algs = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'c':
+			csv = optarg;
+			break;
+		case 't':
+			o.threads = atoi(optarg);
+			break;
+		case 'r':
+			o.reps = atoi(optarg);
+			break;
+		case 'n':
+			o.fib_n = atoi(optarg);
+			break;
+		case 'N':
+			o.pfor_n = atoll(optarg);
+			break;
+		case 'g':
+			o.grain = atoll(optarg);
+			break;
+		case 'P':
+			o.no_pin = true;
+			break;
+		case 'T':
+			o.trips = atoll(optarg);
+			break;
+		case 'S':
+			o.sleepers = optarg;
+			break;
+		case 'p':
+			o.period_ms = atoi(optarg);
+			break;
+		case 1:
+			o.ar_procs = optarg;
+			break;
+		case 2:
+			o.ar_sizes = optarg;
+			break;
+		case 3:
+			o.ar_cold_from = optarg;
+			break;
+		case 4:
+			o.ar_mpi_algs = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind == argc || o.threads < 1 || o.reps < 1 || o.fib_n < 1 ||
@@ -475,12 +509,14 @@ int main(int argc, char **argv)
 		for (int b = 0; b < NR_BENCHES && !err; b++) {
 			if (all || !strcmp(argv[i], benches[b].name)) {
 				found = true;
-				fprintf(stderr, "agile-bench %s:\n", benches[b].name);
+				fprintf(stderr, "agile-bench %s:\n",
+					benches[b].name);
 				err = benches[b].run(&o);
 			}
 		}
 		if (!found) {
-			fprintf(stderr, "agile-bench: no benchmark \"%s\"\n", argv[i]);
+			fprintf(stderr, "agile-bench: no benchmark \"%s\"\n",
+				argv[i]);
 			usage(stderr);
 			return 2;
 		}
@@ -490,14 +526,16 @@ int main(int argc, char **argv)
 
 		/* Other processes on the machine skew the parallel rows: say so. */
 		if (getloadavg(load, 3) == 3 && load[0] > 0.5)
-			bench_note("load average %.2f on %ld CPUs while measuring: other processes competed",
-				   load[0], sysconf(_SC_NPROCESSORS_ONLN));
+			bench_note(
+				"load average %.2f on %ld CPUs while measuring: other processes competed",
+				load[0], sysconf(_SC_NPROCESSORS_ONLN));
 		print_table();
 		if (csv) {
 			int e = write_csv(csv);
 
 			if (e)
-				fprintf(stderr, "agile-bench: %s: %s\n", csv, strerror(-e));
+				fprintf(stderr, "agile-bench: %s: %s\n", csv,
+					strerror(-e));
 			else
 				printf("csv: %s\n", csv);
 			err = err ? err : e;

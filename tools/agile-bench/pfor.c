@@ -63,7 +63,8 @@ static void run_agile(void *arg)
 	int err;
 
 	atomic_store(&j->checksum, 0);
-	err = agile_sched_parallel_for(j->sched, 0, j->n, j->grain, agile_body, j);
+	err = agile_sched_parallel_for(j->sched, 0, j->n, j->grain, agile_body,
+				       j);
 	if (err && !j->err)
 		j->err = err;
 }
@@ -86,7 +87,9 @@ static void run_omp(void *arg)
 
 int bench_pfor(const struct bench_opts *o)
 {
-	struct pfor_job serial = { .n = o->pfor_n, .grain = o->grain, .threads = o->threads };
+	struct pfor_job serial = { .n = o->pfor_n,
+				   .grain = o->grain,
+				   .threads = o->threads };
 	struct pfor_job agile = serial, tbb = serial, omp = serial;
 	struct agile_sched_opts opts;
 	char agile_name[32];
@@ -127,7 +130,7 @@ int bench_pfor(const struct bench_opts *o)
 	bench_compare("pfor", agile_name, "serial", true, NULL);
 	bench_compare("pfor", "tbb-parallel_for", "serial", true, NULL);
 	bench_compare("pfor", "omp-dynamic", "serial", true, NULL);
-	bench_note("pfor: %lld iterations, grain/chunk %lld", (long long)o->pfor_n,
-		   (long long)o->grain);
+	bench_note("pfor: %lld iterations, grain/chunk %lld",
+		   (long long)o->pfor_n, (long long)o->grain);
 	return 0;
 }

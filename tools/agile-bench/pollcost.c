@@ -296,8 +296,8 @@ static int measure(struct sleeper *s, int nr, int period_ms,
 			ticks ? (double)checks / (double)ticks : 0;
 		out->ns_per_check[k] = 0;
 		if (checks)
-			out->ns_per_check[k] =
-				(double)(b.poll_ns - a.poll_ns) / (double)checks;
+			out->ns_per_check[k] = (double)(b.poll_ns - a.poll_ns) /
+					       (double)checks;
 	}
 	out->softirq[k] = (double)(b.softirq_ticks - a.softirq_ticks) * 1e3 /
 			  (double)sysconf(_SC_CLK_TCK) / secs;

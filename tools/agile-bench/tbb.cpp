@@ -16,7 +16,10 @@ extern "C" {
 
 struct tbb_arena {
 	oneapi::tbb::task_arena arena;
-	explicit tbb_arena(int threads) : arena(threads) {}
+	explicit tbb_arena(int threads)
+		: arena(threads)
+	{
+	}
 };
 
 static int64_t fib(int n)
@@ -50,11 +53,13 @@ extern "C" int64_t tbb_fib(struct tbb_arena *a, int n)
 }
 
 extern "C" void tbb_pfor(struct tbb_arena *a, int64_t n, int64_t grain,
-			 void (*body)(int64_t lo, int64_t hi, void *arg), void *arg)
+			 void (*body)(int64_t lo, int64_t hi, void *arg),
+			 void *arg)
 {
 	a->arena.execute([&] {
 		oneapi::tbb::parallel_for(
-			oneapi::tbb::blocked_range<int64_t>(0, n, (size_t)grain),
+			oneapi::tbb::blocked_range<int64_t>(0, n,
+							    (size_t)grain),
 			[&](const oneapi::tbb::blocked_range<int64_t> &r) {
 				body(r.begin(), r.end(), arg);
 			});

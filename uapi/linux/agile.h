@@ -87,9 +87,9 @@
  */
 #define AGILE_FEAT_POLL_WAKE (1U << 1)
 #define AGILE_FEAT_SLEEPER_COUNT (1U << 2) /* agile_doorbell.sleepers */
-#define AGILE_FEAT_SEGMENTS (1U << 3)	/* SEG_CREATE, max_segment_bytes */
-#define AGILE_FEAT_DMABUF (1U << 4)	/* EXPORT_DMABUF */
-#define AGILE_FEAT_GROUPS (1U << 5)	/* GROUP_JOIN */
+#define AGILE_FEAT_SEGMENTS (1U << 3) /* SEG_CREATE, max_segment_bytes */
+#define AGILE_FEAT_DMABUF (1U << 4) /* EXPORT_DMABUF */
+#define AGILE_FEAT_GROUPS (1U << 5) /* GROUP_JOIN */
 /*
  * Groups are scoped to the creator's user and IPC namespaces; joins
  * report owner_uid, owner_gid, group_mode and nr_members;
@@ -123,8 +123,8 @@
 #define AGILE_MAX_SEGMENTS 64
 
 /* Doorbell values of the seed-002 offload protocol. */
-#define AGILE_DOORBELL_IDLE 0	/* idle, or the task is done */
-#define AGILE_DOORBELL_POSTED 1	/* a task waits in the task register */
+#define AGILE_DOORBELL_IDLE 0 /* idle, or the task is done */
+#define AGILE_DOORBELL_POSTED 1 /* a task waits in the task register */
 
 /**
  * struct agile_doorbell - one slot's doorbell line in the doorbell area
@@ -148,8 +148,8 @@ struct agile_doorbell {
 };
 
 /* Opcodes in agile_task_reg.opcode with a fixed meaning. */
-#define AGILE_OP_DISCONNECT 0	/* the EU leaves its persistent loop */
-#define AGILE_OP_USER_BASE 16	/* first opcode free for kernels */
+#define AGILE_OP_DISCONNECT 0 /* the EU leaves its persistent loop */
+#define AGILE_OP_USER_BASE 16 /* first opcode free for kernels */
 
 /* Most lanes one task register reports, one status bit each. */
 #define AGILE_MAX_LANES 64
@@ -265,9 +265,9 @@ struct agile_ctx_init {
 };
 
 /* agile_fence.op */
-#define AGILE_FENCE_SIGNAL 0	/* release-store value into doorbell[slot], wake */
-#define AGILE_FENCE_WAIT 1	/* sleep until doorbell[slot] cmp value holds */
-#define AGILE_FENCE_BARRIER 2	/* full memory barrier */
+#define AGILE_FENCE_SIGNAL 0 /* release-store value into doorbell[slot], wake */
+#define AGILE_FENCE_WAIT 1 /* sleep until doorbell[slot] cmp value holds */
+#define AGILE_FENCE_BARRIER 2 /* full memory barrier */
 
 /* Comparisons: doorbell value (left) against agile_*.value (right), unsigned. */
 #define AGILE_CMP_EQ 0
@@ -310,7 +310,7 @@ static inline int agile_cmp_holds(__u32 cmp, __u32 left, __u32 right)
 /* agile_fence.flags for SIGNAL */
 #define AGILE_SIGNAL_WAKE_ONLY (1U << 0) /* no store: only wake sleepers */
 /* agile_fence.flags and agile_wait_any.flags for waits */
-#define AGILE_WAIT_ABSTIME (1U << 1)	/* timeout_ns is CLOCK_MONOTONIC */
+#define AGILE_WAIT_ABSTIME (1U << 1) /* timeout_ns is CLOCK_MONOTONIC */
 
 /* timeout_ns meaning "no timeout". 0 checks once and never sleeps. */
 #define AGILE_TIMEOUT_INFINITE (~0ULL)
@@ -477,9 +477,9 @@ struct agile_seg_create {
 };
 
 /* agile_export_dmabuf.what */
-#define AGILE_DMABUF_DOORBELLS 0	/* the doorbell area */
-#define AGILE_DMABUF_TASK_REGS 1	/* the task-register area */
-#define AGILE_DMABUF_SEGMENT 2		/* the segment agile_export_dmabuf.id */
+#define AGILE_DMABUF_DOORBELLS 0 /* the doorbell area */
+#define AGILE_DMABUF_TASK_REGS 1 /* the task-register area */
+#define AGILE_DMABUF_SEGMENT 2 /* the segment agile_export_dmabuf.id */
 
 /**
  * struct agile_export_dmabuf - AGILE_IOC_EXPORT_DMABUF
@@ -507,10 +507,10 @@ struct agile_export_dmabuf {
 };
 
 /* agile_group_join.flags */
-#define AGILE_GROUP_CREATE (1U << 0)	/* create the group if the key is free */
-#define AGILE_GROUP_EXCL (1U << 1)	/* with CREATE: EEXIST if it exists */
+#define AGILE_GROUP_CREATE (1U << 0) /* create the group if the key is free */
+#define AGILE_GROUP_EXCL (1U << 1) /* with CREATE: EEXIST if it exists */
 /* EXCL without CREATE is EINVAL. */
-#define AGILE_GROUP_QUERY (1U << 2)	/* report the group; join nothing */
+#define AGILE_GROUP_QUERY (1U << 2) /* report the group; join nothing */
 /* QUERY with any other flag is EINVAL. */
 
 /* Most members one group holds. */
@@ -649,7 +649,8 @@ struct agile_group_join {
 #define AGILE_IOC_FENCE _IOWR(AGILE_IOC_MAGIC, 0x02, struct agile_fence)
 #define AGILE_IOC_WAIT_ANY _IOWR(AGILE_IOC_MAGIC, 0x03, struct agile_wait_any)
 #define AGILE_IOC_STATS _IOR(AGILE_IOC_MAGIC, 0x04, struct agile_stats)
-#define AGILE_IOC_SEG_CREATE _IOWR(AGILE_IOC_MAGIC, 0x05, struct agile_seg_create)
+#define AGILE_IOC_SEG_CREATE \
+	_IOWR(AGILE_IOC_MAGIC, 0x05, struct agile_seg_create)
 #define AGILE_IOC_GROUP_JOIN \
 	_IOWR(AGILE_IOC_MAGIC, 0x06, struct agile_group_join)
 #define AGILE_IOC_EXPORT_DMABUF \

@@ -53,7 +53,7 @@
 extern "C" {
 #endif
 
-struct agile_coll;	/* one member's communicator handle */
+struct agile_coll; /* one member's communicator handle */
 struct agile_coll_team; /* the threads scope's shared state */
 
 /**

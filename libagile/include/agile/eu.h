@@ -106,10 +106,10 @@ struct agile_eu_pool_opts {
 };
 
 /* struct agile_eu_pool_opts.flags: at most one of these. */
-#define AGILE_EU_POOL_GPU (1u << 0)  /* GPU EUs wanted; CPU if none usable */
+#define AGILE_EU_POOL_GPU (1u << 0) /* GPU EUs wanted; CPU if none usable */
 #define AGILE_EU_POOL_AUTO (1u << 1) /* GPU EUs if a GPU is usable, else CPU */
 #define AGILE_EU_POOL_GPU_ONLY (1u << 2) /* GPU EUs, or create fails */
-#define AGILE_EU_POOL_KINDS                                             \
+#define AGILE_EU_POOL_KINDS \
 	(AGILE_EU_POOL_GPU | AGILE_EU_POOL_AUTO | AGILE_EU_POOL_GPU_ONLY)
 
 /* struct agile_eu_pool_info.kind */

@@ -35,9 +35,9 @@ extern "C" {
 #define AGILE_GPU_VENDOR_NVIDIA 0x10de
 
 /* struct agile_gpu_info.flags */
-#define AGILE_GPU_DRM (1u << 0)     /* found by libdrm; pci_bus_id is set */
+#define AGILE_GPU_DRM (1u << 0) /* found by libdrm; pci_bus_id is set */
 #define AGILE_GPU_RUNTIME (1u << 1) /* the vendor's runtime was loaded */
-#define AGILE_GPU_USABLE (1u << 2)  /* the runtime counts this device */
+#define AGILE_GPU_USABLE (1u << 2) /* the runtime counts this device */
 
 #define AGILE_GPU_NAME_LEN 64
 #define AGILE_GPU_BUS_ID_LEN 16

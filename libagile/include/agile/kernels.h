@@ -220,7 +220,7 @@ int agile_kernels_find(const struct agile_kernels *reg, const char *name,
  * Return: the size in bytes, or 0 if @kernel is NULL.
  */
 size_t agile_kernels_scratch_size(const struct agile_kernel *kernel,
-				 uint32_t nr_lanes);
+				  uint32_t nr_lanes);
 
 /**
  * agile_kernels_run - run one task of @kernel on the calling CPU thread
@@ -241,8 +241,8 @@ size_t agile_kernels_scratch_size(const struct agile_kernel *kernel,
  * -EINVAL (bad arguments: nothing ran).
  */
 int agile_kernels_run(const struct agile_kernel *kernel, uint32_t nr_lanes,
-		     const __u64 *args, void *scratch,
-		     struct agile_lane_result *res);
+		      const __u64 *args, void *scratch,
+		      struct agile_lane_result *res);
 
 /*
  * The built-in kernels: phase functions of libagile/src/kernels/kernels_body.h,

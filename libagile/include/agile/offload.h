@@ -210,7 +210,7 @@ int agile_offload_stats(const struct agile_offload *off,
  * Return: 0 or -EINVAL (NULL pointers).
  */
 int agile_offload_bind(struct agile_sched_opts *opts,
-			     struct agile_offload *off);
+		       struct agile_offload *off);
 
 /**
  * agile_offload_eus - which EUs worker @worker owns

@@ -86,7 +86,7 @@ extern "C" {
 #define AGILE__ALIGNAS(N) _Alignas(N)
 #define AGILE__STATIC_ASSERT(COND, MSG) _Static_assert(COND, MSG)
 #define AGILE__LOAD_RELAXED(P) atomic_load_explicit((P), memory_order_relaxed)
-#define AGILE__STORE_RELAXED(P, V)                                            \
+#define AGILE__STORE_RELAXED(P, V) \
 	atomic_store_explicit((P), (V), memory_order_relaxed)
 #endif
 
@@ -180,7 +180,7 @@ struct agile_frame *agile__sync_slow(struct agile_worker *w,
 int agile__run_frame(struct agile_sched *s, struct agile_frame *f);
 
 /* Owner-only counter bump: a relaxed load and store, no read-modify-write. */
-static inline void agile__count(AGILE__ATOMIC(uint64_t) *counter)
+static inline void agile__count(AGILE__ATOMIC(uint64_t) * counter)
 {
 	AGILE__STORE_RELAXED(counter, AGILE__LOAD_RELAXED(counter) + 1);
 }
@@ -199,9 +199,8 @@ static inline __attribute__((always_inline, unused)) bool
 agile__spawn_full(struct agile_worker *w, union agile_frame_slot **slot)
 {
 	*slot = w->sp;
-	return __builtin_expect((uintptr_t)*slot - (uintptr_t)w->eager_end >=
-					w->fast_span,
-				0);
+	return __builtin_expect(
+		(uintptr_t)*slot - (uintptr_t)w->eager_end >= w->fast_span, 0);
 }
 
 /* agile__spawn_push - make the frame written at @slot the newest one. */
@@ -236,32 +235,33 @@ agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top)
  * spawn (store the frame, publish if a thief is hungry) and the outside
  * entry.  ARG_DECL is "ARGT ARG"; the body follows the macro.
  */
-#define AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RES_FIELD)                         \
-	struct NAME##__frame {                                                     \
-		struct agile_frame hdr;                                            \
-		ARGT arg;                                                          \
-		RES_FIELD                                                          \
-	};                                                                         \
-	AGILE__STATIC_ASSERT(sizeof(struct NAME##__frame) <= AGILE_FRAME_SIZE,     \
-			     "argument and result of task " #NAME                 \
-			     " exceed a frame");                                  \
-	static void NAME##__frame_run(struct agile_worker *, struct agile_frame *); \
-	static inline __attribute__((unused)) void NAME##__spawn(                  \
-		struct agile_worker *agile__w, ARGT agile__arg)                    \
-	{                                                                          \
-		union agile_frame_slot *slot;                                      \
-		struct NAME##__frame *f;                                           \
-		if (agile__spawn_full(agile__w, &slot)) {                          \
-			struct NAME##__frame tmp;                                  \
-			tmp.hdr.fn = NAME##__frame_run;                            \
-			tmp.arg = agile__arg;                                      \
-			agile__spawn_slow(agile__w, &tmp.hdr, sizeof(tmp));        \
-			return;                                                    \
-		}                                                                  \
-		f = (struct NAME##__frame *)slot;                                  \
-		f->hdr.fn = NAME##__frame_run;                                     \
-		f->arg = agile__arg;                                               \
-		agile__spawn_push(agile__w, slot);                                 \
+#define AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RES_FIELD)                      \
+	struct NAME##__frame {                                                 \
+		struct agile_frame hdr;                                        \
+		ARGT arg;                                                      \
+		RES_FIELD                                                      \
+	};                                                                     \
+	AGILE__STATIC_ASSERT(sizeof(struct NAME##__frame) <= AGILE_FRAME_SIZE, \
+			     "argument and result of task " #NAME              \
+			     " exceed a frame");                               \
+	static void NAME##__frame_run(struct agile_worker *,                   \
+				      struct agile_frame *);                   \
+	static inline __attribute__((unused)) void NAME##__spawn(              \
+		struct agile_worker *agile__w, ARGT agile__arg)                \
+	{                                                                      \
+		union agile_frame_slot *slot;                                  \
+		struct NAME##__frame *f;                                       \
+		if (agile__spawn_full(agile__w, &slot)) {                      \
+			struct NAME##__frame tmp;                              \
+			tmp.hdr.fn = NAME##__frame_run;                        \
+			tmp.arg = agile__arg;                                  \
+			agile__spawn_slow(agile__w, &tmp.hdr, sizeof(tmp));    \
+			return;                                                \
+		}                                                              \
+		f = (struct NAME##__frame *)slot;                              \
+		f->hdr.fn = NAME##__frame_run;                                 \
+		f->arg = agile__arg;                                           \
+		agile__spawn_push(agile__w, slot);                             \
 	}
 
 /**
@@ -287,39 +287,40 @@ agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top)
  * time).  The task and its helpers are static to the file.  In C++, ARGT
  * and RET must be trivially copyable (frames are copied with memcpy).
  */
-#define AGILE_TASK(RET, NAME, W, ARGT, ARG)                                       \
-	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RET res;)                           \
-	static RET NAME(struct agile_worker *W, ARGT ARG);                         \
-	static void NAME##__frame_run(struct agile_worker *w,                      \
-				      struct agile_frame *hdr)                     \
-	{                                                                          \
-		struct NAME##__frame *f = (struct NAME##__frame *)hdr;             \
-		f->res = NAME(w, f->arg);                                          \
-	}                                                                          \
-	static inline __attribute__((unused)) RET NAME##__sync(                    \
-		struct agile_worker *agile__w)                                     \
-	{                                                                          \
-		union agile_frame_slot *slot = agile__w->sp - 1;                   \
-		if (__builtin_expect(slot >= agile__w->split, 1)) {                \
-			agile__w->sp = slot;                                       \
-			return NAME(agile__w,                                      \
-				    ((struct NAME##__frame *)slot)->arg);          \
-		}                                                                  \
-		struct NAME##__frame tmp;                                          \
-		return ((struct NAME##__frame *)agile__sync_slow(                  \
-				agile__w, &tmp.hdr, sizeof(tmp)))->res;            \
-	}                                                                          \
-	static inline __attribute__((unused)) int NAME##__run(                     \
-		struct agile_sched *s, ARGT agile__arg, RET *res)                  \
-	{                                                                          \
-		struct NAME##__frame f;                                            \
-		f.hdr.fn = NAME##__frame_run;                                      \
-		f.arg = agile__arg;                                                \
-		int err = agile__run_frame(s, &f.hdr);                             \
-		if (!err && res)                                                   \
-			*res = f.res;                                              \
-		return err;                                                        \
-	}                                                                          \
+#define AGILE_TASK(RET, NAME, W, ARGT, ARG)                               \
+	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RET res;)                  \
+	static RET NAME(struct agile_worker *W, ARGT ARG);                \
+	static void NAME##__frame_run(struct agile_worker *w,             \
+				      struct agile_frame *hdr)            \
+	{                                                                 \
+		struct NAME##__frame *f = (struct NAME##__frame *)hdr;    \
+		f->res = NAME(w, f->arg);                                 \
+	}                                                                 \
+	static inline __attribute__((unused))                             \
+	RET NAME##__sync(struct agile_worker *agile__w)                   \
+	{                                                                 \
+		union agile_frame_slot *slot = agile__w->sp - 1;          \
+		if (__builtin_expect(slot >= agile__w->split, 1)) {       \
+			agile__w->sp = slot;                              \
+			return NAME(agile__w,                             \
+				    ((struct NAME##__frame *)slot)->arg); \
+		}                                                         \
+		struct NAME##__frame tmp;                                 \
+		return ((struct NAME##__frame *)agile__sync_slow(         \
+				agile__w, &tmp.hdr, sizeof(tmp)))         \
+			->res;                                            \
+	}                                                                 \
+	static inline __attribute__((unused)) int NAME##__run(            \
+		struct agile_sched *s, ARGT agile__arg, RET *res)         \
+	{                                                                 \
+		struct NAME##__frame f;                                   \
+		f.hdr.fn = NAME##__frame_run;                             \
+		f.arg = agile__arg;                                       \
+		int err = agile__run_frame(s, &f.hdr);                    \
+		if (!err && res)                                          \
+			*res = f.res;                                     \
+		return err;                                               \
+	}                                                                 \
 	static RET NAME(struct agile_worker *W, ARGT ARG)
 
 /**
@@ -331,35 +332,35 @@ agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top)
  *
  * As AGILE_TASK without @RET; AGILE_SYNC of it is a statement.
  */
-#define AGILE_VOID_TASK(NAME, W, ARGT, ARG)                                       \
-	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, )                                   \
-	static void NAME(struct agile_worker *W, ARGT ARG);                        \
-	static void NAME##__frame_run(struct agile_worker *w,                      \
-				      struct agile_frame *hdr)                     \
-	{                                                                          \
-		NAME(w, ((struct NAME##__frame *)hdr)->arg);                       \
-	}                                                                          \
-	static inline __attribute__((unused)) void NAME##__sync(                   \
-		struct agile_worker *agile__w)                                     \
-	{                                                                          \
-		union agile_frame_slot *slot = agile__w->sp - 1;                   \
-		if (__builtin_expect(slot >= agile__w->split, 1)) {                \
-			agile__w->sp = slot;                                       \
-			NAME(agile__w, ((struct NAME##__frame *)slot)->arg);       \
-			return;                                                    \
-		}                                                                  \
-		struct NAME##__frame tmp;                                          \
-		agile__sync_slow(agile__w, &tmp.hdr, sizeof(tmp));                 \
-	}                                                                          \
-	static inline __attribute__((unused)) int NAME##__run(                     \
-		struct agile_sched *s, ARGT agile__arg, void *unused)              \
-	{                                                                          \
-		struct NAME##__frame f;                                            \
-		(void)unused;                                                      \
-		f.hdr.fn = NAME##__frame_run;                                      \
-		f.arg = agile__arg;                                                \
-		return agile__run_frame(s, &f.hdr);                                \
-	}                                                                          \
+#define AGILE_VOID_TASK(NAME, W, ARGT, ARG)                                  \
+	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, )                             \
+	static void NAME(struct agile_worker *W, ARGT ARG);                  \
+	static void NAME##__frame_run(struct agile_worker *w,                \
+				      struct agile_frame *hdr)               \
+	{                                                                    \
+		NAME(w, ((struct NAME##__frame *)hdr)->arg);                 \
+	}                                                                    \
+	static inline __attribute__((unused)) void NAME##__sync(             \
+		struct agile_worker *agile__w)                               \
+	{                                                                    \
+		union agile_frame_slot *slot = agile__w->sp - 1;             \
+		if (__builtin_expect(slot >= agile__w->split, 1)) {          \
+			agile__w->sp = slot;                                 \
+			NAME(agile__w, ((struct NAME##__frame *)slot)->arg); \
+			return;                                              \
+		}                                                            \
+		struct NAME##__frame tmp;                                    \
+		agile__sync_slow(agile__w, &tmp.hdr, sizeof(tmp));           \
+	}                                                                    \
+	static inline __attribute__((unused)) int NAME##__run(               \
+		struct agile_sched *s, ARGT agile__arg, void *unused)        \
+	{                                                                    \
+		struct NAME##__frame f;                                      \
+		(void)unused;                                                \
+		f.hdr.fn = NAME##__frame_run;                                \
+		f.arg = agile__arg;                                          \
+		return agile__run_frame(s, &f.hdr);                          \
+	}                                                                    \
 	static void NAME(struct agile_worker *W, ARGT ARG)
 
 /**
@@ -464,7 +465,7 @@ typedef int (*agile_offload_fn)(struct agile_worker *w,
 
 /* agile_sched_opts.flags */
 #define AGILE_SCHED_NO_PIN (1u << 0) /* do not bind workers to cores */
-#define AGILE_SCHED_QUIET (1u << 1)  /* no note on stderr when pinning fails */
+#define AGILE_SCHED_QUIET (1u << 1) /* no note on stderr when pinning fails */
 #define AGILE_SCHED_FLAGS_ALL (AGILE_SCHED_NO_PIN | AGILE_SCHED_QUIET)
 
 /**
@@ -631,8 +632,9 @@ int agile_sched_run(struct agile_sched *s,
  * @begin, @grain < 0) or -ESHUTDOWN.
  */
 int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
-		       int64_t grain,
-		       int (*body)(int64_t lo, int64_t hi, void *arg), void *arg);
+			     int64_t grain,
+			     int (*body)(int64_t lo, int64_t hi, void *arg),
+			     void *arg);
 
 /**
  * agile_sched_run_task - run an application task tree (seed 002, 500b)

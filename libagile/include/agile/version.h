@@ -41,8 +41,8 @@ extern "C" {
  * Return: 1 if the headers are older than @major.@minor, 0 if they are
  * that version or newer.
  */
-#define AGILE_CHECK_VERSION(major, minor)                                  \
-	((major) > AGILE_VERSION_MAJOR ||                                  \
+#define AGILE_CHECK_VERSION(major, minor) \
+	((major) > AGILE_VERSION_MAJOR || \
 	 ((major) == AGILE_VERSION_MAJOR && (minor) > AGILE_VERSION_MINOR))
 
 /**

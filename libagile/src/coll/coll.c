@@ -107,7 +107,7 @@ static int check_opts(const struct agile_coll_opts *o)
 }
 
 int coll_take_opts(const struct agile_coll_opts *opts,
-		     struct agile_coll_opts *out)
+		   struct agile_coll_opts *out)
 {
 	if (opts)
 		*out = *opts;
@@ -303,4 +303,3 @@ int agile_coll_barrier(struct agile_coll *coll)
 		return -EINVAL;
 	return coll->ops->barrier(coll);
 }
-

@@ -139,14 +139,15 @@ static int hier_allreduce(struct coll_mpi *c, const void *send, void *recv,
 							 piece_max;
 		size_t q = piece / p;
 
-		err = coll_mpi_cache_grow(&c->block, &c->block_bytes, q * esize);
+		err = coll_mpi_cache_grow(&c->block, &c->block_bytes,
+					  q * esize);
 		if (!err)
 			err = agile_coll_reduce_scatter(
 				c->local, (const char *)send + done * esize,
 				c->block, q, type, op);
 		if (!err && c->info.nr_nodes > 1)
 			err = coll_net_allreduce(c, c->cross_comm, c->block,
-					    c->block, q, type, op);
+						 c->block, q, type, op);
 		if (!err)
 			err = agile_coll_allgather(c->local, c->block,
 						   (char *)recv + done * esize,
@@ -155,9 +156,9 @@ static int hier_allreduce(struct coll_mpi *c, const void *send, void *recv,
 	}
 	if (!err && count > body)
 		err = coll_net_allreduce(c, c->comm,
-				    (const char *)send + body * esize,
-				    (char *)recv + body * esize, count - body,
-				    type, op);
+					 (const char *)send + body * esize,
+					 (char *)recv + body * esize,
+					 count - body, type, op);
 	return err;
 }
 
@@ -183,7 +184,7 @@ static int hier_reduce(struct coll_mpi *c, const void *send, void *recv,
 			dst = (char *)recv + done * esize;
 		} else if (carrier) {
 			err = coll_mpi_cache_grow(&c->block, &c->block_bytes,
-					 piece * esize);
+						  piece * esize);
 			dst = c->block;
 		}
 		if (!err)
@@ -193,7 +194,7 @@ static int hier_reduce(struct coll_mpi *c, const void *send, void *recv,
 		/* The root's node is its rank in cross_comm (node order). */
 		if (!err && carrier && c->info.nr_nodes > 1)
 			err = coll_net_reduce(c, c->cross_comm, dst, dst, piece,
-					 type, op, c->node_of[root]);
+					      type, op, c->node_of[root]);
 		done += piece;
 	}
 	return err;
@@ -245,7 +246,8 @@ static int mpi_reduce(struct agile_coll *coll, const void *send, void *recv,
 				       (int)root);
 	if (hierarchical(c, op))
 		return hier_reduce(c, send, recv, count, type, op, (int)root);
-	return coll_net_reduce(c, c->comm, send, recv, count, type, op, (int)root);
+	return coll_net_reduce(c, c->comm, send, recv, count, type, op,
+			       (int)root);
 }
 
 static int mpi_reduce_scatter(struct agile_coll *coll, const void *send,
@@ -254,7 +256,8 @@ static int mpi_reduce_scatter(struct agile_coll *coll, const void *send,
 {
 	struct coll_mpi *c = to_mpi(coll);
 
-	return coll_net_reduce_scatter(c, c->comm, send, recv, recv_count, type, op);
+	return coll_net_reduce_scatter(c, c->comm, send, recv, recv_count, type,
+				       op);
 }
 
 static int mpi_allgather(struct agile_coll *coll, const void *send, void *recv,
@@ -492,4 +495,3 @@ int agile_coll_mpi_info(const struct agile_coll *coll,
 	*info = ((const struct coll_mpi *)coll)->info;
 	return 0;
 }
-

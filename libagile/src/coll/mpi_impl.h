@@ -68,15 +68,15 @@ int coll_mpi_cache_grow(char **buf, size_t *have, size_t bytes);
 
 /* mpi_net.c: one network collective of @c's plan over @comm. */
 int coll_net_allreduce(struct coll_mpi *c, MPI_Comm comm, const void *send,
-			 void *recv, size_t count, enum agile_coll_type type,
-			 enum agile_coll_op op);
+		       void *recv, size_t count, enum agile_coll_type type,
+		       enum agile_coll_op op);
 int coll_net_reduce(struct coll_mpi *c, MPI_Comm comm, const void *send,
-		      void *recv, size_t count, enum agile_coll_type type,
-		      enum agile_coll_op op, int root);
-int coll_net_reduce_scatter(struct coll_mpi *c, MPI_Comm comm,
-			      const void *send, void *recv, size_t recv_count,
-			      enum agile_coll_type type, enum agile_coll_op op);
+		    void *recv, size_t count, enum agile_coll_type type,
+		    enum agile_coll_op op, int root);
+int coll_net_reduce_scatter(struct coll_mpi *c, MPI_Comm comm, const void *send,
+			    void *recv, size_t recv_count,
+			    enum agile_coll_type type, enum agile_coll_op op);
 int coll_net_allgather(struct coll_mpi *c, MPI_Comm comm, const void *send,
-			 void *recv, size_t count, enum agile_coll_type type);
+		       void *recv, size_t count, enum agile_coll_type type);
 
 #endif /* AGILE_COLL_MPI_IMPL_H */

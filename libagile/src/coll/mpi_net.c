@@ -146,7 +146,7 @@ static int net_wait_readers(struct net *n, uint32_t s)
 	}
 	while (n->first_send < n->next_post &&
 	       mpi_reqs_null(n->st[n->first_send].send,
-			 n->st[n->first_send].nr_send))
+			     n->st[n->first_send].nr_send))
 		n->first_send++;
 	return 0;
 }
@@ -480,8 +480,8 @@ static void plan_params(struct agile_coll_plan_params *pa,
 }
 
 int coll_net_allreduce(struct coll_mpi *c, MPI_Comm comm, const void *send,
-			 void *recv, size_t count, enum agile_coll_type type,
-			 enum agile_coll_op op)
+		       void *recv, size_t count, enum agile_coll_type type,
+		       enum agile_coll_op op)
 {
 	struct agile_coll_plan_params pa;
 
@@ -490,8 +490,8 @@ int coll_net_allreduce(struct coll_mpi *c, MPI_Comm comm, const void *send,
 }
 
 int coll_net_reduce(struct coll_mpi *c, MPI_Comm comm, const void *send,
-		      void *recv, size_t count, enum agile_coll_type type,
-		      enum agile_coll_op op, int root)
+		    void *recv, size_t count, enum agile_coll_type type,
+		    enum agile_coll_op op, int root)
 {
 	struct agile_coll_plan_params pa;
 	void *work = recv;
@@ -500,7 +500,7 @@ int coll_net_reduce(struct coll_mpi *c, MPI_Comm comm, const void *send,
 	plan_params(&pa, c, comm, AGILE_COLL_KIND_REDUCE, count, root);
 	if (pa.rank != (uint32_t)root) {
 		err = coll_mpi_cache_grow(&c->work, &c->work_bytes,
-				 count * agile_coll_type_size(type));
+					  count * agile_coll_type_size(type));
 		if (err)
 			return err;
 		work = c->work;
@@ -508,9 +508,9 @@ int coll_net_reduce(struct coll_mpi *c, MPI_Comm comm, const void *send,
 	return net_run(c, comm, &pa, send, work, recv, type, op);
 }
 
-int coll_net_reduce_scatter(struct coll_mpi *c, MPI_Comm comm,
-			      const void *send, void *recv, size_t recv_count,
-			      enum agile_coll_type type, enum agile_coll_op op)
+int coll_net_reduce_scatter(struct coll_mpi *c, MPI_Comm comm, const void *send,
+			    void *recv, size_t recv_count,
+			    enum agile_coll_type type, enum agile_coll_op op)
 {
 	struct agile_coll_plan_params pa;
 	int err;
@@ -518,19 +518,18 @@ int coll_net_reduce_scatter(struct coll_mpi *c, MPI_Comm comm,
 	plan_params(&pa, c, comm, AGILE_COLL_KIND_REDUCE_SCATTER, recv_count,
 		    0);
 	err = coll_mpi_cache_grow(&c->work, &c->work_bytes,
-			 recv_count * pa.nr_members *
-				 agile_coll_type_size(type));
+				  recv_count * pa.nr_members *
+					  agile_coll_type_size(type));
 	if (err)
 		return err;
 	return net_run(c, comm, &pa, send, c->work, recv, type, op);
 }
 
 int coll_net_allgather(struct coll_mpi *c, MPI_Comm comm, const void *send,
-			 void *recv, size_t count, enum agile_coll_type type)
+		       void *recv, size_t count, enum agile_coll_type type)
 {
 	struct agile_coll_plan_params pa;
 
 	plan_params(&pa, c, comm, AGILE_COLL_KIND_ALLGATHER, count, 0);
 	return net_run(c, comm, &pa, send, recv, recv, type, AGILE_COLL_SUM);
 }
-

@@ -129,8 +129,8 @@ static int in_pieces(struct coll_shm *c, const struct coll_desc *desc,
 			for (size_t r = 0; r < nr; r++)
 				memcpy(tmp + r * n * es,
 				       in + (r * count + at) * es, n * es);
-			err = shm_collective(c, desc, kind, tmp,
-					     out + at * es, n, type, op, root);
+			err = shm_collective(c, desc, kind, tmp, out + at * es,
+					     n, type, op, root);
 		}
 		if (err)
 			return err;
@@ -242,30 +242,30 @@ static int shm_collective(struct coll_shm *c, const struct coll_desc *desc,
 }
 
 int coll_node_allreduce(struct agile_coll *coll, const void *send, void *recv,
-			 size_t count, enum agile_coll_type type,
-			 enum agile_coll_op op)
+			size_t count, enum agile_coll_type type,
+			enum agile_coll_op op)
 {
-	struct coll_desc d = coll_desc_of(AGILE_COLL_KIND_ALLREDUCE, count,
-					  type, op, 0);
+	struct coll_desc d =
+		coll_desc_of(AGILE_COLL_KIND_ALLREDUCE, count, type, op, 0);
 
-	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_ALLREDUCE,
-			      send, recv, count, type, op, 0);
+	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_ALLREDUCE, send,
+			      recv, count, type, op, 0);
 }
 
 int coll_node_reduce(struct agile_coll *coll, const void *send, void *recv,
-		      size_t count, enum agile_coll_type type,
-		      enum agile_coll_op op, uint32_t root)
+		     size_t count, enum agile_coll_type type,
+		     enum agile_coll_op op, uint32_t root)
 {
-	struct coll_desc d = coll_desc_of(AGILE_COLL_KIND_REDUCE, count, type,
-					  op, root);
+	struct coll_desc d =
+		coll_desc_of(AGILE_COLL_KIND_REDUCE, count, type, op, root);
 
 	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_REDUCE, send,
 			      recv, count, type, op, root);
 }
 
 int coll_node_reduce_scatter(struct agile_coll *coll, const void *send,
-			      void *recv, size_t recv_count,
-			      enum agile_coll_type type, enum agile_coll_op op)
+			     void *recv, size_t recv_count,
+			     enum agile_coll_type type, enum agile_coll_op op)
 {
 	struct coll_desc d = coll_desc_of(AGILE_COLL_KIND_REDUCE_SCATTER,
 					  recv_count, type, op, 0);
@@ -275,13 +275,13 @@ int coll_node_reduce_scatter(struct agile_coll *coll, const void *send,
 }
 
 int coll_node_allgather(struct agile_coll *coll, const void *send, void *recv,
-			 size_t count, enum agile_coll_type type)
+			size_t count, enum agile_coll_type type)
 {
 	struct coll_desc d = coll_desc_of(AGILE_COLL_KIND_ALLGATHER, count,
 					  type, AGILE_COLL_SUM, 0);
 
-	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_ALLGATHER,
-			      send, recv, count, type, AGILE_COLL_SUM, 0);
+	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_ALLGATHER, send,
+			      recv, count, type, AGILE_COLL_SUM, 0);
 }
 
 int coll_node_barrier(struct agile_coll *coll)
@@ -372,4 +372,3 @@ bool coll_heap_free(struct agile_coll *coll, void *ptr)
 	}
 	return true; /* in the heap but not a block: ignore it */
 }
-

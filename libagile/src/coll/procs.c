@@ -223,7 +223,9 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 		err = map_peers(c);
 	if (err)
 		goto fail;
-	c->spin_ns = coll_spin_ns(spin_asked, nr_members, procs_count_cpus((void *const *)c->seg, nr_members),
+	c->spin_ns = coll_spin_ns(spin_asked, nr_members,
+				  procs_count_cpus((void *const *)c->seg,
+						   nr_members),
 				  &c->yield_ns);
 	/*
 	 * value 2: every member has read the masks, the segment ids and the
@@ -240,4 +242,3 @@ fail:
 	procs_free(c);
 	return err;
 }
-

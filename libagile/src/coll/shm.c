@@ -244,11 +244,11 @@ static void publish_addrs(struct coll_shm *c, const void *send, void *work)
 	}
 	agile_dev_slot(c->dev, me, &db, NULL);
 	procs_set_word_pair(db, COLL_WORD_SEND,
-		      send ? (uint64_t)((const char *)send - c->seg[me]) :
-			     UINT64_MAX);
+			    send ? (uint64_t)((const char *)send - c->seg[me]) :
+				   UINT64_MAX);
 	procs_set_word_pair(db, COLL_WORD_WORK,
-		      work ? (uint64_t)((char *)work - c->seg[me]) :
-			     UINT64_MAX);
+			    work ? (uint64_t)((char *)work - c->seg[me]) :
+				   UINT64_MAX);
 }
 
 /*

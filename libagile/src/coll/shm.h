@@ -198,7 +198,6 @@ void coll_shm_release(struct coll_shm *c);
 /* coll_shm_init - the transport's part of a new handle; 0 or -ENOMEM. */
 int coll_shm_init(struct coll_shm *c);
 
-
 static inline struct coll_shm *to_shm(struct agile_coll *coll)
 {
 	return (struct coll_shm *)coll;
@@ -206,7 +205,7 @@ static inline struct coll_shm *to_shm(struct agile_coll *coll)
 
 /* coll.c: the options every scope takes, and the CPUs this thread may use. */
 int coll_take_opts(const struct agile_coll_opts *opts,
-		     struct agile_coll_opts *out);
+		   struct agile_coll_opts *out);
 long coll_affinity_cpus(void);
 
 /*
@@ -214,16 +213,16 @@ long coll_affinity_cpus(void);
  * and agile_coll_alloc's heap in a member's segment.
  */
 int coll_node_allreduce(struct agile_coll *coll, const void *send, void *recv,
-			 size_t count, enum agile_coll_type type,
-			 enum agile_coll_op op);
+			size_t count, enum agile_coll_type type,
+			enum agile_coll_op op);
 int coll_node_reduce(struct agile_coll *coll, const void *send, void *recv,
-		      size_t count, enum agile_coll_type type,
-		      enum agile_coll_op op, uint32_t root);
+		     size_t count, enum agile_coll_type type,
+		     enum agile_coll_op op, uint32_t root);
 int coll_node_reduce_scatter(struct agile_coll *coll, const void *send,
-			      void *recv, size_t recv_count,
-			      enum agile_coll_type type, enum agile_coll_op op);
+			     void *recv, size_t recv_count,
+			     enum agile_coll_type type, enum agile_coll_op op);
 int coll_node_allgather(struct agile_coll *coll, const void *send, void *recv,
-			 size_t count, enum agile_coll_type type);
+			size_t count, enum agile_coll_type type);
 int coll_node_barrier(struct agile_coll *coll);
 agile_coll_user_fn coll_node_user_fn(const struct agile_coll *coll);
 int coll_node_error(const struct agile_coll *coll);

@@ -28,9 +28,8 @@ struct user_seg_table *user_segs(struct dev_user *u)
 }
 
 /* A group's pages are shared with other processes: shared futexes. */
-long user_futex(const struct agile_dev *dev, void *word, int op,
-		       uint32_t val, const struct timespec *timeout,
-		       uint32_t val3)
+long user_futex(const struct agile_dev *dev, void *word, int op, uint32_t val,
+		const struct timespec *timeout, uint32_t val3)
 {
 	if (dev->group)
 		return syscall(SYS_futex, (uint32_t *)word, op, val, timeout,
@@ -104,7 +103,6 @@ fail:
 	return err;
 }
 
-
 static void user_close(struct agile_dev *dev)
 {
 	if (dev->group) {
@@ -133,7 +131,7 @@ static int user_wake(struct agile_dev *dev, uint32_t slot)
  * (absolute CLOCK_MONOTONIC; 0: none): 0, -ETIMEDOUT, -EINTR or an errno.
  */
 int user_futex_sleep(struct agile_dev *dev, struct agile_doorbell *db,
-		       uint32_t seen, uint64_t deadline_ns)
+		     uint32_t seen, uint64_t deadline_ns)
 {
 	struct timespec deadline = {
 		.tv_sec = (time_t)(deadline_ns / 1000000000ULL),
@@ -176,8 +174,9 @@ static int user_sleep(struct agile_dev *dev, uint32_t slot, uint32_t cmp,
 	atomic_thread_fence(memory_order_seq_cst);
 	seen = doorbell_load_acquire(db);
 	if (!agile_cmp_holds(cmp, seen, value))
-		err = dev->group ? user_group_sleep(dev, db, seen, deadline_ns) :
-				   user_futex_sleep(dev, db, seen, deadline_ns);
+		err = dev->group ?
+			      user_group_sleep(dev, db, seen, deadline_ns) :
+			      user_futex_sleep(dev, db, seen, deadline_ns);
 	__atomic_fetch_sub(&db->sleepers, 1, __ATOMIC_RELAXED);
 	return err;
 }
@@ -244,4 +243,3 @@ const struct dev_backend agile_dev_user = {
 	.seg_create = user_seg_create,
 	.seg_find = user_seg_find,
 };
-

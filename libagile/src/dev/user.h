@@ -61,7 +61,6 @@
 
 #include "dev/dev_impl.h"
 
-
 #define SHM_DIR "/dev/shm"
 #define USER_GROUP_MAGIC 0x707267656c696761ULL /* "agilegrp" in memory */
 #define USER_GROUP_LAYOUT 1
@@ -83,7 +82,7 @@ struct user_seg_table {
 	uint32_t pad;
 	uint64_t end; /* bytes of the segment region in use (whole pages) */
 	uint64_t offset[AGILE_MAX_SEGMENTS]; /* in the file */
-	uint64_t bytes[AGILE_MAX_SEGMENTS];  /* as created */
+	uint64_t bytes[AGILE_MAX_SEGMENTS]; /* as created */
 };
 
 /* Page 0 of a group file. */
@@ -129,11 +128,9 @@ struct dev_user {
 	uint64_t seg_base;
 };
 
-
 struct user_seg_table *user_segs(struct dev_user *u);
-long user_futex(const struct agile_dev *dev, void *word, int op,
-		       uint32_t val, const struct timespec *timeout,
-		       uint32_t val3);
+long user_futex(const struct agile_dev *dev, void *word, int op, uint32_t val,
+		const struct timespec *timeout, uint32_t val3);
 void user_area_sizes(struct agile_dev *dev);
 struct dev_user *user_alloc(void);
 void user_free(struct agile_dev *dev);
@@ -145,10 +142,10 @@ void user_group_end(struct agile_dev *dev, bool leaving);
 int user_group_check(struct agile_dev *dev, bool scan_members);
 void user_group_unmap_close(struct agile_dev *dev);
 int user_group_join(struct agile_dev *dev,
-			   const struct agile_dev_group_opts *opts);
+		    const struct agile_dev_group_opts *opts);
 int user_futex_sleep(struct agile_dev *dev, struct agile_doorbell *db,
-		       uint32_t seen, uint64_t deadline_ns);
+		     uint32_t seen, uint64_t deadline_ns);
 int user_group_sleep(struct agile_dev *dev, struct agile_doorbell *db,
-		       uint32_t seen, uint64_t deadline_ns);
+		     uint32_t seen, uint64_t deadline_ns);
 
 #endif /* AGILE_DEV_USER_H */

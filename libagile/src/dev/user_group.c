@@ -538,7 +538,7 @@ static void sweep_dead_groups(unsigned int own)
 }
 
 int user_group_join(struct agile_dev *dev,
-			   const struct agile_dev_group_opts *opts)
+		    const struct agile_dev_group_opts *opts)
 {
 	unsigned int uid = (unsigned int)geteuid();
 	char name[64];
@@ -574,7 +574,6 @@ int user_group_join(struct agile_dev *dev,
 	return err;
 }
 
-
 static bool scan_due(struct dev_user *u, uint64_t now)
 {
 	uint64_t last =
@@ -593,7 +592,7 @@ static bool scan_due(struct dev_user *u, uint64_t now)
  * two, however often the sleepers are woken.
  */
 int user_group_sleep(struct agile_dev *dev, struct agile_doorbell *db,
-		       uint32_t seen, uint64_t deadline_ns)
+		     uint32_t seen, uint64_t deadline_ns)
 {
 	for (;;) {
 		uint64_t now = agile_mono_ns(), end = now + USER_GROUP_SLICE_NS;
@@ -607,4 +606,3 @@ int user_group_sleep(struct agile_dev *dev, struct agile_doorbell *db,
 			return err;
 	}
 }
-

@@ -138,7 +138,7 @@ static uint32_t run_task(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 				      agile_kernels_scratch_size(k, nr_parts));
 	if (!err)
 		err = agile_kernels_run(k, nr_parts, reg->args, scratch->mem,
-				       &res);
+					&res);
 	if (err) {
 		res.status = 0;
 		res.error = err;
@@ -283,11 +283,15 @@ static void fallback_announce(const struct agile_eu_pool_info *info,
 	if (quiet() || atomic_exchange(&fallback_announced, true))
 		return;
 	if (usable)
-		fprintf(stderr, "agile: usable GPU found, but %s; using CPU "
-				"execution units\n", info->reason);
+		fprintf(stderr,
+			"agile: usable GPU found, but %s; using CPU "
+			"execution units\n",
+			info->reason);
 	else
-		fprintf(stderr, "agile: no usable GPU (%s); using CPU "
-				"execution units\n", info->reason);
+		fprintf(stderr,
+			"agile: no usable GPU (%s); using CPU "
+			"execution units\n",
+			info->reason);
 }
 
 /* The doorbell and task-register areas, every slot, whole pages. */
@@ -302,11 +306,12 @@ static void gpu_areas(struct agile_eu_pool *pool, struct agile__gpu_areas *a)
 	agile_dev_slot(pool->dev, 0, &db, &reg);
 	memset(a, 0, sizeof(*a));
 	a->doorbells = db;
-	a->doorbell_bytes = ((size_t)nr_slots * AGILE_DOORBELL_STRIDE + page -
-			     1) / page * page;
+	a->doorbell_bytes =
+		((size_t)nr_slots * AGILE_DOORBELL_STRIDE + page - 1) / page *
+		page;
 	a->task_regs = reg;
-	a->task_reg_bytes = ((size_t)nr_slots * reg_size + page - 1) / page *
-			    page;
+	a->task_reg_bytes =
+		((size_t)nr_slots * reg_size + page - 1) / page * page;
 	a->task_reg_size = reg_size;
 	a->nr_eus = pool->nr_eus;
 	agile__kernels_builtin_opcodes(pool->kernels, a->opcodes);
@@ -318,8 +323,7 @@ static void gpu_areas(struct agile_eu_pool *pool, struct agile__gpu_areas *a)
  * (CPU EUs: the reason recorded and said once), or, when GPU EUs are
  * required, the error that kept them from starting.
  */
-static int gpu_select(struct agile_eu_pool *pool, bool required,
-		      bool env_cpu)
+static int gpu_select(struct agile_eu_pool *pool, bool required, bool env_cpu)
 {
 	struct agile_eu_pool_info *info = &pool->info;
 	struct agile__gpu_areas areas;
@@ -344,8 +348,9 @@ static int gpu_select(struct agile_eu_pool *pool, bool required,
 	pool->gpu = NULL;
 	if (required) {
 		if (!quiet())
-			fprintf(stderr, "agile: GPU execution units required, "
-					"but %s%s\n",
+			fprintf(stderr,
+				"agile: GPU execution units required, "
+				"but %s%s\n",
 				usable ? "" : "no usable GPU: ", why);
 		return err;
 	}

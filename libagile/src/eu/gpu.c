@@ -31,13 +31,13 @@
 #define REASON_LEN 160
 
 struct runtime {
-	const char *api;      /* "HIP", "CUDA" */
-	const char *libs[4];  /* tried in order, NULL-terminated */
+	const char *api; /* "HIP", "CUDA" */
+	const char *libs[4]; /* tried in order, NULL-terminated */
 	uint32_t vendor;
 	const char *vendor_name;
 	/* Written once under runtimes_once, read-only after. */
-	const char *loaded;   /* the library that answered, or NULL */
-	int nr_devices;       /* devices it can use; 0 when none/absent */
+	const char *loaded; /* the library that answered, or NULL */
+	int nr_devices; /* devices it can use; 0 when none/absent */
 	char reason[REASON_LEN]; /* why nr_devices is 0, or "" */
 };
 
@@ -184,7 +184,8 @@ static unsigned int drm_entries(struct agile_gpu_info *out, unsigned int max,
 		char bus_id[AGILE_GPU_BUS_ID_LEN];
 
 		if (d->bustype != DRM_BUS_PCI || !d->deviceinfo.pci ||
-		    !d->businfo.pci || d->deviceinfo.pci->vendor_id != rt->vendor)
+		    !d->businfo.pci ||
+		    d->deviceinfo.pci->vendor_id != rt->vendor)
 			continue;
 		snprintf(bus_id, sizeof(bus_id), "%04x:%02x:%02x.%u",
 			 d->businfo.pci->domain & 0xffff,

@@ -43,8 +43,8 @@ int agile__gpu_status(char *reason, size_t len);
  * with where it looked in @reason (@rlen bytes; either buffer always
  * terminated).  Thread safe.
  */
-int agile__gpu_code_find(const char *file, char *path, size_t len,
-			 char *reason, size_t rlen);
+int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
+			 size_t rlen);
 
 /**
  * struct agile__gpu_areas - what a GPU pool hands the launcher

@@ -53,10 +53,10 @@
 #include <dlfcn.h>
 #endif
 
-#define REASON(r, rlen, ...)                                     \
-	do {                                                     \
-		if ((r) && (rlen))                               \
-			snprintf((r), (rlen), __VA_ARGS__);      \
+#define REASON(r, rlen, ...)                                \
+	do {                                                \
+		if ((r) && (rlen))                          \
+			snprintf((r), (rlen), __VA_ARGS__); \
 	} while (0)
 
 /* ---- finding the code object ---- */
@@ -70,8 +70,8 @@ static int code_try(const char *dir, const char *file, char *path, size_t len)
 	return access(path, R_OK) ? -ENOENT : 0;
 }
 
-int agile__gpu_code_find(const char *file, char *path, size_t len,
-			 char *reason, size_t rlen)
+int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
+			 size_t rlen)
 {
 	const char *env = getenv("AGILE_GPU_CODE_DIR");
 	char looked[2 * PATH_MAX] = "";
@@ -151,8 +151,7 @@ struct hip_api {
 	int (*ModuleGetFunction)(void **function, void *module,
 				 const char *name);
 	int (*ModuleOccupancyMaxActiveBlocksPerMultiprocessor)(
-		int *blocks, void *function, int block_size,
-		size_t dyn_shared);
+		int *blocks, void *function, int block_size, size_t dyn_shared);
 	int (*ModuleLaunchKernel)(void *function, unsigned int gx,
 				  unsigned int gy, unsigned int gz,
 				  unsigned int bx, unsigned int by,
@@ -223,8 +222,8 @@ static const struct sym cuda_syms[] = { AGILE_CUDA_CALLS(CU_SYM){ NULL, 0,
 enum { API_HIP, API_CUDA, NR_APIS };
 
 struct api_lib {
-	const char *name;       /* "HIP", "CUDA" */
-	const char *libs[3];    /* tried in order */
+	const char *name; /* "HIP", "CUDA" */
+	const char *libs[3]; /* tried in order */
 	const struct sym *syms;
 	void *table;
 	size_t table_size;
@@ -301,8 +300,8 @@ struct mapping {
 
 struct agile__gpu_eus {
 	int api;
-	int device;     /* ordinal; CUdevice for CUDA */
-	void *ctx;      /* CUDA primary context */
+	int device; /* ordinal; CUdevice for CUDA */
+	void *ctx; /* CUDA primary context */
 	void *module;
 	void *persistent, *run_once; /* the kernels */
 	void *stream, *once_stream;
@@ -434,11 +433,13 @@ static int gpu_open_device(struct agile__gpu_eus *g, int *sms, int *coop,
 		if (!rc) {
 			*step = "hipDeviceGetAttribute";
 			rc = hip.DeviceGetAttribute(
-				sms, AGILE_HIP_ATTR_MULTIPROCESSOR_COUNT, g->device);
+				sms, AGILE_HIP_ATTR_MULTIPROCESSOR_COUNT,
+				g->device);
 		}
 		if (!rc)
 			rc = hip.DeviceGetAttribute(
-				coop, AGILE_HIP_ATTR_COOPERATIVE_LAUNCH, g->device);
+				coop, AGILE_HIP_ATTR_COOPERATIVE_LAUNCH,
+				g->device);
 		return rc;
 	}
 	*step = "cuInit";
@@ -465,12 +466,12 @@ static int gpu_open_device(struct agile__gpu_eus *g, int *sms, int *coop,
 	}
 	if (!rc) {
 		*step = "cuDeviceGetAttribute";
-		rc = cu.DeviceGetAttribute(sms, AGILE_CU_ATTR_MULTIPROCESSOR_COUNT,
-					   g->device);
+		rc = cu.DeviceGetAttribute(
+			sms, AGILE_CU_ATTR_MULTIPROCESSOR_COUNT, g->device);
 	}
 	if (!rc)
-		rc = cu.DeviceGetAttribute(coop, AGILE_CU_ATTR_COOPERATIVE_LAUNCH,
-					   g->device);
+		rc = cu.DeviceGetAttribute(
+			coop, AGILE_CU_ATTR_COOPERATIVE_LAUNCH, g->device);
 	return rc;
 }
 
@@ -624,8 +625,8 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 		goto fail;
 	rc = gpu_load_module(g, path, &step);
 	if (rc) {
-		REASON(reason, rlen, "%s: %s of %.160s failed: error %d", lib->name,
-		       step, path, rc);
+		REASON(reason, rlen, "%s: %s of %.160s failed: error %d",
+		       lib->name, step, path, rc);
 		err = -ENOENT;
 		goto fail;
 	}

@@ -214,11 +214,11 @@ static const struct agile_kernel builtins[AGILE_COMMON_NR] = {
 	[AGILE_COMMON_AXPY] = { .name = AGILE_KERNEL_AXPY,
 				.nr_phases = AGILE_AXPY_NR_PHASES,
 				.phases = axpy_phases },
-	[AGILE_COMMON_MATLIST_MUL] = {
-		.name = AGILE_KERNEL_MATLIST_MUL,
-		.nr_phases = AGILE_MATLIST_NR_PHASES,
-		.phases = matlist_phases,
-		.state_size = sizeof(struct agile_matlist_state) },
+	[AGILE_COMMON_MATLIST_MUL] = { .name = AGILE_KERNEL_MATLIST_MUL,
+				       .nr_phases = AGILE_MATLIST_NR_PHASES,
+				       .phases = matlist_phases,
+				       .state_size = sizeof(
+					       struct agile_matlist_state) },
 };
 
 /* Whether @k is built-in @id as the library registered it. */
@@ -275,7 +275,7 @@ static size_t states_bytes(const struct agile_kernel *k, uint32_t nr_lanes)
 }
 
 size_t agile_kernels_scratch_size(const struct agile_kernel *kernel,
-				 uint32_t nr_lanes)
+				  uint32_t nr_lanes)
 {
 	if (!kernel)
 		return 0;
@@ -295,8 +295,8 @@ static void lane_failed(struct agile_lane_result *res, uint64_t *live,
 }
 
 int agile_kernels_run(const struct agile_kernel *k, uint32_t nr_lanes,
-		     const __u64 *args, void *scratch,
-		     struct agile_lane_result *res)
+		      const __u64 *args, void *scratch,
+		      struct agile_lane_result *res)
 {
 	size_t stride;
 	unsigned char *states, *shared;

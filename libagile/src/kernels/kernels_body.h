@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 enum {
-	AGILE_COMMON_AXPY,	  /* y = a x + y */
+	AGILE_COMMON_AXPY, /* y = a x + y */
 	AGILE_COMMON_MATLIST_MUL, /* C[i] = A[i] x B, overwriting A[i] */
 	AGILE_COMMON_NR
 };
@@ -40,8 +40,8 @@ enum {
 
 static inline AGILE_LANE_FN int agile_axpy_phase(uint32_t lane,
 						 uint32_t nr_lanes,
-						 const __u64 *args,
-						 void *state, void *shared)
+						 const __u64 *args, void *state,
+						 void *shared)
 {
 	union {
 		__u64 bits;
@@ -75,15 +75,13 @@ struct agile_matlist_state {
 	double acc; /* live across the barrier: promoted per lane on a CPU */
 };
 
-static inline AGILE_LANE_FN int agile_matlist_multiply(uint32_t lane,
-						       uint32_t nr_lanes,
-						       const __u64 *args,
-						       void *state,
-						       void *shared)
+static inline AGILE_LANE_FN int
+agile_matlist_multiply(uint32_t lane, uint32_t nr_lanes, const __u64 *args,
+		       void *state, void *shared)
 {
 	uint64_t dim = args[3];
-	const double *a = (const double *)(uintptr_t)args[0] +
-			  args[2] * dim * dim;
+	const double *a =
+		(const double *)(uintptr_t)args[0] + args[2] * dim * dim;
 	const double *b = (const double *)(uintptr_t)args[1];
 	struct agile_matlist_state *st = (struct agile_matlist_state *)state;
 	uint64_t row, col;

@@ -62,7 +62,8 @@ static inline struct agile_deque_array *agile_deque_array_new(int64_t size)
 }
 
 /* 0 or -ENOMEM; @log_size: log2 of the initial capacity (at most 30). */
-static inline int agile_deque_init(struct agile_deque *dq, unsigned int log_size)
+static inline int agile_deque_init(struct agile_deque *dq,
+				   unsigned int log_size)
 {
 	struct agile_deque_array *a;
 
@@ -81,8 +82,8 @@ static inline int agile_deque_init(struct agile_deque *dq, unsigned int log_size
 /* Frees the array and every retired one.  No thief may be running. */
 static inline void agile_deque_destroy(struct agile_deque *dq)
 {
-	struct agile_deque_array *a = atomic_load_explicit(&dq->array,
-							    memory_order_relaxed);
+	struct agile_deque_array *a =
+		atomic_load_explicit(&dq->array, memory_order_relaxed);
 
 	free(a);
 	while (dq->retired) {
@@ -95,8 +96,8 @@ static inline void agile_deque_destroy(struct agile_deque *dq)
 
 /* Owner only.  Copies items [t, b) into a new array of twice the size. */
 static inline struct agile_deque_array *
-agile_deque_grow(struct agile_deque *dq, struct agile_deque_array *a,
-		 int64_t t, int64_t b)
+agile_deque_grow(struct agile_deque *dq, struct agile_deque_array *a, int64_t t,
+		 int64_t b)
 {
 	struct agile_deque_array *na = agile_deque_array_new(a->size * 2);
 
@@ -123,8 +124,8 @@ static inline int agile_deque_push(struct agile_deque *dq, void *x)
 {
 	int64_t b = atomic_load_explicit(&dq->bottom, memory_order_relaxed);
 	int64_t t = atomic_load_explicit(&dq->top, memory_order_acquire);
-	struct agile_deque_array *a = atomic_load_explicit(&dq->array,
-							    memory_order_relaxed);
+	struct agile_deque_array *a =
+		atomic_load_explicit(&dq->array, memory_order_relaxed);
 
 	if (b - t > a->size - 1) {
 		a = agile_deque_grow(dq, a, t, b);
@@ -145,8 +146,8 @@ static inline int agile_deque_push(struct agile_deque *dq, void *x)
 static inline void *agile_deque_take(struct agile_deque *dq)
 {
 	int64_t b = atomic_load_explicit(&dq->bottom, memory_order_relaxed) - 1;
-	struct agile_deque_array *a = atomic_load_explicit(&dq->array,
-							    memory_order_relaxed);
+	struct agile_deque_array *a =
+		atomic_load_explicit(&dq->array, memory_order_relaxed);
 	int64_t t;
 	void *x = NULL;
 

@@ -464,8 +464,7 @@ static int offload_leaf(struct agile_worker *w,
 	return err;
 }
 
-int agile_offload_bind(struct agile_sched_opts *opts,
-			     struct agile_offload *off)
+int agile_offload_bind(struct agile_sched_opts *opts, struct agile_offload *off)
 {
 	if (!opts || !off)
 		return -EINVAL;

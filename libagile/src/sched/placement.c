@@ -79,8 +79,8 @@ int sched_placement_load(struct placement *p)
 		int placed = 0;
 
 		for (int c = 0; c < nr_cores; c++) {
-			hwloc_obj_t core = hwloc_get_obj_by_type(p->topo,
-								 HWLOC_OBJ_CORE, c);
+			hwloc_obj_t core = hwloc_get_obj_by_type(
+				p->topo, HWLOC_OBJ_CORE, c);
 			hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(
 				p->topo, core->cpuset, HWLOC_OBJ_PU,
 				(unsigned int)rank);
@@ -111,7 +111,6 @@ void sched_placement_free(struct placement *p)
 		hwloc_topology_destroy(p->topo);
 	}
 }
-
 
 int sched_placement_cpus(struct placement *p, uint32_t i, cpu_set_t *cpus)
 {

@@ -40,13 +40,13 @@ int agile_sched_opts_init(struct agile_sched_opts *opts)
 
 static int check_opts(const struct agile_sched_opts *o)
 {
-	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
+	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]);
+	     i++)
 		if (o->reserved[i])
 			return -EINVAL;
 	if (o->reserved32 || (o->flags & ~AGILE_SCHED_FLAGS_ALL) ||
 	    o->nr_workers > AGILE_SCHED_MAX_WORKERS ||
-	    (o->max_frames && o->max_frames < 2) ||
-	    o->max_frames > (1u << 24))
+	    (o->max_frames && o->max_frames < 2) || o->max_frames > (1u << 24))
 		return -EINVAL;
 	return 0;
 }
@@ -102,9 +102,11 @@ static struct worker *worker_new(struct agile_sched *s, uint32_t index,
 	w->frames_end = w->frames + max_frames;
 	w->pub.eager_end = w->frames;
 	if (nr_workers > 1)
-		w->pub.eager_end += max_frames / 2 < EAGER_FRAMES ? max_frames / 2
-								 : EAGER_FRAMES;
-	w->pub.fast_span = (uintptr_t)w->frames_end - (uintptr_t)w->pub.eager_end;
+		w->pub.eager_end += max_frames / 2 < EAGER_FRAMES ?
+					    max_frames / 2 :
+					    EAGER_FRAMES;
+	w->pub.fast_span =
+		(uintptr_t)w->frames_end - (uintptr_t)w->pub.eager_end;
 	return w;
 }
 
@@ -222,8 +224,8 @@ int agile_sched_create(const struct agile_sched_opts *opts,
 	}
 	s->nr_workers = opts->nr_workers;
 	if (!s->nr_workers)
-		s->nr_workers = place.pus ? (uint32_t)place.nr_pus
-					  : online_cpus();
+		s->nr_workers = place.pus ? (uint32_t)place.nr_pus :
+					    online_cpus();
 	if (s->nr_workers > AGILE_SCHED_MAX_WORKERS)
 		s->nr_workers = AGILE_SCHED_MAX_WORKERS;
 
@@ -297,8 +299,7 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *st)
 	st->nr_workers = s->nr_workers;
 	st->nr_pinned = s->nr_pinned;
 	st->pin_error = s->pin_error;
-	st->sleeping = atomic_load_explicit(&s->nr_asleep,
-					    memory_order_relaxed);
+	st->sleeping =
+		atomic_load_explicit(&s->nr_asleep, memory_order_relaxed);
 	return 0;
 }
-

@@ -94,8 +94,9 @@ AGILE_TASK(int, pfor_task, w, struct pfor_range, r)
 }
 
 int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
-		       int64_t grain,
-		       int (*body)(int64_t lo, int64_t hi, void *arg), void *arg)
+			     int64_t grain,
+			     int (*body)(int64_t lo, int64_t hi, void *arg),
+			     void *arg)
 {
 	struct pfor_ctx ctx = { .body = body, .arg = arg, .grain = grain };
 	struct pfor_range range = { .ctx = &ctx, .lo = begin, .hi = end };
@@ -121,8 +122,9 @@ struct tree_node {
 	_Alignas(16) unsigned char task[AGILE_TASK_MAX_SIZE];
 };
 
-static int tree_process(struct agile_worker *w, const struct agile_task_ops *ops,
-			void *arg, void *task);
+static int tree_process(struct agile_worker *w,
+			const struct agile_task_ops *ops, void *arg,
+			void *task);
 
 AGILE_TASK(int, tree_task, w, struct tree_node, node)
 {
@@ -130,8 +132,8 @@ AGILE_TASK(int, tree_task, w, struct tree_node, node)
 }
 
 /* Step 528: the leaf goes to the offload hook, by default the CPU. */
-static int offload_leaf(struct agile_worker *aw, const struct agile_task_ops *ops,
-			void *arg, void *task)
+static int offload_leaf(struct agile_worker *aw,
+			const struct agile_task_ops *ops, void *arg, void *task)
 {
 	struct worker *w = to_worker(aw);
 	struct agile_sched *s = w->sched;
@@ -156,11 +158,11 @@ static int tree_fail(struct agile_worker *w, int err)
 }
 
 /* Process 500b for one task: cutoff (524), split and push (526), or leaf. */
-static int tree_process(struct agile_worker *w, const struct agile_task_ops *ops,
-			void *arg, void *task)
+static int tree_process(struct agile_worker *w,
+			const struct agile_task_ops *ops, void *arg, void *task)
 {
-	_Alignas(16) unsigned char children[AGILE_TASK_SPLIT_MAX *
-					    AGILE_TASK_MAX_SIZE];
+	_Alignas(16) unsigned char
+		children[AGILE_TASK_SPLIT_MAX * AGILE_TASK_MAX_SIZE];
 	struct tree_node node = { .ops = ops, .arg = arg };
 	int nr, i, err;
 
@@ -200,4 +202,3 @@ int agile_sched_run_task(struct agile_sched *s,
 	memcpy(root.task, task, ops->task_size);
 	return AGILE_RUN(s, tree_task, root, NULL);
 }
-

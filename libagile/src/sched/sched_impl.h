@@ -73,7 +73,7 @@ enum frame_state {
 };
 
 struct agile_run {
-	_Atomic int error;     /* first negative errno wins (compare-and-swap) */
+	_Atomic int error; /* first negative errno wins (compare-and-swap) */
 	_Atomic uint32_t done; /* futex word of an outside caller */
 	struct agile_frame *root;
 	struct agile_run *next; /* in agile_sched.roots_head */
@@ -116,10 +116,10 @@ struct agile_sched {
 	/* Runs submitted by threads that are not workers, oldest first. */
 	pthread_mutex_t lock;
 	struct agile_run *roots_head, **roots_tail;
-	_Atomic uint32_t nr_roots;  /* queued, not yet picked up */
+	_Atomic uint32_t nr_roots; /* queued, not yet picked up */
 	_Atomic uint32_t nr_active; /* submitted and not yet done */
-	_Atomic bool closing;       /* agile_sched_destroy started */
-	_Atomic bool stop;          /* workers leave their loop */
+	_Atomic bool closing; /* agile_sched_destroy started */
+	_Atomic bool stop; /* workers leave their loop */
 	/* Sleepers wait on wake_seq; its own line, touched only by idle paths. */
 	_Alignas(128) _Atomic uint32_t wake_seq;
 	_Atomic int32_t nr_sleepers;

@@ -57,7 +57,8 @@ static void wake_one(struct agile_sched *s)
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&s->nr_sleepers, memory_order_relaxed) > 0) {
-		atomic_fetch_add_explicit(&s->wake_seq, 1, memory_order_release);
+		atomic_fetch_add_explicit(&s->wake_seq, 1,
+					  memory_order_release);
 		agile_futex(&s->wake_seq, FUTEX_WAKE, 1, NULL, 0);
 	}
 }
@@ -72,7 +73,8 @@ static void ask_for_work(struct worker *victim)
 {
 	/* Load first: the flag's line stays shared while it is already up. */
 	if (!atomic_load_explicit(&victim->pub.hungry, memory_order_relaxed))
-		atomic_store_explicit(&victim->pub.hungry, 1, memory_order_relaxed);
+		atomic_store_explicit(&victim->pub.hungry, 1,
+				      memory_order_relaxed);
 }
 
 static struct agile_frame *steal_from(struct worker *victim)
@@ -370,8 +372,8 @@ int agile_sched_failed(const struct agile_worker *aw)
 	if (!aw)
 		return -EINVAL;
 	return w->run ? atomic_load_explicit(&w->run->error,
-					     memory_order_relaxed)
-		      : 0;
+					     memory_order_relaxed) :
+			0;
 }
 
 int agile_sched_worker_index(const struct agile_worker *aw)
@@ -442,7 +444,8 @@ static struct agile_run *pop_root(struct agile_sched *s)
 		s->roots_head = r->next;
 		if (!s->roots_head)
 			s->roots_tail = &s->roots_head;
-		atomic_fetch_sub_explicit(&s->nr_roots, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&s->nr_roots, 1,
+					  memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return r;
@@ -518,8 +521,7 @@ static void wait_helping(struct worker *w, _Atomic uint32_t *done)
 		 * looking at our own pool's work again.
 		 */
 		if (!back_off(&idle))
-			agile_futex(done, FUTEX_WAIT, 0, help ? &nap : NULL,
-				    0);
+			agile_futex(done, FUTEX_WAIT, 0, help ? &nap : NULL, 0);
 	}
 	w->random_nest--;
 }
@@ -578,4 +580,3 @@ void *sched_worker_main(void *arg)
 	sched_current_worker = NULL;
 	return NULL;
 }
-

@@ -43,8 +43,8 @@ int procs_rendezvous(struct agile_dev *dev, uint32_t self, uint32_t nr,
 	return err;
 }
 
-uint32_t procs_rank_by_order(const uint32_t *order, uint32_t nr,
-			     uint32_t self, uint32_t *to_rank)
+uint32_t procs_rank_by_order(const uint32_t *order, uint32_t nr, uint32_t self,
+			     uint32_t *to_rank)
 {
 	for (uint32_t q = 0; q < nr; q++) {
 		uint32_t r = 0;

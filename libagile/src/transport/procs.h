@@ -56,8 +56,8 @@ int procs_rendezvous(struct agile_dev *dev, uint32_t self, uint32_t nr,
  * are @order[]: by order, ties by index, so that every member computes
  * the same ranks; @to_rank[q] gets member q's rank.
  */
-uint32_t procs_rank_by_order(const uint32_t *order, uint32_t nr,
-			     uint32_t self, uint32_t *to_rank);
+uint32_t procs_rank_by_order(const uint32_t *order, uint32_t nr, uint32_t self,
+			     uint32_t *to_rank);
 
 /*
  * The CPUs the members may run on: each leaves its affinity mask in an
