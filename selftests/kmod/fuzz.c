@@ -775,25 +775,6 @@ static bool mem_is_zero(const void *p, size_t len)
 	return true;
 }
 
-static bool cmp_holds(uint32_t cmp, uint32_t left, uint32_t right)
-{
-	switch (cmp) {
-	case AGILE_CMP_EQ:
-		return left == right;
-	case AGILE_CMP_NE:
-		return left != right;
-	case AGILE_CMP_GE:
-		return left >= right;
-	case AGILE_CMP_LT:
-		return left < right;
-	case AGILE_CMP_GT:
-		return left > right;
-	case AGILE_CMP_LE:
-		return left <= right;
-	}
-	return false;
-}
-
 static uint32_t pick_slot(struct thread *t, const struct fent *f)
 {
 	uint32_t nr = f->has_ctx ? f->nr_slots : 1;
@@ -1095,7 +1076,7 @@ static void post_fence(struct thread *t, struct fent *f,
 	(void)snap;
 	/* observed is "the doorbell value that satisfied the comparison". */
 	if (a->op == AGILE_FENCE_WAIT &&
-	    !cmp_holds(a->cmp, a->observed, a->value))
+	    !agile_cmp_holds(a->cmp, a->observed, a->value))
 		violation(
 			"WAIT slot %u cmp %u value %u returned 0 with observed %u",
 			a->slot, a->cmp, a->value, a->observed);
@@ -1186,7 +1167,8 @@ static void post_wait_any(struct thread *t, struct fent *f,
 	if (a->conds >= (uintptr_t)arena_page(t, 3) &&
 	    a->conds + (uint64_t)a->nr_conds * sizeof(*conds) <=
 		    (uintptr_t)arena_page(t, 4) &&
-	    !cmp_holds(conds[a->index].cmp, a->observed, conds[a->index].value))
+	    !agile_cmp_holds(conds[a->index].cmp, a->observed,
+			     conds[a->index].value))
 		violation(
 			"WAIT_ANY: condition %u (slot %u cmp %u value %u) does not hold for observed %u",
 			a->index, conds[a->index].slot, conds[a->index].cmp,

@@ -91,17 +91,6 @@ static int mark_lane(uint32_t lane, uint32_t nr_lanes, const __u64 *args,
 static const agile_phase_fn hold_phases[] = { hold_lane };
 static const agile_phase_fn mark_phases[] = { mark_lane };
 
-/* Waits (bounded) for *@flag; 1 once set. */
-static int await_flag(_Atomic int *flag)
-{
-	for (int i = 0; i < 100000; i++) {
-		if (atomic_load_explicit(flag, memory_order_acquire))
-			return 1;
-		usleep(100);
-	}
-	return 0;
-}
-
 static void test_held(struct agile_eu_pool *pool, int rounds)
 {
 	int bad_busy = 0, bad_reg = 0, bad_outcome = 0, lost = 0;
@@ -129,7 +118,7 @@ static void test_held(struct agile_eu_pool *pool, int rounds)
 		snap = *reg;
 		memcpy(args, reg->args, sizeof(args));
 		err = agile_eu_submit(pool, 0);
-		if (err || !await_flag(&started)) {
+		if (err || !await_flag(&started, 10000)) {
 			lost++;
 			break;
 		}

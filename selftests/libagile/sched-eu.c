@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "offloadtest.h"
 #include "tap.h"
 #include "testutil.h"
 
@@ -204,66 +205,7 @@ static int nr_agile_mappings(void)
 	return n;
 }
 
-struct setup {
-	struct agile_kernels *reg;
-	struct agile_dev *dev;
-	struct agile_eu_pool *pool;
-	struct agile_offload *off;
-	struct agile_sched *sched;
-};
-
-static int setup(struct setup *s, uint32_t workers, uint32_t eus,
-		 agile_offload_encode_fn encode)
-{
-	struct agile_sched_opts so;
-	struct agile_offload_opts oo;
-	struct agile_dev_opts o;
-	int err;
-
-	memset(s, 0, sizeof(*s));
-	err = agile_kernels_create(&s->reg);
-	if (err)
-		return err;
-	agile_dev_opts_init(&o);
-	o.nr_slots = eus;
-	o.task_reg_size = 128;
-	err = agile_dev_open(&o, &s->dev);
-	if (!err)
-		err = agile_eu_pool_create(s->dev, s->reg, NULL, &s->pool);
-	agile_offload_opts_init(&oo);
-	oo.nr_workers = workers;
-	oo.encode = encode;
-	oo.timeout_ns = LONG_NS;
-	if (!err)
-		err = agile_offload_create(s->pool, &oo, &s->off);
-	agile_sched_opts_init(&so);
-	so.flags = AGILE_SCHED_QUIET;
-	if (!err)
-		err = agile_offload_bind(&so, s->off);
-	if (!err)
-		err = agile_sched_create(&so, &s->sched);
-	return err;
-}
-
-static int teardown(struct setup *s)
-{
-	int err = 0, e;
-
-	/* Scheduler, offload, EUs (DISCONNECT), context, registry. */
-	if (s->sched && (e = agile_sched_destroy(s->sched)))
-		err = err ? err : e;
-	if (s->off && (e = agile_offload_destroy(s->off)))
-		err = err ? err : e;
-	if (s->pool && (e = agile_eu_pool_destroy(s->pool)))
-		err = err ? err : e;
-	if (s->dev && (e = agile_dev_close(s->dev)))
-		err = err ? err : e;
-	if (s->reg && (e = agile_kernels_destroy(s->reg)))
-		err = err ? err : e;
-	return err;
-}
-
-static int run_sum(struct setup *s, struct sum_arg *a, int64_t fail_at)
+static int run_sum(struct offload_stack *s, struct sum_arg *a, int64_t fail_at)
 {
 	const struct agile_kernel sum = {
 		.name = "sum",
@@ -289,7 +231,8 @@ static int run_sum(struct setup *s, struct sum_arg *a, int64_t fail_at)
  * the same number of tasks, and these add up to the leaves offloaded.
  * Returns how many EUs ran nothing (a worker that stole no work), or -1.
  */
-static int check_split(struct setup *s, uint32_t workers, uint64_t offloads)
+static int check_split(struct offload_stack *s, uint32_t workers,
+		       uint64_t offloads)
 {
 	uint64_t leaves = 0;
 	int idle = 0;
@@ -316,13 +259,13 @@ static void test_config(uint32_t workers, uint32_t eus)
 	struct sum_arg a = { .cutoff = 5000 };
 	struct agile_offload_stats os;
 	struct agile_sched_stats ss;
-	struct setup s;
+	struct offload_stack s;
 	int err;
 
-	err = setup(&s, workers, eus, encode_sum);
+	err = offload_stack_setup(&s, workers, eus, 128, encode_sum, LONG_NS);
 	if (!tap_ok(!err, "%u workers, %u EUs: set up (%s)", workers, eus,
 		    agile_strerror(err))) {
-		teardown(&s);
+		offload_stack_teardown(&s);
 		return;
 	}
 	err = run_sum(&s, &a, -1);
@@ -356,8 +299,8 @@ static void test_config(uint32_t workers, uint32_t eus)
 	err = run_sum(&s, &a, -1);
 	tap_ok(!err && atomic_load(&a.total) == expect_sum,
 	       "%u workers, %u EUs: the next run is clean", workers, eus);
-	tap_ok(teardown(&s) == 0, "%u workers, %u EUs: shut down", workers,
-	       eus);
+	tap_ok(offload_stack_teardown(&s) == 0, "%u workers, %u EUs: shut down",
+	       workers, eus);
 }
 
 static void test_mapping(void)
@@ -421,12 +364,12 @@ static void test_whole_leaves(void)
 	struct agile_sched_stats ss;
 	struct range root = { 0, N };
 	uint64_t eu_tasks = 0;
-	struct setup s;
+	struct offload_stack s;
 	int err;
 
-	err = setup(&s, 2, 2, NULL);
+	err = offload_stack_setup(&s, 2, 2, 128, NULL, LONG_NS);
 	if (!tap_ok(!err, "whole leaves: set up (%s)", agile_strerror(err))) {
-		teardown(&s);
+		offload_stack_teardown(&s);
 		return;
 	}
 	a.fail_at = -1;
@@ -446,7 +389,7 @@ static void test_whole_leaves(void)
 	a.fail_at = 77777;
 	err = agile_sched_run_task(s.sched, &range_ops, &root, &a);
 	tap_ok(err == -ERANGE, "a leaf's -ERANGE on an EU reaches the caller");
-	tap_ok(teardown(&s) == 0, "whole leaves: shut down");
+	tap_ok(offload_stack_teardown(&s) == 0, "whole leaves: shut down");
 }
 
 int main(void)

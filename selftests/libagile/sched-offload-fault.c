@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "offloadtest.h"
 #include "tap.h"
 #include "testutil.h"
 
@@ -65,17 +66,6 @@ struct run_arg {
 	_Atomic int where[NR_IDS];
 };
 
-/* Waits (bounded: a bug fails the test, never hangs it) for *@flag. */
-static int await_flag(_Atomic int *flag)
-{
-	for (int i = 0; i < 100000; i++) {
-		if (atomic_load_explicit(flag, memory_order_acquire))
-			return 1;
-		usleep(100);
-	}
-	return 0;
-}
-
 static bool always_leaf(const void *task, void *arg)
 {
 	(void)task;
@@ -100,7 +90,7 @@ static int record_leaf(void *task, void *arg)
 
 	if (slow) {
 		atomic_store_explicit(&a->started, 1, memory_order_release);
-		await_flag(&a->release);
+		await_flag(&a->release, 10000);
 	}
 	/* Read the task only now: a leaf that outlived its timeout. */
 	atomic_store(&a->seen[t->id % NR_IDS], t->magic);
@@ -118,65 +108,7 @@ static const struct agile_task_ops record_ops = {
 	.leaf = record_leaf,
 };
 
-struct setup {
-	struct agile_kernels *reg;
-	struct agile_dev *dev;
-	struct agile_eu_pool *pool;
-	struct agile_offload *off;
-	struct agile_sched *sched;
-};
-
-static int setup(struct setup *s, uint32_t nr_eus, uint32_t reg_size,
-		 agile_offload_encode_fn encode, uint64_t timeout_ns)
-{
-	struct agile_offload_opts oo;
-	struct agile_sched_opts so;
-	struct agile_dev_opts o;
-	int err;
-
-	memset(s, 0, sizeof(*s));
-	err = agile_kernels_create(&s->reg);
-	if (err)
-		return err;
-	agile_dev_opts_init(&o);
-	o.nr_slots = nr_eus;
-	o.task_reg_size = reg_size;
-	err = agile_dev_open(&o, &s->dev);
-	if (!err)
-		err = agile_eu_pool_create(s->dev, s->reg, NULL, &s->pool);
-	agile_offload_opts_init(&oo);
-	oo.nr_workers = 1;
-	oo.encode = encode;
-	oo.timeout_ns = timeout_ns;
-	if (!err)
-		err = agile_offload_create(s->pool, &oo, &s->off);
-	agile_sched_opts_init(&so);
-	so.flags = AGILE_SCHED_QUIET;
-	if (!err)
-		err = agile_offload_bind(&so, s->off);
-	if (!err)
-		err = agile_sched_create(&so, &s->sched);
-	return err;
-}
-
-static int teardown(struct setup *s)
-{
-	int err = 0, e;
-
-	if (s->sched && (e = agile_sched_destroy(s->sched)))
-		err = err ? err : e;
-	if (s->off && (e = agile_offload_destroy(s->off)))
-		err = err ? err : e;
-	if (s->pool && (e = agile_eu_pool_destroy(s->pool)))
-		err = err ? err : e;
-	if (s->dev && (e = agile_dev_close(s->dev)))
-		err = err ? err : e;
-	if (s->reg && (e = agile_kernels_destroy(s->reg)))
-		err = err ? err : e;
-	return err;
-}
-
-static int run_leaf(struct setup *s, struct run_arg *a, uint64_t id,
+static int run_leaf(struct offload_stack *s, struct run_arg *a, uint64_t id,
 		    uint64_t magic, bool slow)
 {
 	struct leaf_task t = { .id = id, .magic = magic, .slow = slow };
@@ -184,7 +116,7 @@ static int run_leaf(struct setup *s, struct run_arg *a, uint64_t id,
 	return agile_sched_run_task(s->sched, &record_ops, &t, a);
 }
 
-static struct agile_offload_stats ostats(struct setup *s)
+static struct agile_offload_stats ostats(struct offload_stack *s)
 {
 	struct agile_offload_stats st;
 
@@ -201,13 +133,13 @@ static void test_timeout(uint32_t reg_size)
 	const char *copy = reg_size >= 128 ? "register" : "EU buffer";
 	struct agile_offload_stats st;
 	struct run_arg a = { 0 };
-	struct setup s;
+	struct offload_stack s;
 	int err;
 
-	err = setup(&s, 1, reg_size, NULL, TIMEOUT_NS);
+	err = offload_stack_setup(&s, 1, 1, reg_size, NULL, TIMEOUT_NS);
 	if (!tap_ok(!err, "%u-byte registers: set up (%s)", reg_size,
 		    agile_strerror(err))) {
-		teardown(&s);
+		offload_stack_teardown(&s);
 		return;
 	}
 	err = run_leaf(&s, &a, 0, magic[0], true);
@@ -229,7 +161,7 @@ static void test_timeout(uint32_t reg_size)
 	       "copy in the %s: the next leaf runs on the worker's CPU (%s)",
 	       copy, agile_strerror(err));
 	atomic_store_explicit(&a.release, 1, memory_order_release);
-	err = await_flag(&a.done) ? 0 : -ETIMEDOUT;
+	err = await_flag(&a.done, 10000) ? 0 : -ETIMEDOUT;
 	tap_ok(!err && atomic_load(&a.seen[0]) == magic[0] &&
 		       atomic_load(&a.where[0]) == ON_EU,
 	       "copy in the %s: the late leaf read its own task (0x%llx)", copy,
@@ -241,7 +173,8 @@ static void test_timeout(uint32_t reg_size)
 		       st.quarantined == 0 && st.eu_leaves == 2,
 	       "copy in the %s: the EU rejoined and ran the next leaf (%s)",
 	       copy, agile_strerror(err));
-	tap_ok(teardown(&s) == 0, "copy in the %s: shut down", copy);
+	tap_ok(offload_stack_teardown(&s) == 0, "copy in the %s: shut down",
+	       copy);
 }
 
 /* ---- an encoder over two EUs: fill out[lo, hi) with 3 i ---- */
@@ -272,7 +205,7 @@ static int fill_lane(uint32_t lane, uint32_t nr_lanes, const __u64 *args,
 	(void)shared;
 	if (args[3] && !lane) {
 		atomic_store((_Atomic int *)(uintptr_t)args[4], 1);
-		await_flag((_Atomic int *)(uintptr_t)args[5]);
+		await_flag((_Atomic int *)(uintptr_t)args[5], 10000);
 	}
 	for (int64_t i = first; i < last; i++)
 		out[i] = 3 * (uint64_t)i;
@@ -326,7 +259,7 @@ static const struct agile_task_ops fill_ops = {
 	.leaf = fill_unused_leaf,
 };
 
-static int fill_run(struct setup *s, struct fill_arg *a, bool slow)
+static int fill_run(struct offload_stack *s, struct fill_arg *a, bool slow)
 {
 	struct fill_task t = { 0, FILL_N };
 
@@ -354,17 +287,19 @@ static void test_timeout_split(void)
 	struct fill_arg a = { 0 };
 	struct agile_offload_stats st;
 	struct agile_eu_stats e0, e1;
-	struct setup s;
+	struct offload_stack s;
 	int err;
 
 	/* The late part writes into a buffer of its own. */
 	a.out = late_out;
-	err = a.out ? setup(&s, 2, 128, fill_encode, TIMEOUT_NS) : -ENOMEM;
+	err = a.out ? offload_stack_setup(&s, 1, 2, 128, fill_encode,
+					  TIMEOUT_NS) :
+		      -ENOMEM;
 	if (!err)
 		err = agile_kernels_register(s.reg, &kfill, &a.opcode);
 	if (!tap_ok(!err, "split over 2 EUs: set up (%s)",
 		    agile_strerror(err))) {
-		teardown(&s);
+		offload_stack_teardown(&s);
 		free(late_out);
 		return;
 	}
@@ -378,7 +313,7 @@ static void test_timeout_split(void)
 	if (!a.out) {
 		tap_ok(0, "split over 2 EUs: memory");
 		atomic_store(&a.release, 1);
-		teardown(&s);
+		offload_stack_teardown(&s);
 		return;
 	}
 	err = fill_run(&s, &a, false);
@@ -403,7 +338,7 @@ static void test_timeout_split(void)
 		       e1.tasks == e0.tasks + 2,
 	       "split over 2 EUs: EU 0 back, both take parts again (%s)",
 	       agile_strerror(err));
-	tap_ok(teardown(&s) == 0, "split over 2 EUs: shut down");
+	tap_ok(offload_stack_teardown(&s) == 0, "split over 2 EUs: shut down");
 	free(a.out);
 	free(late_out);
 }
@@ -413,12 +348,12 @@ static void test_disconnected(void)
 {
 	struct agile_offload_stats st;
 	struct run_arg a = { 0 };
-	struct setup s;
+	struct offload_stack s;
 	int err, bad = 0;
 
-	err = setup(&s, 2, 128, NULL, NO_TIMEOUT_NS);
+	err = offload_stack_setup(&s, 1, 2, 128, NULL, NO_TIMEOUT_NS);
 	if (!tap_ok(!err, "disconnects: set up (%s)", agile_strerror(err))) {
-		teardown(&s);
+		offload_stack_teardown(&s);
 		return;
 	}
 	err = agile_eu_disconnect(s.pool, 0, AGILE_TIMEOUT_INFINITE);
@@ -450,7 +385,7 @@ static void test_disconnected(void)
 	       "both disconnected: leaves run on the worker's CPU, no "
 	       "-ENOTCONN (%s; %llu on the CPU)",
 	       agile_strerror(err), (unsigned long long)st.fallback_leaves);
-	tap_ok(teardown(&s) == 0, "disconnects: shut down");
+	tap_ok(offload_stack_teardown(&s) == 0, "disconnects: shut down");
 }
 
 /* An encoder over 3 EUs, EU 1 disconnected: parts over EUs 0 and 2. */
@@ -462,18 +397,20 @@ static void test_disconnected_split(void)
 	struct agile_eu_stats e[3], f[3];
 	struct agile_offload_stats st;
 	struct fill_arg a = { 0 };
-	struct setup s;
+	struct offload_stack s;
 	int err;
 
 	a.out = calloc(FILL_N, sizeof(*a.out));
-	err = a.out ? setup(&s, 3, 128, fill_encode, NO_TIMEOUT_NS) : -ENOMEM;
+	err = a.out ? offload_stack_setup(&s, 1, 3, 128, fill_encode,
+					  NO_TIMEOUT_NS) :
+		      -ENOMEM;
 	if (!err)
 		err = agile_kernels_register(s.reg, &kfill, &a.opcode);
 	if (!err)
 		err = agile_eu_disconnect(s.pool, 1, AGILE_TIMEOUT_INFINITE);
 	if (!tap_ok(!err, "split, EU 1 of 3 disconnected: set up (%s)",
 		    agile_strerror(err))) {
-		teardown(&s);
+		offload_stack_teardown(&s);
 		free(a.out);
 		return;
 	}
@@ -494,7 +431,7 @@ static void test_disconnected_split(void)
 	       "split, EU 1 gone: the next leaf in two parts, on EUs 0 and 2 "
 	       "(%s)",
 	       agile_strerror(err));
-	tap_ok(teardown(&s) == 0, "split, EU 1 gone: shut down");
+	tap_ok(offload_stack_teardown(&s) == 0, "split, EU 1 gone: shut down");
 	free(a.out);
 }
 

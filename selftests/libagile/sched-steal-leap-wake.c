@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "testutil.h"
 
 /* Bounds on waits for a flag, and for a whole scenario: never reached. */
 #define FLAG_BOUND_MS 10000
@@ -46,17 +47,6 @@ static void ms_sleep(unsigned int ms)
 			       .tv_nsec = (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
-}
-
-/* 1 once *@flag is set, 0 if it was not within FLAG_BOUND_MS. */
-static int await_flag(_Atomic int *flag)
-{
-	for (int i = 0; i < FLAG_BOUND_MS * 10; i++) {
-		if (atomic_load_explicit(flag, memory_order_acquire))
-			return 1;
-		usleep(100);
-	}
-	return 0;
 }
 
 static struct agile_sched_stats stats(void)
@@ -83,7 +73,7 @@ AGILE_TASK(int, steal_root, w, int, unused)
 
 	(void)unused;
 	AGILE_SPAWN(w, mark_child, 0);
-	stolen = await_flag(&flag_child);
+	stolen = await_flag(&flag_child, FLAG_BOUND_MS);
 	AGILE_SYNC(w, mark_child);
 	return stolen &&
 	       atomic_load(&child_worker) != agile_sched_worker_index(w);
@@ -107,7 +97,7 @@ AGILE_TASK(int, leap_child, w, int, unused)
 	atomic_store(&child_worker, agile_sched_worker_index(w));
 	atomic_store_explicit(&flag_child, 1, memory_order_release);
 	AGILE_SPAWN(w, mark_grandchild, 0);
-	leapt = await_flag(&flag_grandchild);
+	leapt = await_flag(&flag_grandchild, FLAG_BOUND_MS);
 	AGILE_SYNC(w, mark_grandchild);
 	return leapt;
 }
@@ -119,7 +109,7 @@ AGILE_TASK(int, leap_root, w, int, unused)
 	(void)unused;
 	AGILE_SPAWN(w, leap_child, 0);
 	/* Synced only once the thief runs it: then the sync has to leap. */
-	stolen = await_flag(&flag_child);
+	stolen = await_flag(&flag_child, FLAG_BOUND_MS);
 	leapt = AGILE_SYNC(w, leap_child);
 	return stolen && leapt &&
 	       atomic_load(&grandchild_worker) == agile_sched_worker_index(w);

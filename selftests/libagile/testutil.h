@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -74,6 +75,20 @@ static inline int threads_settle(int want)
 }
 
 /* fib(n) without the scheduler, to check results against. */
+/*
+ * 1 once *@flag is set (acquire: pairs with the setter's release), 0 if
+ * it was not within @ms milliseconds: a bug fails the test, never hangs it.
+ */
+static inline int await_flag(_Atomic int *flag, unsigned int ms)
+{
+	for (unsigned int i = 0; i < ms * 10; i++) {
+		if (atomic_load_explicit(flag, memory_order_acquire))
+			return 1;
+		usleep(100);
+	}
+	return 0;
+}
+
 static inline int64_t fib_plain(int n)
 {
 	return n < 2 ? n : fib_plain(n - 1) + fib_plain(n - 2);

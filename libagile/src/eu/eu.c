@@ -96,6 +96,15 @@ static struct agile_task_reg *eu_reg(const struct agile_eu_pool *pool,
 	return reg;
 }
 
+/* A task's outcome fields, cleared before the EU sees the task. */
+static void clear_result(struct agile_task_reg *reg)
+{
+	reg->status = 0;
+	reg->error = 0;
+	reg->error_lane = 0;
+	reg->reserved = 0;
+}
+
 static uint64_t lane_mask(uint32_t nr_lanes)
 {
 	return nr_lanes >= 64 ? ~0ULL : (1ULL << nr_lanes) - 1;
@@ -644,8 +653,6 @@ int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
 
 int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu)
 {
-	struct agile_task_reg *reg;
-
 	if (!pool || eu >= pool->nr_eus)
 		return -EINVAL;
 	if (!atomic_load_explicit(&pool->eus[eu].connected,
@@ -655,12 +662,8 @@ int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu)
 	/* The previous task still runs: its register is not ours. */
 	if (!slot_idle(pool, eu))
 		return -EBUSY;
-	reg = eu_reg(pool, eu);
 	/* Step 602: the result fields start clear; released by the post. */
-	reg->status = 0;
-	reg->error = 0;
-	reg->error_lane = 0;
-	reg->reserved = 0;
+	clear_result(eu_reg(pool, eu));
 	return agile_dev_post(pool->dev, eu);
 }
 
@@ -768,10 +771,7 @@ int agile_eu_run_launch(struct agile_eu_pool *pool, uint32_t eu,
 	if (!slot_idle(pool, eu))
 		return -EBUSY;
 	reg = eu_reg(pool, eu);
-	reg->status = 0;
-	reg->error = 0;
-	reg->error_lane = 0;
-	reg->reserved = 0;
+	clear_result(reg);
 	/* The stream synchronise orders the kernel's stores before ours. */
 	err = agile__gpu_run_once(pool->gpu, eu);
 	return err ? err : task_outcome(reg, error_lane);
