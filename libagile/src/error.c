@@ -15,6 +15,9 @@ static const char *const agile_messages[] = {
 		"No kernel registered for the task's opcode",
 	[AGILE_E_STATUS - AGILE_ERRNO_BASE] =
 		"Task incomplete: a lane reported neither success nor an error",
+	[AGILE_E_SYNC - AGILE_ERRNO_BASE] =
+		"Spawn and sync do not match: a sync of another task, a sync "
+		"with no spawn left, or a task returned with spawns unsynced",
 };
 
 const char *agile_strerror(int err)

@@ -24,9 +24,8 @@ struct offload_stack {
  * offload_stack_teardown.  The caller registers its kernels in s->reg
  * before it runs anything (the registry is empty here).
  */
-static inline int offload_stack_setup(struct offload_stack *s,
-				      uint32_t workers, uint32_t eus,
-				      uint32_t reg_size,
+static inline int offload_stack_setup(struct offload_stack *s, uint32_t workers,
+				      uint32_t eus, uint32_t reg_size,
 				      agile_offload_encode_fn encode,
 				      uint64_t timeout_ns)
 {

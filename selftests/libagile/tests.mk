@@ -6,7 +6,8 @@
 # here: no GPU, not root, ...) or anything else (fail).
 TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	sched-nested-spawn sched-oversubscribe sched-error-propagation \
-	sched-create-destroy sched-task-tree sched-spill sched-pin-fallback \
+	sched-create-destroy sched-task-tree sched-spill sched-misuse \
+	sched-pin-fallback \
 	sched-concurrent-runs sched-cross-pool sched-steal-leap-wake \
 	dev-doorbell eu-pool eu-race \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \

@@ -24,11 +24,15 @@ extern "C" {
  * AGILE_E_OPCODE: an execution unit has no kernel for the task's opcode
  * AGILE_E_STATUS: a task finished with a lane's completion bit clear and no
  *                 error code (the execution unit broke the protocol)
+ * AGILE_E_SYNC:   a fork/join task misused spawn and sync (agile/sched.h):
+ *                 it synced another task than its newest spawn, synced
+ *                 with no spawn left, or returned with spawns unsynced
  */
 #define AGILE_E_ABI (AGILE_ERRNO_BASE + 0)
 #define AGILE_E_OPCODE (AGILE_ERRNO_BASE + 1)
 #define AGILE_E_STATUS (AGILE_ERRNO_BASE + 2)
-#define AGILE_E_LAST AGILE_E_STATUS
+#define AGILE_E_SYNC (AGILE_ERRNO_BASE + 3)
+#define AGILE_E_LAST AGILE_E_SYNC
 
 /**
  * agile_strerror - a short English description of a libagile result

@@ -175,9 +175,23 @@ AGILE__STATIC_ASSERT(offsetof(struct agile_worker, hungry) == 128 &&
 void agile__publish(struct agile_worker *w);
 void agile__spawn_slow(struct agile_worker *w, const struct agile_frame *f,
 		       size_t size);
-struct agile_frame *agile__sync_slow(struct agile_worker *w,
-				     struct agile_frame *scratch, size_t size);
+struct agile_frame *
+agile__sync_check(struct agile_worker *w, const union agile_frame_slot *base,
+		  void (*fn)(struct agile_worker *, struct agile_frame *),
+		  struct agile_frame *scratch, size_t size);
+void agile__sync_all(struct agile_worker *w,
+		     const union agile_frame_slot *base);
+void agile__unbalanced(struct agile_worker *w, union agile_frame_slot *base);
 int agile__run_frame(struct agile_sched *s, struct agile_frame *f);
+
+/*
+ * agile__base: the frame stack's height when the current task began.  A
+ * task body gets it as a hidden parameter of that name, which hides this
+ * one; outside a task body (an agile_sched_run root function, a helper
+ * called from a task) this NULL stands for "since the run began".
+ * AGILE_SYNC refuses to pop below it; AGILE_SYNC_ALL syncs down to it.
+ */
+static const union agile_frame_slot *const agile__base = 0;
 
 /* Owner-only counter bump: a relaxed load and store, no read-modify-write. */
 static inline void agile__count(AGILE__ATOMIC(uint64_t) * counter)
@@ -214,16 +228,35 @@ agile__spawn_push(struct agile_worker *w, union agile_frame_slot *slot)
 }
 
 /*
- * agile__sync_pop - pop @top, the newest frame (sp - 1), if it is still
- * private (nobody can have stolen it): true, and the caller runs it
- * inline; false: the caller goes through agile__sync_slow.  The C task
- * macros spell the same test out: through this helper GCC's inliner
- * weighs recursive tasks differently and lays their code out otherwise.
+ * agile__sync_mine - may the sync of a task whose frames run @fn pop
+ * @top (sp - 1) and run it inline?  Yes when @top is private (no thief
+ * can have it), the current task's own (at or above @base) and a frame
+ * of that task.  Otherwise agile__sync_check decides: the slow path for a
+ * published or spilled frame, an error (AGILE_E_SYNC) for a frame of
+ * another task or a sync with no spawn left.  The order of the tests
+ * matters: @top is read only once it is known to be a private frame.
  */
 static inline __attribute__((always_inline, unused)) bool
-agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top)
+agile__sync_mine(const struct agile_worker *w,
+		 const union agile_frame_slot *top,
+		 const union agile_frame_slot *base,
+		 void (*fn)(struct agile_worker *, struct agile_frame *))
 {
-	if (__builtin_expect(top >= w->split, 1)) {
+	return top >= w->split && (uintptr_t)top >= (uintptr_t)base &&
+	       top->hdr.fn == fn;
+}
+
+/*
+ * agile__sync_pop - pop @top, the newest frame (sp - 1), if agile__sync_mine
+ * says so: true, and the caller runs it inline; false: the caller goes
+ * through agile__sync_check.
+ */
+static inline __attribute__((always_inline, unused)) bool
+agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top,
+		const union agile_frame_slot *base,
+		void (*fn)(struct agile_worker *, struct agile_frame *))
+{
+	if (__builtin_expect(agile__sync_mine(w, top, base, fn), 1)) {
 		w->sp = top;
 		return true;
 	}
@@ -231,46 +264,216 @@ agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top)
 }
 
 /*
- * AGILE__TASK_COMMON - what value and void tasks share: the frame type,
- * spawn (store the frame, publish if a thief is hungry) and the outside
- * entry.  ARG_DECL is "ARGT ARG"; the body follows the macro.
+ * agile__balanced - after a task body that began at @base returned: its
+ * spawns must all have been synced.  If not, agile__unbalanced syncs what
+ * is left and fails the run with AGILE_E_SYNC.
  */
-#define AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RES_FIELD)                      \
+static inline __attribute__((always_inline, unused)) void
+agile__balanced(struct agile_worker *w, union agile_frame_slot *base)
+{
+	if (__builtin_expect(w->sp != base, 0))
+		agile__unbalanced(w, base);
+}
+
+/* ---- argument lists: a task takes 1 to AGILE_TASK_MAX_ARGS arguments ---- */
+
+/* Most arguments of one task. */
+#define AGILE_TASK_MAX_ARGS 6
+
+#define AGILE__CAT(A, B) AGILE__CAT_(A, B)
+#define AGILE__CAT_(A, B) A##B
+/* How many arguments, 1 to 12. */
+#define AGILE__NARG(...) \
+	AGILE__NARG_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define AGILE__NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, \
+		     ...)                                                  \
+	N
+/* Pairs "type, name": their number (an odd count has no macro). */
+#define AGILE__PAIRS_2 1
+#define AGILE__PAIRS_4 2
+#define AGILE__PAIRS_6 3
+#define AGILE__PAIRS_8 4
+#define AGILE__PAIRS_10 5
+#define AGILE__PAIRS_12 6
+#define AGILE__NPAIRS(...) AGILE__CAT(AGILE__PAIRS_, AGILE__NARG(__VA_ARGS__))
+
+/* From types T1..Tn: the frame's fields, typed parameters a1..an, ... */
+#define AGILE__FIELDS_1(T1) T1 agile__a1;
+#define AGILE__FIELDS_2(T1, T2) AGILE__FIELDS_1(T1) T2 agile__a2;
+#define AGILE__FIELDS_3(T1, T2, T3) AGILE__FIELDS_2(T1, T2) T3 agile__a3;
+#define AGILE__FIELDS_4(T1, T2, T3, T4) \
+	AGILE__FIELDS_3(T1, T2, T3) T4 agile__a4;
+#define AGILE__FIELDS_5(T1, T2, T3, T4, T5) \
+	AGILE__FIELDS_4(T1, T2, T3, T4) T5 agile__a5;
+#define AGILE__FIELDS_6(T1, T2, T3, T4, T5, T6) \
+	AGILE__FIELDS_5(T1, T2, T3, T4, T5) T6 agile__a6;
+#define AGILE__PARAMS_1(T1) T1 agile__a1
+#define AGILE__PARAMS_2(T1, T2) AGILE__PARAMS_1(T1), T2 agile__a2
+#define AGILE__PARAMS_3(T1, T2, T3) AGILE__PARAMS_2(T1, T2), T3 agile__a3
+#define AGILE__PARAMS_4(T1, T2, T3, T4) \
+	AGILE__PARAMS_3(T1, T2, T3), T4 agile__a4
+#define AGILE__PARAMS_5(T1, T2, T3, T4, T5) \
+	AGILE__PARAMS_4(T1, T2, T3, T4), T5 agile__a5
+#define AGILE__PARAMS_6(T1, T2, T3, T4, T5, T6) \
+	AGILE__PARAMS_5(T1, T2, T3, T4, T5), T6 agile__a6
+/* ... the parameters' names, the frame's fields as arguments, stores. */
+#define AGILE__NAMES_1 agile__a1
+#define AGILE__NAMES_2 AGILE__NAMES_1, agile__a2
+#define AGILE__NAMES_3 AGILE__NAMES_2, agile__a3
+#define AGILE__NAMES_4 AGILE__NAMES_3, agile__a4
+#define AGILE__NAMES_5 AGILE__NAMES_4, agile__a5
+#define AGILE__NAMES_6 AGILE__NAMES_5, agile__a6
+#define AGILE__FROM_1(F) (F)->agile__a1
+#define AGILE__FROM_2(F) AGILE__FROM_1(F), (F)->agile__a2
+#define AGILE__FROM_3(F) AGILE__FROM_2(F), (F)->agile__a3
+#define AGILE__FROM_4(F) AGILE__FROM_3(F), (F)->agile__a4
+#define AGILE__FROM_5(F) AGILE__FROM_4(F), (F)->agile__a5
+#define AGILE__FROM_6(F) AGILE__FROM_5(F), (F)->agile__a6
+#define AGILE__STORE_1(F) (F)->agile__a1 = agile__a1;
+#define AGILE__STORE_2(F) AGILE__STORE_1(F)(F)->agile__a2 = agile__a2;
+#define AGILE__STORE_3(F) AGILE__STORE_2(F)(F)->agile__a3 = agile__a3;
+#define AGILE__STORE_4(F) AGILE__STORE_3(F)(F)->agile__a4 = agile__a4;
+#define AGILE__STORE_5(F) AGILE__STORE_4(F)(F)->agile__a5 = agile__a5;
+#define AGILE__STORE_6(F) AGILE__STORE_5(F)(F)->agile__a6 = agile__a6;
+/* From pairs T1, n1, ..., Tn, nn: the types, and the named parameters. */
+#define AGILE__TYPES_1(T1, n1) T1
+#define AGILE__TYPES_2(T1, n1, T2, n2) T1, T2
+#define AGILE__TYPES_3(T1, n1, T2, n2, T3, n3) T1, T2, T3
+#define AGILE__TYPES_4(T1, n1, T2, n2, T3, n3, T4, n4) T1, T2, T3, T4
+#define AGILE__TYPES_5(T1, n1, T2, n2, T3, n3, T4, n4, T5, n5) \
+	T1, T2, T3, T4, T5
+#define AGILE__TYPES_6(T1, n1, T2, n2, T3, n3, T4, n4, T5, n5, T6, n6) \
+	T1, T2, T3, T4, T5, T6
+#define AGILE__NAMED_1(T1, n1) T1 n1
+#define AGILE__NAMED_2(T1, n1, T2, n2) T1 n1, T2 n2
+#define AGILE__NAMED_3(T1, n1, T2, n2, T3, n3) T1 n1, T2 n2, T3 n3
+#define AGILE__NAMED_4(T1, n1, T2, n2, T3, n3, T4, n4) \
+	T1 n1, T2 n2, T3 n3, T4 n4
+#define AGILE__NAMED_5(T1, n1, T2, n2, T3, n3, T4, n4, T5, n5) \
+	T1 n1, T2 n2, T3 n3, T4 n4, T5 n5
+#define AGILE__NAMED_6(T1, n1, T2, n2, T3, n3, T4, n4, T5, n5, T6, n6) \
+	T1 n1, T2 n2, T3 n3, T4 n4, T5 n5, T6 n6
+
+/* What value (1) and void (0) tasks do differently. */
+#define AGILE__SLOW_1(NAME, CALL) return ((struct NAME##__frame *)(CALL))->res;
+#define AGILE__SLOW_0(NAME, CALL) (void)(CALL);
+#define AGILE__KEEP_1(F, CALL) (F)->res = CALL;
+#define AGILE__KEEP_0(F, CALL) CALL;
+#define AGILE__GIVE_1(F, RES) \
+	if (RES)              \
+		*(RES) = (F).res;
+#define AGILE__GIVE_0(F, RES) (void)(RES);
+
+/*
+ * AGILE__DECL - a task's frame type and its inline spawn, plain call,
+ * sync and run, from @N argument types (the task's declaration: in a
+ * header, or at the top of the one file that uses it).  @LINK is the
+ * linkage of the task's two out-of-line functions, NAME##__body and
+ * NAME##__frame_run: static, or empty for a task declared in a header and
+ * defined in one file.  @RES is the frame's result field ("RET res;" or
+ * nothing); @V 1 for a task with a result, 0 for a void one.
+ */
+#define AGILE__DECL(LINK, RET, RES, V, NAME, N, ...)                           \
 	struct NAME##__frame {                                                 \
 		struct agile_frame hdr;                                        \
-		ARGT arg;                                                      \
-		RES_FIELD                                                      \
+		AGILE__CAT(AGILE__FIELDS_, N)(__VA_ARGS__) RES                 \
 	};                                                                     \
 	AGILE__STATIC_ASSERT(sizeof(struct NAME##__frame) <= AGILE_FRAME_SIZE, \
-			     "argument and result of task " #NAME              \
+			     "arguments and result of task " #NAME             \
 			     " exceed a frame");                               \
-	static void NAME##__frame_run(struct agile_worker *,                   \
-				      struct agile_frame *);                   \
+	LINK void NAME##__frame_run(struct agile_worker *,                     \
+				    struct agile_frame *);                     \
+	LINK RET NAME##__body(struct agile_worker *, union agile_frame_slot *, \
+			      AGILE__CAT(AGILE__PARAMS_, N)(__VA_ARGS__));     \
 	static inline __attribute__((unused)) void NAME##__spawn(              \
-		struct agile_worker *agile__w, ARGT agile__arg)                \
+		struct agile_worker *agile__w,                                 \
+		AGILE__CAT(AGILE__PARAMS_, N)(__VA_ARGS__))                    \
 	{                                                                      \
 		union agile_frame_slot *slot;                                  \
 		struct NAME##__frame *f;                                       \
 		if (agile__spawn_full(agile__w, &slot)) {                      \
 			struct NAME##__frame tmp;                              \
 			tmp.hdr.fn = NAME##__frame_run;                        \
-			tmp.arg = agile__arg;                                  \
-			agile__spawn_slow(agile__w, &tmp.hdr, sizeof(tmp));    \
+			AGILE__CAT(AGILE__STORE_, N)                           \
+			(&tmp) agile__spawn_slow(agile__w, &tmp.hdr,           \
+						 sizeof(tmp));                 \
 			return;                                                \
 		}                                                              \
 		f = (struct NAME##__frame *)slot;                              \
 		f->hdr.fn = NAME##__frame_run;                                 \
-		f->arg = agile__arg;                                           \
-		agile__spawn_push(agile__w, slot);                             \
+		AGILE__CAT(AGILE__STORE_, N)                                   \
+		(f) agile__spawn_push(agile__w, slot);                         \
+	}                                                                      \
+	/* The task as a plain call (its balance is checked by its run). */    \
+	static inline __attribute__((unused)) RET NAME(                        \
+		struct agile_worker *agile__w,                                 \
+		AGILE__CAT(AGILE__PARAMS_, N)(__VA_ARGS__))                    \
+	{                                                                      \
+		return NAME##__body(agile__w, agile__w->sp,                    \
+				    AGILE__CAT(AGILE__NAMES_, N));             \
+	}                                                                      \
+	static inline __attribute__((always_inline, unused))                   \
+	RET NAME##__sync(struct agile_worker *agile__w,                        \
+			 const union agile_frame_slot *agile__b)               \
+	{                                                                      \
+		union agile_frame_slot *slot = agile__w->sp - 1;               \
+		if (agile__sync_pop(agile__w, slot, agile__b,                  \
+				    NAME##__frame_run)) {                      \
+			struct NAME##__frame *f =                              \
+				(struct NAME##__frame *)slot;                  \
+			return NAME##__body(agile__w, slot,                    \
+					    AGILE__CAT(AGILE__FROM_, N)(f));   \
+		} else {                                                       \
+			struct NAME##__frame tmp;                              \
+			AGILE__SLOW_##V(NAME, agile__sync_check(               \
+						      agile__w, agile__b,      \
+						      NAME##__frame_run,       \
+						      &tmp.hdr, sizeof(tmp)))  \
+		}                                                              \
+	}                                                                      \
+	static inline __attribute__((unused)) int NAME##__run(                 \
+		struct agile_sched *agile__s,                                  \
+		AGILE__CAT(AGILE__PARAMS_, N)(__VA_ARGS__), RET *agile__res)   \
+	{                                                                      \
+		struct NAME##__frame f;                                        \
+		int agile__err;                                                \
+		f.hdr.fn = NAME##__frame_run;                                  \
+		AGILE__CAT(AGILE__STORE_, N)                                   \
+		(&f) agile__err = agile__run_frame(agile__s, &f.hdr);          \
+		if (!agile__err) {                                             \
+			AGILE__GIVE_##V(f, agile__res)                         \
+		}                                                              \
+		return agile__err;                                             \
 	}
+
+/*
+ * AGILE__IMPL - a task's two out-of-line functions: the frame runner
+ * (thieves and slow paths run a frame through it) and the head of the
+ * body, which the caller's braces complete.  The body gets the hidden
+ * parameter agile__base, the frame stack's height when it began.
+ */
+#define AGILE__IMPL(LINK, RET, V, NAME, W, N, ...)                            \
+	LINK void NAME##__frame_run(struct agile_worker *agile__w,            \
+				    struct agile_frame *agile__hdr)           \
+	{                                                                     \
+		struct NAME##__frame *f = (struct NAME##__frame *)agile__hdr; \
+		union agile_frame_slot *agile__b = agile__w->sp;              \
+		AGILE__KEEP_##V(f,                                            \
+				NAME##__body(agile__w, agile__b,              \
+					     AGILE__CAT(AGILE__FROM_, N)(f))) \
+			agile__balanced(agile__w, agile__b);                  \
+	}                                                                     \
+	LINK RET NAME##__body(struct agile_worker *W,                         \
+			      union agile_frame_slot *agile__base             \
+			      __attribute__((unused)),                        \
+			      AGILE__CAT(AGILE__NAMED_, N)(__VA_ARGS__))
 
 /**
  * AGILE_TASK - declare and define a fork/join task returning a value
  * @RET:  result type
- * @NAME: task name; also the name of the plain C function
+ * @NAME: task name; also the name of a plain function calling it
  * @W:    name of the worker parameter inside the body
- * @ARGT: type of the one argument (use a struct for several)
- * @ARG:  name of the argument inside the body
+ * @...:  1 to AGILE_TASK_MAX_ARGS pairs: argument type, argument name
  *
  * The body follows the macro, as a function body:
  *
@@ -283,143 +486,166 @@ agile__sync_pop(struct agile_worker *w, union agile_frame_slot *top)
  *		return AGILE_SYNC(w, fib) + b;
  *	}
  *
- * sizeof(ARGT) + sizeof(RET) must fit in a frame (checked at compile
- * time).  The task and its helpers are static to the file.  In C++, ARGT
- * and RET must be trivially copyable (frames are copied with memcpy).
+ *	AGILE_TASK(double, dot, w, const double *, x, const double *, y,
+ *		   size_t, n) { ... }
+ *
+ * The arguments and the result must fit in a frame together (checked at
+ * compile time: AGILE_FRAME_SIZE less a 32-byte header).  The task is
+ * static to the file; AGILE_TASK_DECL and AGILE_TASK_IMPL split it for
+ * use from several files.  In C++, argument and result types must be
+ * trivially copyable (frames are copied with memcpy).
+ *
+ * Every spawn must be synced by the task that spawned it before it
+ * returns, last spawned first (AGILE_SYNC, or AGILE_SYNC_ALL).  A task
+ * that returns with spawns left, a sync of another task's frame than
+ * the newest, and a sync with no spawn left fail the run with
+ * AGILE_E_SYNC (what was left is still run; the sync yields a zeroed
+ * result and pops nothing).
  */
-#define AGILE_TASK(RET, NAME, W, ARGT, ARG)                               \
-	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, RET res;)                  \
-	static RET NAME(struct agile_worker *W, ARGT ARG);                \
-	static void NAME##__frame_run(struct agile_worker *w,             \
-				      struct agile_frame *hdr)            \
-	{                                                                 \
-		struct NAME##__frame *f = (struct NAME##__frame *)hdr;    \
-		f->res = NAME(w, f->arg);                                 \
-	}                                                                 \
-	static inline __attribute__((unused))                             \
-	RET NAME##__sync(struct agile_worker *agile__w)                   \
-	{                                                                 \
-		union agile_frame_slot *slot = agile__w->sp - 1;          \
-		if (__builtin_expect(slot >= agile__w->split, 1)) {       \
-			agile__w->sp = slot;                              \
-			return NAME(agile__w,                             \
-				    ((struct NAME##__frame *)slot)->arg); \
-		}                                                         \
-		struct NAME##__frame tmp;                                 \
-		return ((struct NAME##__frame *)agile__sync_slow(         \
-				agile__w, &tmp.hdr, sizeof(tmp)))         \
-			->res;                                            \
-	}                                                                 \
-	static inline __attribute__((unused)) int NAME##__run(            \
-		struct agile_sched *s, ARGT agile__arg, RET *res)         \
-	{                                                                 \
-		struct NAME##__frame f;                                   \
-		f.hdr.fn = NAME##__frame_run;                             \
-		f.arg = agile__arg;                                       \
-		int err = agile__run_frame(s, &f.hdr);                    \
-		if (!err && res)                                          \
-			*res = f.res;                                     \
-		return err;                                               \
-	}                                                                 \
-	static RET NAME(struct agile_worker *W, ARGT ARG)
+#define AGILE_TASK(RET, NAME, W, ...)                                    \
+	AGILE__DECL(static, RET, RET res;                                \
+		    , 1, NAME, AGILE__NPAIRS(__VA_ARGS__),               \
+		    AGILE__CAT(AGILE__TYPES_,                            \
+			       AGILE__NPAIRS(__VA_ARGS__))(__VA_ARGS__)) \
+	AGILE__IMPL(static, RET, 1, NAME, W, AGILE__NPAIRS(__VA_ARGS__), \
+		    __VA_ARGS__)
 
 /**
  * AGILE_VOID_TASK - declare and define a fork/join task with no result
- * @NAME: task name; also the name of the plain C function
+ * @NAME: task name
  * @W:    name of the worker parameter inside the body
- * @ARGT: type of the one argument
- * @ARG:  name of the argument inside the body
+ * @...:  1 to AGILE_TASK_MAX_ARGS pairs: argument type, argument name
  *
- * As AGILE_TASK without @RET; AGILE_SYNC of it is a statement.
+ * As AGILE_TASK without a result; AGILE_SYNC of it is a statement.
  */
-#define AGILE_VOID_TASK(NAME, W, ARGT, ARG)                                  \
-	AGILE__TASK_COMMON(NAME, W, ARGT, ARG, )                             \
-	static void NAME(struct agile_worker *W, ARGT ARG);                  \
-	static void NAME##__frame_run(struct agile_worker *w,                \
-				      struct agile_frame *hdr)               \
-	{                                                                    \
-		NAME(w, ((struct NAME##__frame *)hdr)->arg);                 \
-	}                                                                    \
-	static inline __attribute__((unused)) void NAME##__sync(             \
-		struct agile_worker *agile__w)                               \
-	{                                                                    \
-		union agile_frame_slot *slot = agile__w->sp - 1;             \
-		if (__builtin_expect(slot >= agile__w->split, 1)) {          \
-			agile__w->sp = slot;                                 \
-			NAME(agile__w, ((struct NAME##__frame *)slot)->arg); \
-			return;                                              \
-		}                                                            \
-		struct NAME##__frame tmp;                                    \
-		agile__sync_slow(agile__w, &tmp.hdr, sizeof(tmp));           \
-	}                                                                    \
-	static inline __attribute__((unused)) int NAME##__run(               \
-		struct agile_sched *s, ARGT agile__arg, void *unused)        \
-	{                                                                    \
-		struct NAME##__frame f;                                      \
-		(void)unused;                                                \
-		f.hdr.fn = NAME##__frame_run;                                \
-		f.arg = agile__arg;                                          \
-		return agile__run_frame(s, &f.hdr);                          \
-	}                                                                    \
-	static void NAME(struct agile_worker *W, ARGT ARG)
+#define AGILE_VOID_TASK(NAME, W, ...)                                     \
+	AGILE__DECL(static, void, , 0, NAME, AGILE__NPAIRS(__VA_ARGS__),  \
+		    AGILE__CAT(AGILE__TYPES_,                             \
+			       AGILE__NPAIRS(__VA_ARGS__))(__VA_ARGS__))  \
+	AGILE__IMPL(static, void, 0, NAME, W, AGILE__NPAIRS(__VA_ARGS__), \
+		    __VA_ARGS__)
 
 /**
- * AGILE_SPAWN - make task NAME(ARG) available to run in parallel
- * @W:    the worker the current task was given
- * @NAME: the task (AGILE_TASK or AGILE_VOID_TASK)
- * @ARG:  its argument, copied into the frame
+ * AGILE_TASK_DECL - declare a task defined once elsewhere (for a header)
+ * @RET:  result type
+ * @NAME: task name
+ * @...:  its 1 to AGILE_TASK_MAX_ARGS argument types
  *
- * Every spawn must be matched by an AGILE_SYNC of the same task name in
- * the same task, in reverse order (last spawned, first synced).
+ *	// fib.h
+ *	AGILE_TASK_DECL(int64_t, fib, int);
+ *	// fib.c
+ *	AGILE_TASK_IMPL(int64_t, fib, w, int, n) { ... }
+ *
+ * Every file that includes the declaration may spawn, sync, call and run
+ * the task; exactly one defines it with AGILE_TASK_IMPL, with the same
+ * types.  (A trailing semicolon after the declaration is allowed.)
+ */
+#define AGILE_TASK_DECL(RET, NAME, ...)                               \
+	AGILE__DECL(, RET, RET res;                                   \
+		    , 1, NAME, AGILE__NARG(__VA_ARGS__), __VA_ARGS__) \
+	struct NAME##__frame
+
+/**
+ * AGILE_VOID_TASK_DECL - AGILE_TASK_DECL for a task with no result
+ * @NAME: task name
+ * @...:  its 1 to AGILE_TASK_MAX_ARGS argument types
+ */
+#define AGILE_VOID_TASK_DECL(NAME, ...)                                       \
+	AGILE__DECL(, void, , 0, NAME, AGILE__NARG(__VA_ARGS__), __VA_ARGS__) \
+	struct NAME##__frame
+
+/**
+ * AGILE_TASK_IMPL - define a task declared with AGILE_TASK_DECL
+ * @RET:  result type, as declared
+ * @NAME: task name
+ * @W:    name of the worker parameter inside the body
+ * @...:  the argument pairs: type (as declared), name
+ *
+ * The body follows, as with AGILE_TASK.
+ */
+#define AGILE_TASK_IMPL(RET, NAME, W, ...) \
+	AGILE__IMPL(, RET, 1, NAME, W, AGILE__NPAIRS(__VA_ARGS__), __VA_ARGS__)
+
+/**
+ * AGILE_VOID_TASK_IMPL - define a task declared with AGILE_VOID_TASK_DECL
+ * @NAME: task name
+ * @W:    name of the worker parameter inside the body
+ * @...:  the argument pairs: type (as declared), name
+ */
+#define AGILE_VOID_TASK_IMPL(NAME, W, ...) \
+	AGILE__IMPL(, void, 0, NAME, W, AGILE__NPAIRS(__VA_ARGS__), __VA_ARGS__)
+
+/**
+ * AGILE_SPAWN - make task NAME(args) available to run in parallel
+ * @W:    the worker the current task was given
+ * @NAME: the task
+ * @...:  its arguments, copied into the frame (they may contain commas,
+ *        as in a compound literal)
  *
  * Thread safety: worker context only, on the worker @W the current task
  * was given.
  */
-#define AGILE_SPAWN(W, NAME, ARG) NAME##__spawn((W), (ARG))
+#define AGILE_SPAWN(W, NAME, ...) NAME##__spawn((W), __VA_ARGS__)
 
 /**
- * AGILE_SYNC - wait for the most recent unsynced spawn and yield its result
+ * AGILE_SYNC - wait for the newest unsynced spawn and yield its result
  * @W:    the worker the current task was given
  * @NAME: the task spawned last
  *
  * Runs the task inline if no other worker took it; otherwise works on
- * the thief's tasks until the thief is done.
+ * the thief's tasks until the thief is done.  The newest spawn must be
+ * a spawn of @NAME by the current task; if it is not, or there is none,
+ * the run fails with AGILE_E_SYNC and the sync yields a zeroed result.
  *
  * Thread safety: worker context only.
  *
- * Return: the task's result (nothing for an AGILE_VOID_TASK).
+ * Return: the task's result (nothing for a void task).
  */
-#define AGILE_SYNC(W, NAME) NAME##__sync(W)
+#define AGILE_SYNC(W, NAME) NAME##__sync((W), agile__base)
 
 /**
- * AGILE_CALL - run task NAME(ARG) now, as a plain function call
+ * AGILE_SYNC_ALL - wait for every unsynced spawn of the current task
+ * @W: the worker the current task was given
+ *
+ * Syncs them newest first, discarding their results: the way to join
+ * void tasks spawned in a loop.  Outside a task body (a root function of
+ * agile_sched_run, or a helper function) it syncs every spawn since the
+ * run began.
+ *
+ * Thread safety: worker context only.
+ */
+#define AGILE_SYNC_ALL(W) agile__sync_all((W), agile__base)
+
+/**
+ * AGILE_CALL - run task NAME(args) now, as a plain function call
  * @W:    the worker the current task was given
  * @NAME: the task
- * @ARG:  its argument
+ * @...:  its arguments
  *
  * Thread safety: worker context only.
  *
  * Return: the task's result.
  */
-#define AGILE_CALL(W, NAME, ARG) NAME((W), (ARG))
+#define AGILE_CALL(W, NAME, ...) NAME((W), __VA_ARGS__)
 
 /**
- * AGILE_RUN - run task NAME(ARG) as the root of a run on pool @S
+ * AGILE_RUN - run task NAME(args) as the root of a run on pool @S
  * @S:    the pool
  * @NAME: the task
- * @ARG:  its argument
- * @RESP: where to store the result (may be NULL); written only on success
+ * @...:  its arguments, then RESP: where to store the result (may be
+ *        NULL; NULL for a void task), written only on success
  *
  * Evaluates to 0 or the run's first negative errno.  From a thread that is
  * not a worker of @S, the task runs on a worker while the caller sleeps,
  * or, if the caller is a worker of another pool, works for that pool
  * (see "Waiting on another pool" above); from a worker of @S it runs at
  * once on that worker, as a nested run with its own error.
- * For AGILE_VOID_TASK tasks pass NULL as @RESP.
+ *
+ *	err = AGILE_RUN(s, fib, 30, &result);
  *
  * Thread safety: thread safe: any number of threads may run at once.
  */
-#define AGILE_RUN(S, NAME, ARG, RESP) NAME##__run((S), (ARG), (RESP))
+#define AGILE_RUN(S, NAME, ...) NAME##__run((S), __VA_ARGS__)
 
 /**
  * struct agile_task_ops - an application task type for agile_sched_run_task
@@ -635,6 +861,109 @@ int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
 			     int64_t grain,
 			     int (*body)(int64_t lo, int64_t hi, void *arg),
 			     void *arg);
+
+/**
+ * agile_sched_parallel_for_w - agile_sched_parallel_for from inside a task
+ * @w:     the worker the calling task was given
+ * @begin: first index
+ * @end:   one past the last index
+ * @grain: leaves get at most @grain iterations; 0 picks one
+ * @body:  runs [lo, hi); 0 or a negative errno
+ * @arg:   passed to @body
+ *
+ * The loop's tasks are spawned on @w within the current run (no pool
+ * pointer, no nested run): idle workers of the pool steal them.  Once a
+ * body fails no new body starts, and the error is returned to the caller
+ * without failing the run.
+ *
+ * Thread safety: worker context only, on @w.
+ *
+ * Return: 0, the first body error, or -EINVAL (@w or @body NULL, @end <
+ * @begin, @grain < 0).
+ */
+int agile_sched_parallel_for_w(struct agile_worker *w, int64_t begin,
+			       int64_t end, int64_t grain,
+			       int (*body)(int64_t lo, int64_t hi, void *arg),
+			       void *arg);
+
+/* Largest accumulator of agile_sched_parallel_reduce (bytes). */
+#define AGILE_REDUCE_MAX_SIZE 4096
+
+/**
+ * agile_sched_parallel_reduce - reduce [@begin, @end) in parallel
+ * @s:        the pool
+ * @begin:    first index
+ * @end:      one past the last index
+ * @grain:    leaves get at most @grain iterations; 0 picks one
+ * @size:     bytes of one accumulator (1..AGILE_REDUCE_MAX_SIZE)
+ * @identity: the accumulator a leaf starts from (@size bytes)
+ * @body:     accumulates [lo, hi) into @acc; 0 or a negative errno
+ * @combine:  folds @other into @acc (@acc holds the lower indices)
+ * @arg:      passed to @body and @combine
+ * @result:   receives the reduction (@size bytes); the identity for an
+ *            empty range
+ *
+ * The range is cut in halves down to @grain; each leaf accumulates from
+ * the identity, and halves are combined lower with upper.  The order of
+ * combination depends only on the range and @grain, never on which
+ * worker ran what, so a floating-point reduction gives the same bits in
+ * every run with the same arguments.  Accumulators live on the workers'
+ * C stacks.  Once a body fails no new body starts.
+ *
+ *	static int sum(int64_t lo, int64_t hi, void *acc, void *arg)
+ *	{
+ *		const double *x = arg;
+ *		for (int64_t i = lo; i < hi; i++)
+ *			*(double *)acc += x[i];
+ *		return 0;
+ *	}
+ *	static void add(void *acc, const void *other, void *arg)
+ *	{
+ *		*(double *)acc += *(const double *)other;
+ *	}
+ *	double zero = 0, total;
+ *	err = agile_sched_parallel_reduce(s, 0, n, 0, sizeof(double), &zero,
+ *					  sum, add, x, &total);
+ *
+ * Thread safety: thread safe; from a worker of @s it nests.  @body and
+ * @combine run concurrently on every worker.
+ *
+ * Return: 0, the first body error, -EINVAL (NULL pointers, a bad @size,
+ * @end < @begin, @grain < 0) or -ESHUTDOWN.
+ */
+int agile_sched_parallel_reduce(
+	struct agile_sched *s, int64_t begin, int64_t end, int64_t grain,
+	size_t size, const void *identity,
+	int (*body)(int64_t lo, int64_t hi, void *acc, void *arg),
+	void (*combine)(void *acc, const void *other, void *arg), void *arg,
+	void *result);
+
+/**
+ * agile_sched_parallel_reduce_w - agile_sched_parallel_reduce from a task
+ * @w:        the worker the calling task was given
+ * @begin:    first index
+ * @end:      one past the last index
+ * @grain:    leaves get at most @grain iterations; 0 picks one
+ * @size:     bytes of one accumulator (1..AGILE_REDUCE_MAX_SIZE)
+ * @identity: the accumulator a leaf starts from
+ * @body:     accumulates [lo, hi) into @acc; 0 or a negative errno
+ * @combine:  folds @other into @acc
+ * @arg:      passed to @body and @combine
+ * @result:   receives the reduction
+ *
+ * As agile_sched_parallel_for_w is to agile_sched_parallel_for: spawned on
+ * @w in the current run; a body's error is returned, the run goes on.
+ *
+ * Thread safety: worker context only, on @w.
+ *
+ * Return: 0, the first body error, or -EINVAL.
+ */
+int agile_sched_parallel_reduce_w(
+	struct agile_worker *w, int64_t begin, int64_t end, int64_t grain,
+	size_t size, const void *identity,
+	int (*body)(int64_t lo, int64_t hi, void *acc, void *arg),
+	void (*combine)(void *acc, const void *other, void *arg), void *arg,
+	void *result);
 
 /**
  * agile_sched_run_task - run an application task tree (seed 002, 500b)

@@ -197,13 +197,28 @@ public:
 		union agile_frame_slot *slot = w_->sp - 1;
 
 		synced_ = true;
-		if (agile__sync_pop(w_, slot))
-			return fn_(w_);
+		if (agile__sync_pop(w_, slot, agile__base, frame_run)) {
+			if constexpr (std::is_void_v<result_type>) {
+				fn_(w_);
+				agile__balanced(w_, slot);
+				return;
+			} else {
+				result_type r = fn_(w_);
+
+				agile__balanced(w_, slot);
+				return r;
+			}
+		}
 
 		detail::spawn_frame tmp;
 
-		/* A thief's result: sync_slow acquires its release of done. */
-		agile__sync_slow(w_, &tmp.hdr, sizeof(tmp));
+		/*
+		 * A thief's result: sync_check acquires its release of done.
+		 * A frame of another task on top is left there, and the run
+		 * fails (AGILE_E_SYNC): result_ stays empty.
+		 */
+		agile__sync_check(w_, agile__base, frame_run, &tmp.hdr,
+				  sizeof(tmp));
 		if constexpr (!std::is_void_v<result_type>)
 			return result_ ? std::move(*result_) : result_type();
 	}
@@ -214,11 +229,13 @@ private:
 	{
 		auto *f = reinterpret_cast<detail::spawn_frame *>(hdr);
 		auto *t = static_cast<task *>(f->task);
+		union agile_frame_slot *base = w->sp;
 
 		if constexpr (std::is_void_v<result_type>)
 			t->fn_(w);
 		else
 			t->result_.emplace(t->fn_(w));
+		agile__balanced(w, base);
 	}
 
 	struct no_result {

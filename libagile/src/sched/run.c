@@ -53,36 +53,57 @@ int agile_sched_run(struct agile_sched *s,
 	return AGILE_RUN(s, root_task, call, NULL);
 }
 
-struct pfor_ctx {
+/*
+ * A parallel loop: what its tasks share.  @error is the loop's first
+ * error; @fail_run: whether an error also fails the run (the pool's forms,
+ * where the loop is the run, do; the worker's forms hand it back to the
+ * caller, whose run goes on).
+ */
+struct loop_ctx {
 	int (*body)(int64_t lo, int64_t hi, void *arg);
+	int (*reduce_body)(int64_t lo, int64_t hi, void *acc, void *arg);
+	void (*combine)(void *acc, const void *other, void *arg);
+	const void *identity;
+	size_t size;
 	void *arg;
 	int64_t grain;
+	_Atomic int error;
+	bool fail_run;
 };
 
-struct pfor_range {
-	const struct pfor_ctx *ctx;
-	int64_t lo, hi;
-};
+/* Should a loop task still start bodies? */
+static bool loop_going(struct agile_worker *w, struct loop_ctx *c)
+{
+	return !atomic_load_explicit(&c->error, memory_order_relaxed) &&
+	       (!c->fail_run || !agile_sched_failed(w));
+}
+
+/* Record a body's error: the loop's first, and the run's if it is ours. */
+static int loop_fail(struct agile_worker *w, struct loop_ctx *c, int err)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&c->error, &none, err);
+	if (c->fail_run)
+		agile_sched_fail(w, err);
+	return err;
+}
 
 /* Split off right halves (biggest first, for thieves), run the leaf, sync. */
-AGILE_TASK(int, pfor_task, w, struct pfor_range, r)
+AGILE_TASK(int, pfor_task, w, struct loop_ctx *, c, int64_t, lo, int64_t, hi)
 {
 	int nr = 0, err = 0;
 
-	while (r.hi - r.lo > r.ctx->grain) {
-		int64_t mid = r.lo + (r.hi - r.lo) / 2;
-		struct pfor_range right = { r.ctx, mid, r.hi };
+	while (hi - lo > c->grain) {
+		int64_t mid = lo + (hi - lo) / 2;
 
-		AGILE_SPAWN(w, pfor_task, right);
-		r.hi = mid;
+		AGILE_SPAWN(w, pfor_task, c, mid, hi);
+		hi = mid;
 		nr++;
 	}
-	if (!agile_sched_failed(w)) {
-		err = r.ctx->body(r.lo, r.hi, r.ctx->arg);
-		if (err < 0)
-			agile_sched_fail(w, err);
-		else
-			err = 0;
+	if (loop_going(w, c)) {
+		err = c->body(lo, hi, c->arg);
+		err = err < 0 ? loop_fail(w, c, err) : 0;
 	}
 	while (nr--) {
 		int e = AGILE_SYNC(w, pfor_task);
@@ -93,25 +114,159 @@ AGILE_TASK(int, pfor_task, w, struct pfor_range, r)
 	return err;
 }
 
+/*
+ * The reduction of [lo, hi) into @out: halves, the left one here and the
+ * right one spawned, combined left with right (so the association is the
+ * same in every run, whoever steals what).  A leaf starts from the
+ * identity.
+ */
+AGILE_TASK(int, reduce_task, w, struct loop_ctx *, c, int64_t, lo, int64_t, hi,
+	   void *, out)
+{
+	int err, e;
+
+	if (hi - lo <= c->grain) {
+		memcpy(out, c->identity, c->size);
+		if (!loop_going(w, c))
+			return 0;
+		err = c->reduce_body(lo, hi, out, c->arg);
+		return err < 0 ? loop_fail(w, c, err) : 0;
+	}
+	{
+		int64_t mid = lo + (hi - lo) / 2;
+		_Alignas(16) unsigned char right[c->size];
+
+		AGILE_SPAWN(w, reduce_task, c, mid, hi, right);
+		err = AGILE_CALL(w, reduce_task, c, lo, mid, out);
+		e = AGILE_SYNC(w, reduce_task);
+		if (!err)
+			err = e;
+		if (!err && loop_going(w, c))
+			c->combine(out, right, c->arg);
+	}
+	return err;
+}
+
+/*
+ * Check a loop's range and pick its grain: 0 and the number of
+ * iterations in *@n, or -EINVAL.  @nr_workers: for the default grain.
+ */
+static int loop_range(int64_t begin, int64_t end, int64_t *grain,
+		      uint32_t nr_workers, int64_t *n)
+{
+	if (*grain < 0 || end < begin || __builtin_sub_overflow(end, begin, n))
+		return -EINVAL;
+	if (!*grain) {
+		*grain = *n / ((int64_t)nr_workers * PFOR_LEAVES_PER_WORKER);
+		if (*grain < 1)
+			*grain = 1;
+	}
+	return 0;
+}
+
+static uint32_t workers_of(struct agile_worker *w)
+{
+	return to_worker(w)->sched->nr_workers;
+}
+
 int agile_sched_parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
 			     int64_t grain,
 			     int (*body)(int64_t lo, int64_t hi, void *arg),
 			     void *arg)
 {
-	struct pfor_ctx ctx = { .body = body, .arg = arg, .grain = grain };
-	struct pfor_range range = { .ctx = &ctx, .lo = begin, .hi = end };
+	struct loop_ctx ctx = { .body = body, .arg = arg, .fail_run = true };
 	int64_t n;
 
-	if (!s || !body || grain < 0 || end < begin ||
-	    __builtin_sub_overflow(end, begin, &n))
+	if (!s || !body || loop_range(begin, end, &grain, s->nr_workers, &n))
 		return -EINVAL;
 	if (!n)
 		return 0;
-	if (!grain) {
-		grain = n / ((int64_t)s->nr_workers * PFOR_LEAVES_PER_WORKER);
-		ctx.grain = grain > 0 ? grain : 1;
+	ctx.grain = grain;
+	return AGILE_RUN(s, pfor_task, &ctx, begin, end, NULL);
+}
+
+int agile_sched_parallel_for_w(struct agile_worker *w, int64_t begin,
+			       int64_t end, int64_t grain,
+			       int (*body)(int64_t lo, int64_t hi, void *arg),
+			       void *arg)
+{
+	struct loop_ctx ctx = { .body = body, .arg = arg };
+	int64_t n;
+
+	if (!w || !body || loop_range(begin, end, &grain, workers_of(w), &n))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	ctx.grain = grain;
+	AGILE_CALL(w, pfor_task, &ctx, begin, end);
+	return atomic_load_explicit(&ctx.error, memory_order_relaxed);
+}
+
+/* The arguments both reduce forms check; fills @c. */
+static int reduce_args(struct loop_ctx *c, size_t size, const void *identity,
+		       int (*body)(int64_t lo, int64_t hi, void *acc,
+				   void *arg),
+		       void (*combine)(void *acc, const void *other, void *arg),
+		       void *arg, void *result)
+{
+	if (!size || size > AGILE_REDUCE_MAX_SIZE || !identity || !body ||
+	    !combine || !result)
+		return -EINVAL;
+	c->size = size;
+	c->identity = identity;
+	c->reduce_body = body;
+	c->combine = combine;
+	c->arg = arg;
+	return 0;
+}
+
+int agile_sched_parallel_reduce(
+	struct agile_sched *s, int64_t begin, int64_t end, int64_t grain,
+	size_t size, const void *identity,
+	int (*body)(int64_t lo, int64_t hi, void *acc, void *arg),
+	void (*combine)(void *acc, const void *other, void *arg), void *arg,
+	void *result)
+{
+	struct loop_ctx ctx = { .fail_run = true };
+	int64_t n;
+	int err;
+
+	if (!s || loop_range(begin, end, &grain, s->nr_workers, &n))
+		return -EINVAL;
+	err = reduce_args(&ctx, size, identity, body, combine, arg, result);
+	if (err)
+		return err;
+	ctx.grain = grain;
+	if (!n) {
+		memcpy(result, identity, size);
+		return 0;
 	}
-	return AGILE_RUN(s, pfor_task, range, NULL);
+	return AGILE_RUN(s, reduce_task, &ctx, begin, end, result, NULL);
+}
+
+int agile_sched_parallel_reduce_w(
+	struct agile_worker *w, int64_t begin, int64_t end, int64_t grain,
+	size_t size, const void *identity,
+	int (*body)(int64_t lo, int64_t hi, void *acc, void *arg),
+	void (*combine)(void *acc, const void *other, void *arg), void *arg,
+	void *result)
+{
+	struct loop_ctx ctx = { 0 };
+	int64_t n;
+	int err;
+
+	if (!w || loop_range(begin, end, &grain, workers_of(w), &n))
+		return -EINVAL;
+	err = reduce_args(&ctx, size, identity, body, combine, arg, result);
+	if (err)
+		return err;
+	ctx.grain = grain;
+	if (!n) {
+		memcpy(result, identity, size);
+		return 0;
+	}
+	AGILE_CALL(w, reduce_task, &ctx, begin, end, result);
+	return atomic_load_explicit(&ctx.error, memory_order_relaxed);
 }
 
 /* ---- seed 002: cutoff, split, offload ---- */

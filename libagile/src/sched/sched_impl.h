@@ -66,6 +66,9 @@
 /* Default grain of agile_sched_parallel_for: this many leaves per worker. */
 #define PFOR_LEAVES_PER_WORKER 32
 
+/* pub.split while frames are spilled: above every sp. */
+#define SPLIT_SPILLED ((union agile_frame_slot *)UINTPTR_MAX)
+
 enum frame_state {
 	FRAME_PUBLIC = 0,
 	FRAME_DONE = 1,
@@ -84,12 +87,16 @@ struct worker {
 	struct agile_sched *sched;
 	uint32_t index;
 	struct agile_run *run; /* the run of the task this worker is executing */
+	/* sp when that run began here: AGILE_SYNC's base outside a task body */
+	union agile_frame_slot *run_base;
 	union agile_frame_slot *frames, *frames_end;
 	size_t frames_bytes;
 	/*
 	 * Spawns beyond frames_end go to this private heap stack, where no
-	 * thief sees them (so it may move); while it is in use pub.split is
-	 * frames_end, which sends every spawn and sync to the slow paths.
+	 * thief sees them (so it may move); while it is in use pub.sp runs
+	 * on past frames_end, one slot per spilled frame (never read through
+	 * it), and pub.split is SPLIT_SPILLED, which sends every spawn and
+	 * sync to the slow paths (steal.c: spawn_spill).
 	 */
 	union agile_frame_slot *side;
 	size_t side_depth, side_cap;

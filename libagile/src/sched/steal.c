@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <agile/error.h>
+
 #include "sched/sched_impl.h"
 #include "sys.h"
 
@@ -42,10 +44,13 @@ static void run_in(struct worker *w, struct agile_frame *f,
 		   struct agile_run *run)
 {
 	struct agile_run *saved = w->run;
+	union agile_frame_slot *saved_base = w->run_base;
 
 	w->run = run;
+	w->run_base = w->pub.sp;
 	f->fn(&w->pub, f);
 	w->run = saved;
+	w->run_base = saved_base;
 }
 
 /* Wake one sleeping worker, if there is one, after making work visible. */
@@ -215,12 +220,13 @@ void agile__publish(struct agile_worker *aw)
 {
 	struct worker *w = to_worker(aw);
 	union agile_frame_slot *split = aw->split;
-	size_t nr = (size_t)((aw->sp - split) + 1) / 2, i;
+	size_t nr, i;
 
 	atomic_store_explicit(&aw->hungry, 0, memory_order_relaxed);
 	/* Spilled frames are never published (the spawn path keeps out). */
 	if (w->side_depth || w->side_lost)
 		return;
+	nr = (size_t)((aw->sp - split) + 1) / 2;
 	for (i = 0; i < nr; i++)
 		if (publish_frame(w, &split[i].hdr))
 			break;
@@ -264,6 +270,14 @@ static void leave_spill_if_empty(struct worker *w)
 		w->pub.split = w->split_saved;
 }
 
+/*
+ * A spawn past frames_end: onto the side stack (or, without memory for
+ * it, lost: the run fails with -ENOMEM).  sp runs on past frames_end, one
+ * slot per spilled frame, so that the tasks' bases and the checks of
+ * AGILE_SYNC count spilled frames as any others; nothing past frames_end
+ * is ever read through sp.  split is SPLIT_SPILLED meanwhile, which sends
+ * every sync to the slow path (and sp past frames_end every spawn).
+ */
 static void spawn_spill(struct worker *w, const struct agile_frame *f,
 			size_t size)
 {
@@ -271,7 +285,7 @@ static void spawn_spill(struct worker *w, const struct agile_frame *f,
 
 	if (!w->side_depth && !w->side_lost) {
 		w->split_saved = aw->split;
-		aw->split = w->frames_end;
+		aw->split = SPLIT_SPILLED;
 	}
 	if (!w->side_lost && w->side_depth == w->side_cap) {
 		size_t cap = w->side_cap ? 2 * w->side_cap : 64;
@@ -287,6 +301,8 @@ static void spawn_spill(struct worker *w, const struct agile_frame *f,
 			w->side_cap = cap;
 		}
 	}
+	aw->sp++;
+	agile__count(&aw->nr_spawns);
 	if (w->side_lost || w->side_depth == w->side_cap) {
 		/* Keep spawn and sync paired; the run reports the loss. */
 		w->side_lost++;
@@ -294,7 +310,6 @@ static void spawn_spill(struct worker *w, const struct agile_frame *f,
 		return;
 	}
 	memcpy(&w->side[w->side_depth++], f, size);
-	agile__count(&aw->nr_spawns);
 }
 
 void agile__spawn_slow(struct agile_worker *aw, const struct agile_frame *f,
@@ -303,7 +318,7 @@ void agile__spawn_slow(struct agile_worker *aw, const struct agile_frame *f,
 	struct worker *w = to_worker(aw);
 	union agile_frame_slot *slot = aw->sp;
 
-	if (slot == w->frames_end) {
+	if (slot >= w->frames_end) {
 		spawn_spill(w, f, size);
 		return;
 	}
@@ -315,42 +330,121 @@ void agile__spawn_slow(struct agile_worker *aw, const struct agile_frame *f,
 	publish_all(w);
 }
 
-struct agile_frame *agile__sync_slow(struct agile_worker *aw,
-				     struct agile_frame *scratch, size_t size)
+/*
+ * Sync the newest frame (sp - 1) and pop it: run it inline, or take it
+ * back from the deque and run it, or help its thief until it is done.
+ * @fn: the task the sync expects (NULL: any); a frame of another task is
+ * left where it is and NULL returned.  A private or spilled frame is
+ * copied into @scratch (@size bytes, the frame's type's) and popped before
+ * it runs there.  Returns the finished frame, whose result the caller
+ * reads.
+ */
+static struct agile_frame *sync_top(struct worker *w,
+				    void (*fn)(struct agile_worker *,
+					       struct agile_frame *),
+				    struct agile_frame *scratch, size_t size)
 {
-	struct worker *w = to_worker(aw);
-	union agile_frame_slot *slot;
-	struct agile_frame *f;
+	struct agile_worker *aw = &w->pub;
+	union agile_frame_slot *top = aw->sp - 1;
 	void *x;
 
-	if (w->side_lost) {
-		w->side_lost--;
-		leave_spill_if_empty(w);
-		memset(scratch, 0, size);
-		return scratch;
-	}
-	if (w->side_depth) {
-		/* Copied out: the side stack may move while the task runs. */
+	if (top >= w->frames_end) {
+		if (w->side_lost) {
+			/* Never stored (-ENOMEM failed the run): zeroed. */
+			w->side_lost--;
+			aw->sp = top;
+			leave_spill_if_empty(w);
+			memset(scratch, 0, size);
+			return scratch;
+		}
+		if (fn && w->side[w->side_depth - 1].hdr.fn != fn)
+			return NULL;
 		memcpy(scratch, &w->side[--w->side_depth], size);
+		aw->sp = top;
 		leave_spill_if_empty(w);
 		scratch->fn(aw, scratch);
 		return scratch;
 	}
-
-	/* A published frame: sp - 1 == split - 1, the deque's bottom item. */
-	slot = aw->sp - 1;
-	f = &slot->hdr;
+	if (fn && top->hdr.fn != fn)
+		return NULL;
+	if (top >= aw->split) {
+		/*
+		 * Private: popped first and run from @scratch, as the inline
+		 * sync runs it: left in place it would be among the private
+		 * frames its own spawns may publish, and a thief could run it
+		 * a second time.
+		 */
+		memcpy(scratch, top, size);
+		aw->sp = top;
+		scratch->fn(aw, scratch);
+		return scratch;
+	}
+	/* Published: the deque's bottom item (split == sp). */
 	x = agile_deque_take(&w->deque);
-	assert(x == f || x == NULL);
+	assert(x == &top->hdr || x == NULL);
 	/* The frame stays reserved (sp above it) while it runs or is waited on. */
 	aw->split = aw->sp;
 	if (x)
-		f->fn(aw, f);
+		top->hdr.fn(aw, &top->hdr);
 	else
-		wait_stolen(w, f);
-	aw->sp = slot;
-	aw->split = slot;
+		wait_stolen(w, &top->hdr);
+	aw->sp = top;
+	aw->split = top;
+	return &top->hdr;
+}
+
+/* Misuse of spawn and sync: the run fails with AGILE_E_SYNC. */
+static void sync_misuse(struct agile_worker *aw)
+{
+	agile_sched_fail(aw, -AGILE_E_SYNC);
+}
+
+/* The base of a sync outside a task body: the current run's. */
+static const union agile_frame_slot *base_of(const struct worker *w,
+					     const union agile_frame_slot *base)
+{
+	return base ? base : w->run_base;
+}
+
+struct agile_frame *
+agile__sync_check(struct agile_worker *aw, const union agile_frame_slot *base,
+		  void (*fn)(struct agile_worker *, struct agile_frame *),
+		  struct agile_frame *scratch, size_t size)
+{
+	struct worker *w = to_worker(aw);
+	struct agile_frame *f = NULL;
+
+	/* Nothing of the current task's left to sync: a sync too many. */
+	if ((uintptr_t)(aw->sp - 1) >= (uintptr_t)base_of(w, base))
+		f = sync_top(w, fn, scratch, size);
+	if (!f) {
+		sync_misuse(aw);
+		memset(scratch, 0, size);
+		return scratch;
+	}
 	return f;
+}
+
+void agile__sync_all(struct agile_worker *aw,
+		     const union agile_frame_slot *base)
+{
+	struct worker *w = to_worker(aw);
+	union agile_frame_slot scratch;
+
+	base = base_of(w, base);
+	while ((uintptr_t)aw->sp > (uintptr_t)base)
+		sync_top(w, NULL, &scratch.hdr, sizeof(scratch));
+}
+
+void agile__unbalanced(struct agile_worker *aw, union agile_frame_slot *base)
+{
+	/*
+	 * A task returned with spawns left (run and popped here, so nobody
+	 * syncs them in its caller's name), or with frames below its base
+	 * popped (its caller's: they are gone).  Either way the run fails.
+	 */
+	agile__sync_all(aw, base);
+	sync_misuse(aw);
 }
 
 int agile_sched_fail(struct agile_worker *aw, int err)
