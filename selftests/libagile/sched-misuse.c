@@ -85,8 +85,7 @@ AGILE_TASK(int64_t, sum_extra, w, int, n, int, extra_at)
 	return n + rest;
 }
 
-static int pool(uint32_t workers, uint32_t max_frames,
-		struct agile_sched **s)
+static int pool(uint32_t workers, uint32_t max_frames, struct agile_sched **s)
 {
 	struct agile_sched_opts o;
 
@@ -204,7 +203,8 @@ int main(void)
 	for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++) {
 		struct agile_sched *s;
 
-		if (!tap_ok_call(pool(pools[i].workers, pools[i].max_frames, &s),
+		if (!tap_ok_call(pool(pools[i].workers, pools[i].max_frames,
+				      &s),
 				 pools[i].name))
 			continue;
 		test_order(s, pools[i].name);
