@@ -245,7 +245,8 @@ static int measure_config(struct intf *x, int cf, int rounds)
 
 	for (int r = -1; r < rounds; r++) { /* round -1: warm-up */
 		for (int cell = 0; cell < nr_cells; cell++) {
-			int wl = cell / x->nr_threads, ti = cell % x->nr_threads;
+			int wl = cell / x->nr_threads,
+			    ti = cell % x->nr_threads;
 
 			for (int k = 0; k < NR_CONTENDERS; k++) {
 				int c = (k + (r < 0 ? 0 : r) + cell) %
@@ -315,9 +316,9 @@ static void print_markdown(const struct intf *x, bool default_pins)
 				const struct timing *t = timings[cf][wl][ti];
 				int other = def == C_PIN ? C_NOPIN : C_PIN;
 				char a[64], o[64], tb[64], om[64], sc[32] = "",
-								     sco[32] = "";
-				double r_tbb = t[def].median_ms /
-					       t[C_TBB].median_ms;
+								   sco[32] = "";
+				double r_tbb =
+					t[def].median_ms / t[C_TBB].median_ms;
 
 				cell_text(a, sizeof(a), &t[def]);
 				cell_text(o, sizeof(o), &t[other]);
@@ -420,8 +421,9 @@ int bench_interference(const struct bench_opts *o)
 	if (!err) {
 		agile_sched_stats(x.pools[0][0], &st);
 		if (!st.nr_pinned)
-			bench_note("interference: the pinned pools are not pinned (%s)",
-				   strerror(-st.pin_error));
+			bench_note(
+				"interference: the pinned pools are not pinned (%s)",
+				strerror(-st.pin_error));
 	}
 
 	for (int cf = 0; cf < NR_CONFIGS && !err; cf++) {
@@ -446,8 +448,9 @@ int bench_interference(const struct bench_opts *o)
 	if (err)
 		return err;
 	print_markdown(&x, default_pins);
-	bench_note("interference: fib(%d), nqueens(%d) (tasks above the last %d rows), uts: %lld nodes; %d CPUs",
-		   x.fib_n, x.nq_n, NQ_SERIAL_ROWS,
-		   (long long)x.expect[WL_UTS], nr_cpus);
+	bench_note(
+		"interference: fib(%d), nqueens(%d) (tasks above the last %d rows), uts: %lld nodes; %d CPUs",
+		x.fib_n, x.nq_n, NQ_SERIAL_ROWS, (long long)x.expect[WL_UTS],
+		nr_cpus);
 	return 0;
 }
