@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * sched-oversubscribe - four times as many workers as processing units (at least
- * 8): results stay right and every worker is pinned when the topology is
- * known; how far the work spread is reported (the OS scheduler decides).
+ * 8), pinned ($AGILE_SCHED_PIN=1): results stay right and every worker is
+ * pinned when the topology is known; how far the work spread is reported
+ * (the OS scheduler decides).
  */
 #include <agile/sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -43,7 +45,9 @@ int main(void)
 	opts.nr_workers = (uint32_t)(cpus > 2 ? 4 * cpus : 8);
 	if (opts.nr_workers > 256)
 		opts.nr_workers = 256;
+	setenv("AGILE_SCHED_PIN", "1", 1);
 	err = agile_sched_create(&opts, &s);
+	unsetenv("AGILE_SCHED_PIN");
 	if (!tap_ok_call(err, "create"))
 		return tap_done();
 	agile_sched_stats(s, &st);

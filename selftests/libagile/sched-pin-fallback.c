@@ -9,7 +9,9 @@
  * on CPUs that can be bound are pinned, whatever the machine has (the
  * last unit never is), and the error says why the rest are not.  Without
  * hwloc (the static build of the guests) no worker is pinned and the
- * error is -ENOSYS.  AGILE_SCHED_NO_PIN pins none, with no error.
+ * error is -ENOSYS.  Pinning is asked for with $AGILE_SCHED_PIN=1; without
+ * it (the default) and with AGILE_SCHED_NO_PIN none is pinned, with no
+ * error.
  */
 #define _GNU_SOURCE
 #include <agile/sched.h>
@@ -78,10 +80,12 @@ static void test_synthetic(void)
 	/* hwloc reads this at topology load: units 0 .. last + 1. */
 	snprintf(topology, sizeof(topology), "core:%d pu:1", last + 2);
 	setenv("HWLOC_SYNTHETIC", topology, 1);
+	setenv("AGILE_SCHED_PIN", "1", 1);
 	agile_sched_opts_init(&opts);
 	opts.nr_workers = (uint32_t)last + 2;
 	opts.flags = AGILE_SCHED_QUIET;
 	err = agile_sched_create(&opts, &s);
+	unsetenv("AGILE_SCHED_PIN");
 	unsetenv("HWLOC_SYNTHETIC");
 	if (!tap_ok_call(err, "synthetic topology: create"))
 		return;
@@ -99,7 +103,7 @@ static void test_synthetic(void)
 	run_fib(s, "synthetic topology");
 }
 
-static void test_no_pin(void)
+static void test_no_pin(uint32_t flags, const char *pin_env, const char *what)
 {
 	struct agile_sched_opts opts;
 	struct agile_sched_stats st;
@@ -108,19 +112,26 @@ static void test_no_pin(void)
 
 	agile_sched_opts_init(&opts);
 	opts.nr_workers = 6;
-	opts.flags = AGILE_SCHED_QUIET | AGILE_SCHED_NO_PIN;
+	opts.flags = AGILE_SCHED_QUIET | flags;
+	if (pin_env)
+		setenv("AGILE_SCHED_PIN", pin_env, 1);
 	err = agile_sched_create(&opts, &s);
-	if (!tap_ok_call(err, "AGILE_SCHED_NO_PIN: create"))
+	unsetenv("AGILE_SCHED_PIN");
+	if (!tap_ok(!err, "%s: create (%d)", what, err))
 		return;
 	agile_sched_stats(s, &st);
 	tap_ok(st.pin_error == 0 && st.nr_pinned == 0,
-	       "AGILE_SCHED_NO_PIN: none pinned, no error");
-	run_fib(s, "AGILE_SCHED_NO_PIN");
+	       "%s: none pinned, no error", what);
+	run_fib(s, what);
 }
 
 int main(void)
 {
 	test_synthetic();
-	test_no_pin();
+	test_no_pin(0, NULL, "the default");
+	test_no_pin(0, "0", "AGILE_SCHED_PIN=0");
+	test_no_pin(AGILE_SCHED_NO_PIN, NULL, "AGILE_SCHED_NO_PIN");
+	test_no_pin(AGILE_SCHED_NO_PIN, "1",
+		    "AGILE_SCHED_NO_PIN with AGILE_SCHED_PIN=1");
 	return tap_done();
 }

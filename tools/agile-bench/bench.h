@@ -16,6 +16,7 @@ struct bench_opts {
 	int64_t pfor_n; /* iterations of the uneven parallel-for */
 	int64_t grain; /* its grain (agile grain, OpenMP chunk, TBB grainsize) */
 	bool no_pin; /* agile workers unpinned (AGILE_SCHED_NO_PIN) */
+	bool quick; /* interference: smaller trees, fewer rounds */
 	int64_t trips; /* round trips per repetition of doorbell (sleep: / 10) */
 	const char *sleepers; /* pollcost: comma-separated sleeper counts */
 	int period_ms; /* pollcost: milliseconds measured per repetition */
@@ -96,6 +97,7 @@ int bench_sleep(const struct bench_opts *o);
 int bench_pollcost(const struct bench_opts *o);
 int bench_gpu(const struct bench_opts *o);
 int bench_allreduce(const struct bench_opts *o);
+int bench_interference(const struct bench_opts *o);
 
 /* Baselines in their own files (C++ for oneTBB, -fopenmp for OpenMP). */
 struct tbb_arena;
@@ -105,7 +107,12 @@ int64_t tbb_fib(struct tbb_arena *a, int n);
 void tbb_pfor(struct tbb_arena *a, int64_t n, int64_t grain,
 	      void (*body)(int64_t lo, int64_t hi, void *arg), void *arg);
 
+int64_t tbb_nqueens(struct tbb_arena *a, int n);
+int64_t tbb_uts(struct tbb_arena *a);
+
 int64_t omp_fib(int n, int threads);
+int64_t omp_nqueens(int n, int threads);
+int64_t omp_uts(int threads);
 void omp_pfor(int64_t n, int64_t chunk, int threads,
 	      void (*body)(int64_t lo, int64_t hi, void *arg), void *arg);
 

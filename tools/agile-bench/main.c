@@ -3,7 +3,8 @@
  * agile-bench - libagile's benchmarks, each printed beside its baseline
  * measured in the same run, as a table and (--csv) a CSV file.
  *
- *	agile-bench [options] fib|pfor|doorbell|sleep|pollcost|allreduce|gpu|all|list
+ *	agile-bench [options] fib|pfor|doorbell|sleep|pollcost|interference|
+ *			      allreduce|gpu|all|list
  *
  * Ratios, not absolute times, are the results: they are what SPEC §5's
  * targets are written in, and they survive noisy machines better.
@@ -365,6 +366,8 @@ static const struct {
 	{ "pollcost", bench_pollcost,
 	  "the module's poller while -S N contexts each have a plain-store sleeper: its time (sysfs), softirq time and a busy loop's slowdown beside N = 0" },
 #ifndef AGILE_BENCH_NO_TBB
+	{ "interference", bench_interference,
+	  "fib, nqueens and an unbalanced tree beside busy loops and a busy process: agile (pinned, unpinned), oneTBB, OpenMP; 1 and -t threads" },
 	{ "allreduce", bench_allreduce,
 	  "allreduce among -t processes, 4 KiB..64 MiB: agile's process scope beside Open MPI's MPI_Allreduce (agile-bench-mpi) and memcpy" },
 #endif
@@ -404,7 +407,9 @@ static void usage(FILE *out)
 		"                      call from B bytes up (default 1M; 0: all, off: never)\n"
 		"      --mpi-algs LIST allreduce: Open MPI coll_tuned_allreduce_algorithm\n"
 		"                      values forced beside the default (default\n"
-		"                      1,2,3,4,5,6; none: the default only)\n");
+		"                      1,2,3,4,5,6; none: the default only)\n"
+		"      --quick         interference: fib(28), nqueens(10), at most 3 rounds\n"
+		"                      (default fib(30), nqueens(11), -r rounds)\n");
 }
 
 int main(int argc, char **argv)
@@ -424,6 +429,7 @@ int main(int argc, char **argv)
 		{ "sizes", required_argument, NULL, 2 },
 		{ "cold-from", required_argument, NULL, 3 },
 		{ "mpi-algs", required_argument, NULL, 4 },
+		{ "quick", no_argument, NULL, 5 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -483,6 +489,9 @@ int main(int argc, char **argv)
 			break;
 		case 4:
 			o.ar_mpi_algs = optarg;
+			break;
+		case 5:
+			o.quick = true;
 			break;
 		case 'h':
 			usage(stdout);

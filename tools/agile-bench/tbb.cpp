@@ -2,7 +2,9 @@
 /*
  * tbb.cpp - oneTBB baselines: fib with task_group (every call a spawn, the
  * idiomatic way) and parallel_for over a blocked_range with the default
- * auto_partitioner, both inside a task_arena of the requested concurrency.
+ * auto_partitioner, both inside a task_arena of the requested concurrency;
+ * and the interference benchmark's nqueens and uts (trees.h) with a
+ * task_group per node.
  */
 #include <cstdint>
 #include <oneapi/tbb/blocked_range.h>
@@ -12,6 +14,7 @@
 
 extern "C" {
 #include "bench.h"
+#include "trees.h"
 }
 
 struct tbb_arena {
@@ -64,4 +67,55 @@ extern "C" void tbb_pfor(struct tbb_arena *a, int64_t n, int64_t grain,
 				body(r.begin(), r.end(), arg);
 			});
 	});
+}
+
+static int64_t nqueens(const struct nq_board &b)
+{
+	if (!nq_spawns(&b))
+		return nq_serial(&b);
+	int64_t counts[NQ_MAX] = { 0 };
+	oneapi::tbb::task_group g;
+	for (int col = 0; col < b.n; col++) {
+		if (nq_safe(&b, col)) {
+			struct nq_board c = nq_place(&b, col);
+			g.run([c, col, &counts] { counts[col] = nqueens(c); });
+		}
+	}
+	g.wait();
+	int64_t sum = 0;
+	for (int col = 0; col < b.n; col++)
+		sum += counts[col];
+	return sum;
+}
+
+static int64_t uts(const struct uts_span &s)
+{
+	if (s.hi - s.lo == 1) {
+		struct uts_span d = uts_down(&s);
+		return 1 + (d.hi ? uts(d) : 0);
+	}
+	struct uts_span left = s, right = s;
+	left.hi = right.lo = s.lo + (s.hi - s.lo) / 2;
+	int64_t a = 0, b;
+	oneapi::tbb::task_group g;
+	g.run([left, &a] { a = uts(left); });
+	b = uts(right);
+	g.wait();
+	return a + b;
+}
+
+extern "C" int64_t tbb_nqueens(struct tbb_arena *a, int n)
+{
+	int64_t r = 0;
+
+	a->arena.execute([&] { r = nqueens(nq_root(n)); });
+	return r;
+}
+
+extern "C" int64_t tbb_uts(struct tbb_arena *a)
+{
+	int64_t r = 0;
+
+	a->arena.execute([&] { r = uts(uts_root()); });
+	return r;
 }

@@ -2,6 +2,17 @@
 /*
  * pool.c - a scheduler's start-up (seed 002, process 500a), stats
  * and shutdown.
+ *
+ * Workers run unpinned unless pinning is asked for ($AGILE_SCHED_PIN=1,
+ * and not AGILE_SCHED_NO_PIN): seed 002's step 3 is kept, but off by
+ * default.  On a machine shared with other processes a pinned worker
+ * cannot leave a busy core: a 1-worker pool pinned to CPU 0 beside a busy
+ * process there ran 2x slower while oneTBB and OpenMP moved to the free
+ * CPU (issue 12), and a pinned worker descheduled there holds frames its
+ * peers wait for.  An unpinned one is moved to an idle CPU by the kernel.
+ * agile-bench interference measured both (docs/sched.md); on a 2-CPU VM
+ * under a load average of 7-10 the two were within each other's noise,
+ * so nothing measured pays for the risk of the busy core.
  */
 #define _GNU_SOURCE
 #include <agile/sched.h>
@@ -49,6 +60,14 @@ static int check_opts(const struct agile_sched_opts *o)
 	    (o->max_frames && o->max_frames < 2) || o->max_frames > (1u << 24))
 		return -EINVAL;
 	return 0;
+}
+
+/* Pinning is asked for: $AGILE_SCHED_PIN is "1" (and not AGILE_SCHED_NO_PIN). */
+static bool pin_asked(uint32_t flags)
+{
+	const char *env = getenv("AGILE_SCHED_PIN");
+
+	return !(flags & AGILE_SCHED_NO_PIN) && env && !strcmp(env, "1");
 }
 
 static uint32_t online_cpus(void)
@@ -215,7 +234,7 @@ int agile_sched_create(const struct agile_sched_opts *opts,
 	s->roots_tail = &s->roots_head;
 	pthread_mutex_init(&s->lock, NULL);
 
-	if (!(opts->flags & AGILE_SCHED_NO_PIN)) {
+	if (pin_asked(opts->flags)) {
 		s->pin_error = sched_placement_load(&place);
 		if (s->pin_error && !(opts->flags & AGILE_SCHED_QUIET))
 			fprintf(stderr,

@@ -27,8 +27,9 @@
  * publishes half of its private frames.  The few shallowest frames of the
  * stack (EAGER_FRAMES) are published as they are spawned.
  *
- * Idle workers steal from random victims, spin, yield, then sleep on
- * wake_seq; whoever makes work visible (a publish, a new run, a thief
+ * Idle workers steal from random victims, spin briefly, yield for a
+ * while (so that on a shared machine the thread that holds the work gets
+ * the CPU), then sleep on wake_seq; whoever makes work visible (a publish, a new run, a thief
  * that got work while others sleep) wakes one sleeper.
  */
 #ifndef AGILE_SCHED_IMPL_H
@@ -53,10 +54,14 @@
 #define EAGER_FRAMES 8
 /* Initial deque capacity (log2); it grows on demand. */
 #define DEQUE_LOG_SIZE 6
-/* Idle and waiting workers: steal rounds spinning, then yielding, then sleeping. */
-#define SPIN_ROUNDS 256
-#define YIELD_ROUNDS 64
+/*
+ * Idle and waiting workers: steal rounds spinning (SPIN_ROUNDS of
+ * SPIN_PAUSES pauses each: some microseconds), then yielding the CPU for
+ * YIELD_NS, then sleeping (steal.c, back_off).
+ */
+#define SPIN_ROUNDS 32
 #define SPIN_PAUSES 32
+#define YIELD_NS 2000000
 /* A worker waiting for a thief tries the thief this often before anyone else. */
 #define LEAP_TRIES 16
 /* Nesting bound for tasks stolen from random victims while waiting (C stack). */

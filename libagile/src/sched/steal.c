@@ -135,31 +135,66 @@ static void spin_pause(void)
 		agile_cpu_relax();
 }
 
-/*
- * One more idle round (*@idle counts them, up to the first sleep): a
- * pause for SPIN_ROUNDS rounds, then a sched_yield for YIELD_ROUNDS.
- * Returns false when it is time to sleep instead.
- */
-static bool back_off(unsigned int *idle)
+static uint64_t now_ns(void)
 {
-	if (*idle < SPIN_ROUNDS + YIELD_ROUNDS)
-		(*idle)++;
-	if (*idle < SPIN_ROUNDS) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Where an idle or waiting worker is in its back-off: @rounds looks for
+ * work so far, @yield_from when it started yielding (0: not yet).
+ */
+struct idle {
+	unsigned int rounds;
+	uint64_t yield_from;
+};
+
+#define IDLE_INIT ((struct idle){ 0, 0 })
+
+/*
+ * One more idle round: a pause for SPIN_ROUNDS rounds, then a sched_yield
+ * each round for YIELD_NS, and only then (false) a sleep.  The yield
+ * phase is the one that matters on a shared machine: a worker that waits
+ * for work another thread holds (its thief, a worker that has not
+ * published yet) hands its CPU to whoever is runnable there, which may be
+ * that very thread, and keeps looking; a sleeper only looks again when
+ * woken.  On a machine of our own the yield returns at once, and costs a
+ * system call per look for YIELD_NS before the worker sleeps.
+ */
+static bool back_off(struct idle *idle)
+{
+	uint64_t now;
+
+	idle->rounds++;
+	if (idle->rounds <= SPIN_ROUNDS) {
 		spin_pause();
 		return true;
 	}
-	if (*idle < SPIN_ROUNDS + YIELD_ROUNDS) {
+	now = now_ns();
+	if (!idle->yield_from)
+		idle->yield_from = now;
+	if (now - idle->yield_from < YIELD_NS) {
 		sched_yield();
 		return true;
 	}
 	return false;
 }
 
+/* Past the yield phase: the next back_off without work sleeps again. */
+static void idle_sleepy(struct idle *idle)
+{
+	idle->rounds = SPIN_ROUNDS;
+	idle->yield_from = now_ns() - YIELD_NS;
+}
+
 /* The owner of stolen frame @f helps until the thief is done with it. */
 static void wait_stolen(struct worker *w, struct agile_frame *f)
 {
 	const struct timespec nap = { .tv_nsec = WAIT_SLEEP_NS };
-	unsigned int idle = 0;
+	struct idle idle = IDLE_INIT;
 
 	/* Acquire pairs with the release exchange in run_stolen. */
 	while (atomic_load_explicit(&f->state, memory_order_acquire) !=
@@ -175,17 +210,18 @@ static void wait_stolen(struct worker *w, struct agile_frame *f)
 		if (g) {
 			agile__count(&w->nr_leaps);
 			run_stolen(w, g);
-			idle = 0;
+			idle = IDLE_INIT;
 			continue;
 		}
-		if (idle >= LEAP_TRIES && w->random_nest < MAX_RANDOM_NEST) {
+		if (idle.rounds >= LEAP_TRIES &&
+		    w->random_nest < MAX_RANDOM_NEST) {
 			g = steal_random(w);
 			if (g) {
 				agile__count(&w->nr_leaps);
 				w->random_nest++;
 				run_stolen(w, g);
 				w->random_nest--;
-				idle = 0;
+				idle = IDLE_INIT;
 				continue;
 			}
 		}
@@ -201,7 +237,7 @@ static void wait_stolen(struct worker *w, struct agile_frame *f)
 			 */
 			agile_futex(&f->state, FUTEX_WAIT, FRAME_SLEEPER, &nap,
 				    0);
-			idle = SPIN_ROUNDS + YIELD_ROUNDS - 1;
+			idle_sleepy(&idle);
 		}
 	}
 }
@@ -601,13 +637,13 @@ static void wait_helping(struct worker *w, _Atomic uint32_t *done)
 	const struct timespec nap = { .tv_nsec = WAIT_SLEEP_NS };
 	struct agile_sched *own = w->sched;
 	bool help = w->random_nest < MAX_RANDOM_NEST && !publish_all(w);
-	unsigned int idle = 0;
+	struct idle idle = IDLE_INIT;
 
 	w->random_nest++;
 	/* Acquire pairs with the release store in run_root. */
 	while (!atomic_load_explicit(done, memory_order_acquire)) {
 		if (help && run_some_work(w, own)) {
-			idle = 0;
+			idle = IDLE_INIT;
 			continue;
 		}
 		/*
@@ -658,17 +694,17 @@ void *sched_worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct agile_sched *s = w->sched;
-	unsigned int idle = 0;
+	struct idle idle = IDLE_INIT;
 
 	sched_current_worker = w;
 	while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
 		if (run_some_work(w, s)) {
-			idle = 0;
+			idle = IDLE_INIT;
 			continue;
 		}
 		if (!back_off(&idle)) {
 			sleep_idle(w);
-			idle = 0;
+			idle = IDLE_INIT;
 		}
 	}
 	sched_current_worker = NULL;
