@@ -161,13 +161,14 @@ static int nested_root(struct agile_worker *w, void *arg)
 	double zero = 0;
 
 	atomic_store(&pfor_total, 0);
-	r->pfor_err = agile_sched_parallel_for_w(w, 0, 100000, 0, pfor_body,
-						 NULL);
-	r->reduce_err = agile_sched_parallel_reduce_w(
-		w, 0, 20000, 64, sizeof(double), &zero, sum_body, add, NULL,
-		&r->sum);
-	r->bad_err = agile_sched_parallel_for_w(w, 0, 1000, 10, pfor_failing,
-						NULL);
+	r->pfor_err =
+		agile_sched_parallel_for_w(w, 0, 100000, 0, pfor_body, NULL);
+	r->reduce_err = agile_sched_parallel_reduce_w(w, 0, 20000, 64,
+						      sizeof(double), &zero,
+						      sum_body, add, NULL,
+						      &r->sum);
+	r->bad_err =
+		agile_sched_parallel_for_w(w, 0, 1000, 10, pfor_failing, NULL);
 	return 0;
 }
 
@@ -188,8 +189,8 @@ static void test_pool(uint32_t workers)
 	if (!tap_ok_call(agile_sched_create(&o, &s), "create a pool"))
 		return;
 
-	err = AGILE_RUN(s, mix6, 10, 3, -7, 1000000000000LL, 2.5, "abcdefghijkl",
-			&r);
+	err = AGILE_RUN(s, mix6, 10, 3, -7, 1000000000000LL, 2.5,
+			"abcdefghijkl", &r);
 	tap_ok(!err && r == mix6_plain(10, 3, -7, 1000000000000LL, 2.5,
 				       "abcdefghijkl"),
 	       "%u workers: a task of six arguments, 1023 spawns: %lld",
@@ -232,18 +233,17 @@ static void test_pool(uint32_t workers)
 	sum = 123;
 	err = agile_sched_parallel_reduce(s, 5, 5, 0, sizeof(double), &zero,
 					  sum_body, add, NULL, &sum);
-	tap_ok(!err && sum == 0, "%u workers: an empty range gives the identity",
-	       workers);
+	tap_ok(!err && sum == 0,
+	       "%u workers: an empty range gives the identity", workers);
 	err = agile_sched_parallel_reduce(s, 0, 20000, 64, sizeof(double),
 					  &zero, failing_body, add, NULL, &sum);
 	tap_ok(err == -EDOM, "%u workers: a body's error is the reduce's: %s",
 	       workers, agile_strerror(err));
-	tap_ok(agile_sched_parallel_reduce(s, 0, 10, 0, 0, &zero, sum_body,
-					   add, NULL, &sum) == -EINVAL &&
-		       agile_sched_parallel_reduce(s, 0, 10, 0,
-						   AGILE_REDUCE_MAX_SIZE + 1,
-						   &zero, sum_body, add, NULL,
-						   &sum) == -EINVAL &&
+	tap_ok(agile_sched_parallel_reduce(s, 0, 10, 0, 0, &zero, sum_body, add,
+					   NULL, &sum) == -EINVAL &&
+		       agile_sched_parallel_reduce(
+			       s, 0, 10, 0, AGILE_REDUCE_MAX_SIZE + 1, &zero,
+			       sum_body, add, NULL, &sum) == -EINVAL &&
 		       agile_sched_parallel_reduce(s, 10, 0, 0, sizeof(double),
 						   &zero, sum_body, add, NULL,
 						   &sum) == -EINVAL &&

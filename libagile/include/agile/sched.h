@@ -2,8 +2,9 @@
 /*
  * agile/sched.h - the cooperative work-stealing scheduler of libagile
  *
- * A pool of worker threads, one per core (pinned through hwloc), each with
- * a stack of task frames and a Chase-Lev deque.  Three ways to give it work:
+ * A pool of worker threads, one per core (unpinned by default; pinned
+ * through hwloc with $AGILE_SCHED_PIN=1), each with a stack of task frames
+ * and a Chase-Lev deque.  Three ways to give it work:
  *
  *  - fork/join: tasks declared with AGILE_TASK, spawned and synced with
  *    AGILE_SPAWN / AGILE_SYNC.  A spawn writes a fixed-size frame into the
@@ -690,7 +691,14 @@ typedef int (*agile_offload_fn)(struct agile_worker *w,
 				void *arg, void *hook_arg);
 
 /* agile_sched_opts.flags */
-#define AGILE_SCHED_NO_PIN (1u << 0) /* do not bind workers to cores */
+/*
+ * Workers are not pinned by default: a pinned worker cannot leave a core
+ * that another process keeps busy (agile-bench interference,
+ * docs/sched.md).  Set AGILE_SCHED_PIN=1 in the environment to pin them
+ * one per processing unit (seed 002, step 3); AGILE_SCHED_NO_PIN forbids
+ * pinning even then.
+ */
+#define AGILE_SCHED_NO_PIN (1u << 0) /* never bind workers to cores */
 #define AGILE_SCHED_QUIET (1u << 1) /* no note on stderr when pinning fails */
 #define AGILE_SCHED_FLAGS_ALL (AGILE_SCHED_NO_PIN | AGILE_SCHED_QUIET)
 
@@ -764,12 +772,14 @@ int agile_sched_opts_init(struct agile_sched_opts *opts);
  * @opts: NULL for the defaults
  * @out:  receives the pool
  *
- * Workers are pinned one per processing unit, cores first then their SMT
- * siblings, wrapping around when there are more workers than units.  When
- * hwloc cannot give a topology the workers run unpinned, a note goes to
- * stderr (unless AGILE_SCHED_QUIET) and agile_sched_stats reports why.
- * Idle workers spin, then yield, then sleep on a futex: an idle pool uses
- * no CPU.
+ * By default workers run unpinned.  With $AGILE_SCHED_PIN=1 (and not
+ * AGILE_SCHED_NO_PIN) they are pinned one per processing unit, cores
+ * first then their SMT siblings, wrapping around when there are more
+ * workers than units; when hwloc cannot give a topology they run
+ * unpinned, a note goes to stderr (unless AGILE_SCHED_QUIET) and
+ * agile_sched_stats reports why.  Idle and waiting workers spin briefly,
+ * yield the CPU for about 2 ms while they look for work, then sleep on a
+ * futex: an idle pool uses no CPU.
  *
  * Thread safety: thread safe (each call makes its own pool).
  *
