@@ -147,6 +147,44 @@ static void check_pool(unsigned int nr_workers, unsigned int max_frames)
 	tap_ok(err == -EIO, "parallel_for: a body's error is the result (%s)",
 	       agile_strerror(err));
 
+	/* parallel_reduce: a struct accumulator, from the pool and a task. */
+	struct minmax {
+		int64_t lo, hi, count;
+	};
+	const minmax none{ INT64_MAX, INT64_MIN, 0 };
+	auto fold = [](int64_t i, minmax &acc) {
+		int64_t v = (i * 7919) % 10007;
+
+		acc.lo = v < acc.lo ? v : acc.lo;
+		acc.hi = v > acc.hi ? v : acc.hi;
+		acc.count++;
+	};
+	auto join = [](minmax &acc, const minmax &other) {
+		acc.lo = other.lo < acc.lo ? other.lo : acc.lo;
+		acc.hi = other.hi > acc.hi ? other.hi : acc.hi;
+		acc.count += other.count;
+	};
+	minmax mm{};
+
+	err = agile::parallel_reduce(s, 0, n, 0, none, fold, join, mm);
+	tap_ok(err == 0 && mm.lo == 0 && mm.hi == 10006 && mm.count == n,
+	       "parallel_reduce on the pool: min, max and count of %lld",
+	       (long long)n);
+	mm = minmax{};
+	int inner = -1, inner_for = -1;
+	std::atomic<int64_t> inner_sum{ 0 };
+
+	err = agile::run(s, [&](agile_worker *w) {
+		inner = agile::parallel_reduce(w, 0, n, 64, none, fold, join,
+					       mm);
+		inner_for = agile::parallel_for(w, 0, n, 0, [&](int64_t i) {
+			inner_sum.fetch_add(i, std::memory_order_relaxed);
+		});
+	});
+	tap_ok(err == 0 && inner == 0 && inner_for == 0 && mm.count == n &&
+		       mm.hi == 10006 && inner_sum.load() == n * (n - 1) / 2,
+	       "parallel_reduce and parallel_for with the worker, in a task");
+
 	tap_ok_call(agile_sched_destroy(s), "destroy");
 }
 

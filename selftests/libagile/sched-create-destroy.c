@@ -62,11 +62,11 @@ int main(void)
 		struct timespec ten_ms = { .tv_nsec = 10000000 };
 
 		agile_sched_stats(s, &st);
-		if (st.sleeping == st.nr_workers)
+		if (st.sleeping == st.nr_threads)
 			break;
 		nanosleep(&ten_ms, NULL);
 	}
-	tap_ok(st.sleeping == st.nr_workers && st.sleeps >= st.nr_workers,
+	tap_ok(st.sleeping == st.nr_threads && st.sleeps >= st.nr_threads,
 	       "idle workers went to sleep, all %u of them (%llu sleeps)",
 	       st.sleeping, (unsigned long long)st.sleeps);
 	r = 0;

@@ -53,7 +53,7 @@ int main(void)
 	agile_sched_stats(s, &st);
 	tap_ok(st.nr_workers == opts.nr_workers, "%u workers on %ld CPUs",
 	       st.nr_workers, cpus);
-	tap_ok(st.pin_error || st.nr_pinned == st.nr_workers,
+	tap_ok(st.pin_error || st.nr_pinned == st.nr_threads,
 	       "all pinned, or a reason why not (%u pinned, error %d)",
 	       st.nr_pinned, st.pin_error);
 

@@ -72,7 +72,7 @@ static void test_synthetic(void)
 		tap_skip("synthetic topology", "no CPU to bind to found");
 		return;
 	}
-	if (last + 2 > AGILE_SCHED_MAX_WORKERS || last + 2 > CPU_SETSIZE) {
+	if (last + 3 > AGILE_SCHED_MAX_WORKERS || last + 2 > CPU_SETSIZE) {
 		tap_skip("synthetic topology", "CPU %d is beyond the test",
 			 last);
 		return;
@@ -82,7 +82,8 @@ static void test_synthetic(void)
 	setenv("HWLOC_SYNTHETIC", topology, 1);
 	setenv("AGILE_SCHED_PIN", "1", 1);
 	agile_sched_opts_init(&opts);
-	opts.nr_workers = (uint32_t)last + 2;
+	/* One thread per unit: the caller's worker 0 has none (sched.h). */
+	opts.nr_workers = (uint32_t)last + 3;
 	opts.flags = AGILE_SCHED_QUIET;
 	err = agile_sched_create(&opts, &s);
 	unsetenv("AGILE_SCHED_PIN");
@@ -95,10 +96,13 @@ static void test_synthetic(void)
 	       "no hwloc in this build: none of %u pinned, error %d",
 	       st.nr_workers, st.pin_error);
 #else
-	tap_ok(st.nr_pinned == (uint32_t)nr_bindable && st.pin_error < 0,
-	       "%u units, %d CPUs to bind to: %u pinned, the others not, "
-	       "error %d",
-	       st.nr_workers, nr_bindable, st.nr_pinned, st.pin_error);
+	tap_ok(st.nr_threads == (uint32_t)last + 2 &&
+		       st.nr_pinned == (uint32_t)nr_bindable &&
+		       st.pin_error < 0,
+	       "%u units, %d CPUs to bind to: %u pinned of %u threads, the "
+	       "others not, error %d",
+	       last + 2, nr_bindable, st.nr_pinned, st.nr_threads,
+	       st.pin_error);
 #endif
 	run_fib(s, "synthetic topology");
 }

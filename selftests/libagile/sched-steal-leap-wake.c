@@ -13,8 +13,9 @@
  *    thief (leapfrogging), can run the grandchild (stats: a leap);
  *  - publish on demand: a task deeper than the eagerly published frames
  *    is stolen only when its worker publishes it for the hungry thief;
- *  - wake: with both workers asleep (stats: sleeping), a run wakes one,
- *    whose spawn wakes the other, which steals the child.
+ *  - wake: with the pool's thread asleep (stats: sleeping), a run started
+ *    by the caller (worker 0 of the pool of two) spawns a child whose
+ *    publish wakes the thread, which steals it.
  *
  * A scenario runs on a thread of its own; one that has not ended after a
  * generous bound is a hang (a missing wake-up), reported as a failure.
@@ -204,14 +205,14 @@ static int run_wake(void)
 	struct agile_sched_stats st = stats();
 	int ok = 0, err;
 
-	for (int i = 0; i < FLAG_BOUND_MS / 10 && st.sleeping < st.nr_workers;
+	for (int i = 0; i < FLAG_BOUND_MS / 10 && st.sleeping < st.nr_threads;
 	     i++) {
 		ms_sleep(10);
 		st = stats();
 	}
-	if (st.sleeping != st.nr_workers) {
-		tap_diag("only %u of %u workers went to sleep", st.sleeping,
-			 st.nr_workers);
+	if (st.sleeping != st.nr_threads) {
+		tap_diag("only %u of %u threads went to sleep", st.sleeping,
+			 st.nr_threads);
 		return 0;
 	}
 	atomic_store(&flag_child, 0);
@@ -262,7 +263,7 @@ int main(void)
 		{ .what = "publish: a private frame is published for a hungry "
 			  "thief and stolen",
 		  .run = run_deep },
-		{ .what = "wake: two sleeping workers are woken by a run and "
+		{ .what = "wake: the pool's sleeping thread is woken by a run and "
 			  "its spawn",
 		  .run = run_wake },
 	};

@@ -7,7 +7,7 @@
 TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	sched-nested-spawn sched-oversubscribe sched-error-propagation \
 	sched-create-destroy sched-task-tree sched-spill sched-misuse \
-	sched-task-api \
+	sched-task-api sched-caller \
 	sched-pin-fallback \
 	sched-concurrent-runs sched-cross-pool sched-steal-leap-wake \
 	sched-descheduled \

@@ -40,8 +40,10 @@
  * A, that worker runs the run queued on A while it waits.  (The other
  * choice, failing such a wait with -EDEADLK, would refuse programs that
  * are fine whenever A has a free worker.)  Tasks that wait on each
- * other's results in a cycle still deadlock, as they would on one pool;
- * and a thread that is no pool's worker simply sleeps until its run ends.
+ * other's results in a cycle still deadlock, as they would on one pool.
+ * A thread that is no pool's worker runs its run itself as the pool's
+ * worker 0 when that slot is free (agile_sched_create), and otherwise
+ * sleeps until the run ends.
  *
  * Errors: every function returns 0 or a negative errno and never aborts.
  * The first negative errno recorded in a run (by a task through
@@ -637,10 +639,12 @@ agile__balanced(struct agile_worker *w, union agile_frame_slot *base)
  *        NULL; NULL for a void task), written only on success
  *
  * Evaluates to 0 or the run's first negative errno.  From a thread that is
- * not a worker of @S, the task runs on a worker while the caller sleeps,
- * or, if the caller is a worker of another pool, works for that pool
- * (see "Waiting on another pool" above); from a worker of @S it runs at
- * once on that worker, as a nested run with its own error.
+ * no pool's worker, the task runs on this thread as the pool's worker 0
+ * (the pool's threads steal from it) when that slot is free, else on a
+ * worker while the caller sleeps; if the caller is a worker of another
+ * pool, it works for that pool meanwhile (see "Waiting on another pool"
+ * above); from a worker of @S it runs at once on that worker, as a
+ * nested run with its own error.
  *
  *	err = AGILE_RUN(s, fib, 30, &result);
  *
@@ -736,13 +740,18 @@ struct agile_sched_opts {
  * @offloads:   leaves handed to the offload hook
  * @publishes:  times a worker made private frames stealable
  * @sleeps:     times an idle worker went to sleep on the futex
- * @nr_workers: worker threads
- * @nr_pinned:  workers bound to one processing unit
+ * @nr_workers: workers
+ * @nr_threads: the pool's own threads: one per worker, but for worker 0
+ *              of a pool of two or more, which is the thread that calls
+ *              AGILE_RUN (or agile_sched_run...) for as long as its run
+ *              lasts (see agile_sched_create)
+ * @nr_pinned:  threads bound to one processing unit
  * @pin_error:  0, or the negative errno that kept workers from being pinned
  *              (-ENOSYS: hwloc topology not available; -EPERM/-EINVAL:
  *              the affinity call failed); 0 also with AGILE_SCHED_NO_PIN
  * @sleeping:   idle workers asleep now (or about to be: past their last
  *              look for work), which only a wake-up gets going again
+ * @reserved:   zero
  */
 struct agile_sched_stats {
 	uint64_t tasks;
@@ -755,6 +764,8 @@ struct agile_sched_stats {
 	uint32_t nr_pinned;
 	int32_t pin_error;
 	uint32_t sleeping;
+	uint32_t nr_threads;
+	uint32_t reserved;
 };
 
 /**
@@ -772,6 +783,12 @@ int agile_sched_opts_init(struct agile_sched_opts *opts);
  * @opts: NULL for the defaults
  * @out:  receives the pool
  *
+ * A pool of two or more workers starts one thread fewer: its worker 0 is
+ * the thread that runs something on it (AGILE_RUN, agile_sched_run, a
+ * parallel loop) from outside any pool, which then works on its own run
+ * instead of sleeping until a worker has done it, one such thread at a
+ * time; a second one meanwhile, and a worker of another pool, queue
+ * their runs for the pool's threads, as every run does on a pool of one.
  * By default workers run unpinned.  With $AGILE_SCHED_PIN=1 (and not
  * AGILE_SCHED_NO_PIN) they are pinned one per processing unit, cores
  * first then their SMT siblings, wrapping around when there are more

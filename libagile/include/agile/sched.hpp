@@ -15,6 +15,9 @@
  *
  *	err = agile::run(sched, [&](agile_worker *w) { r = fib(w, 30); });
  *	err = agile::parallel_for(sched, 0, n, 0, [&](int64_t i) { x[i] = i; });
+ *	err = agile::parallel_reduce(sched, 0, n, 0, 0.0,
+ *		[&](int64_t i, double &acc) { acc += x[i]; },
+ *		[](double &acc, const double &other) { acc += other; }, sum);
  *
  * A spawn is the same fast path as AGILE_SPAWN (a frame written into the
  * worker's frame stack, no heap allocation): the frame holds a pointer to
@@ -138,6 +141,108 @@ inline int parallel_for(struct agile_sched *s, int64_t begin, int64_t end,
 	return agile_sched_parallel_for(s, begin, end, grain,
 					detail::for_range<B>,
 					detail::as_arg(body));
+}
+
+/**
+ * parallel_for - the same from inside a task (agile_sched_parallel_for_w)
+ * @w:     the worker the calling task was given
+ * @begin: first index
+ * @end:   one past the last index
+ * @grain: leaves get at most @grain indices; 0 picks one
+ * @body:  callable with (int64_t), returning int or void
+ *
+ * Thread safety: worker context only, on @w.
+ *
+ * Return: as agile_sched_parallel_for_w (the run goes on after an error).
+ */
+template <typename Body>
+inline int parallel_for(struct agile_worker *w, int64_t begin, int64_t end,
+			int64_t grain, Body &&body)
+{
+	using B = std::remove_reference_t<Body>;
+
+	return agile_sched_parallel_for_w(w, begin, end, grain,
+					  detail::for_range<B>,
+					  detail::as_arg(body));
+}
+
+namespace detail
+{
+
+template <typename T, typename Body, typename Combine> struct reduce_fns {
+	Body &body;
+	Combine &combine;
+
+	static int leaf(int64_t lo, int64_t hi, void *acc, void *arg) noexcept
+	{
+		auto *self = static_cast<reduce_fns *>(arg);
+		T &a = *static_cast<T *>(acc);
+
+		for (int64_t i = lo; i < hi; i++) {
+			int err = call_for_error(self->body, i, a);
+
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+
+	static void join(void *acc, const void *other, void *arg) noexcept
+	{
+		auto *self = static_cast<reduce_fns *>(arg);
+
+		self->combine(*static_cast<T *>(acc),
+			      *static_cast<const T *>(other));
+	}
+};
+
+} /* namespace detail */
+
+/**
+ * parallel_reduce - reduce [@begin, @end) into @result in parallel
+ * @s:        the pool (agile_sched_parallel_reduce), or the worker of the
+ *            calling task (agile_sched_parallel_reduce_w)
+ * @begin:    first index
+ * @end:      one past the last index
+ * @grain:    leaves get at most @grain indices; 0 picks one
+ * @identity: what each leaf starts from
+ * @body:     callable with (int64_t i, T &acc): folds index @i into @acc;
+ *            returns int (0 or a negative errno) or void
+ * @combine:  callable with (T &acc, const T &other): folds the upper
+ *            half's @other into @acc
+ * @result:   receives the reduction
+ *
+ * @T is trivially copyable and at most AGILE_REDUCE_MAX_SIZE bytes (the
+ * accumulators are copied as bytes).  The order of combination is fixed by
+ * the range and @grain, so floating-point results repeat bit for bit.
+ *
+ * Thread safety: as the C call it wraps.
+ *
+ * Return: as the C call it wraps.
+ */
+template <typename Where, typename T, typename Body, typename Combine>
+inline int parallel_reduce(Where *where, int64_t begin, int64_t end,
+			   int64_t grain, const T &identity, Body &&body,
+			   Combine &&combine, T &result)
+{
+	static_assert(std::is_trivially_copyable_v<T>,
+		      "agile::parallel_reduce: T is copied as bytes");
+	static_assert(sizeof(T) <= AGILE_REDUCE_MAX_SIZE,
+		      "agile::parallel_reduce: T exceeds AGILE_REDUCE_MAX_SIZE");
+	using B = std::remove_reference_t<Body>;
+	using C = std::remove_reference_t<Combine>;
+	using F = detail::reduce_fns<T, B, C>;
+	F fns{ body, combine };
+
+	if constexpr (std::is_same_v<Where, struct agile_worker>)
+		return agile_sched_parallel_reduce_w(
+			where, begin, end, grain, sizeof(T), &identity,
+			F::leaf, F::join, &fns, &result);
+	else
+		return agile_sched_parallel_reduce(where, begin, end, grain,
+						   sizeof(T), &identity,
+						   F::leaf, F::join, &fns,
+						   &result);
 }
 
 /**

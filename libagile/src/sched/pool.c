@@ -180,13 +180,19 @@ static void sched_free(struct agile_sched *s)
 static int start_all(struct agile_sched *s, const struct agile_sched_opts *o,
 		     struct placement *place)
 {
-	for (uint32_t i = 0; i < s->nr_workers; i++) {
+	/*
+	 * Worker 0 of a pool of two or more is the caller's (sched_impl.h):
+	 * threads start at 1 and take the units from the first on.
+	 */
+	uint32_t first = s->caller_slot ? 1 : 0;
+
+	for (uint32_t i = first; i < s->nr_workers; i++) {
 		struct worker *w = s->workers[i];
 		cpu_set_t cpus;
 		int err = EINVAL;
 
 		if (place->pus) {
-			if (!sched_placement_cpus(place, i, &cpus))
+			if (!sched_placement_cpus(place, i - first, &cpus))
 				err = worker_start(w, o->stack_size, &cpus);
 			if (!err) {
 				s->nr_pinned++;
@@ -247,6 +253,8 @@ int agile_sched_create(const struct agile_sched_opts *opts,
 					    online_cpus();
 	if (s->nr_workers > AGILE_SCHED_MAX_WORKERS)
 		s->nr_workers = AGILE_SCHED_MAX_WORKERS;
+
+	s->caller_slot = s->nr_workers > 1;
 
 	err = -ENOMEM;
 	s->workers = calloc(s->nr_workers, sizeof(*s->workers));
@@ -316,6 +324,7 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *st)
 #undef LOAD
 	}
 	st->nr_workers = s->nr_workers;
+	st->nr_threads = s->nr_workers - (s->caller_slot ? 1 : 0);
 	st->nr_pinned = s->nr_pinned;
 	st->pin_error = s->pin_error;
 	st->sleeping =

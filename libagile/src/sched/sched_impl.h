@@ -131,6 +131,16 @@ struct agile_sched {
 	_Atomic uint32_t nr_roots; /* queued, not yet picked up */
 	_Atomic uint32_t nr_active; /* submitted and not yet done */
 	_Atomic bool closing; /* agile_sched_destroy started */
+	/*
+	 * Worker 0 of a pool of two or more has no thread: a thread that is
+	 * no pool's worker and runs something on the pool becomes it for
+	 * the length of its run (agile__run_frame), one at a time
+	 * (caller_busy: 0 free, 1 taken; compare-and-swap to take, release
+	 * store to give back).  The others queue their runs for the
+	 * nr_workers - 1 threads, as every run does on a pool of one.
+	 */
+	bool caller_slot;
+	_Atomic uint32_t caller_busy;
 	_Atomic bool stop; /* workers leave their loop */
 	/* Sleepers wait on wake_seq; its own line, touched only by idle paths. */
 	_Alignas(128) _Atomic uint32_t wake_seq;

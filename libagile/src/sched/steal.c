@@ -518,6 +518,33 @@ struct agile_worker *agile_sched_worker_self(void)
 
 static void wait_helping(struct worker *w, _Atomic uint32_t *done);
 
+/*
+ * A thread that is no pool's worker runs @run itself, as worker 0 of @s,
+ * if the slot is free (sched_impl.h: caller_slot): it starts at once, on
+ * this thread, and the pool's threads steal from it as from any worker.
+ * false when the pool has no such slot or another caller has it.
+ */
+static bool run_as_caller(struct agile_sched *s, struct agile_run *run)
+{
+	uint32_t free_slot = 0;
+	struct worker *w;
+
+	if (!s->caller_slot ||
+	    atomic_load_explicit(&s->caller_busy, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong(&s->caller_busy, &free_slot, 1))
+		return false;
+	w = s->workers[0];
+	sched_current_worker = w;
+	agile__count(&w->nr_roots);
+	run_in(w, run->root, run);
+	sched_current_worker = NULL;
+	/* Every spawn of the root was synced: the run is over. */
+	atomic_fetch_sub(&s->nr_active, 1);
+	/* Release: the next caller sees worker 0 as this one left it. */
+	atomic_store_explicit(&s->caller_busy, 0, memory_order_release);
+	return true;
+}
+
 int agile__run_frame(struct agile_sched *s, struct agile_frame *f)
 {
 	struct worker *w = sched_current_worker;
@@ -546,6 +573,8 @@ int agile__run_frame(struct agile_sched *s, struct agile_frame *f)
 		atomic_fetch_sub(&s->nr_active, 1);
 		return -ESHUTDOWN;
 	}
+	if (!w && run_as_caller(s, &run))
+		return atomic_load_explicit(&run.error, memory_order_relaxed);
 	pthread_mutex_lock(&s->lock);
 	*s->roots_tail = &run;
 	s->roots_tail = &run.next;
