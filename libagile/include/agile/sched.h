@@ -415,7 +415,9 @@ agile__balanced(struct agile_worker *w, union agile_frame_slot *base)
 		return NAME##__body(agile__w, agile__w->sp,                    \
 				    AGILE__CAT(AGILE__NAMES_, N));             \
 	}                                                                      \
-	static inline __attribute__((always_inline, unused))                   \
+	/* Not always_inline: GCC then splits a recursive task (fnsplit) */    \
+	/* and inlines its leaf test at the call sites, as for plain C. */     \
+	static inline __attribute__((unused))                                  \
 	RET NAME##__sync(struct agile_worker *agile__w,                        \
 			 const union agile_frame_slot *agile__b)               \
 	{                                                                      \
