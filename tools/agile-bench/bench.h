@@ -111,6 +111,9 @@ int64_t tbb_nqueens(struct tbb_arena *a, int n);
 int64_t tbb_uts(struct tbb_arena *a);
 
 int64_t omp_fib(int n, int threads);
+/* fib_unchecked.c: fib.c's task without the inline sync checks. */
+struct agile_sched;
+int bench_fib_unchecked(struct agile_sched *s, int n, int64_t *result);
 int64_t omp_nqueens(int n, int threads);
 int64_t omp_uts(int threads);
 void omp_pfor(int64_t n, int64_t chunk, int threads,
