@@ -13,22 +13,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#define AGILE_TEST_FIB
 #include "tap.h"
 #include "testutil.h"
 
 static _Atomic int root_here, root_index;
 static pthread_t caller;
-
-AGILE_TASK(int64_t, fib, w, int, n)
-{
-	int64_t b;
-
-	if (n < 2)
-		return n;
-	AGILE_SPAWN(w, fib, n - 1);
-	b = AGILE_CALL(w, fib, n - 2);
-	return AGILE_SYNC(w, fib) + b;
-}
 
 /* Notes where it runs, then fib(n) with every call a spawn. */
 AGILE_TASK(int64_t, where, w, int, n)

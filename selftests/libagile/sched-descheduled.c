@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define AGILE_TEST_FIB
 #include "tap.h"
 #include "testutil.h"
 
@@ -106,17 +107,6 @@ static void test_thief_away(void)
 }
 
 /* ---- beside a busy loop on the same CPU ---- */
-
-AGILE_TASK(int64_t, fib, w, int, n)
-{
-	int64_t b;
-
-	if (n < 2)
-		return n;
-	AGILE_SPAWN(w, fib, n - 1);
-	b = AGILE_CALL(w, fib, n - 2);
-	return AGILE_SYNC(w, fib) + b;
-}
 
 static _Atomic int busy_stop;
 

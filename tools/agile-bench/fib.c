@@ -13,13 +13,14 @@
 #include <string.h>
 
 #include "bench.h"
+#include "tasks.h"
 
 static int64_t fib_plain(int n)
 {
 	return n < 2 ? n : fib_plain(n - 1) + fib_plain(n - 2);
 }
 
-AGILE_TASK(int64_t, fib, w, int, n)
+AGILE_TASK_IMPL(int64_t, fib, w, int, n)
 {
 	int64_t b;
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "tasks.h"
 #include "trees.h"
 
 /* ---- the workloads on agile ---- */
@@ -46,17 +47,6 @@
 static int64_t fib_plain(int n)
 {
 	return n < 2 ? n : fib_plain(n - 1) + fib_plain(n - 2);
-}
-
-AGILE_TASK(int64_t, fib, w, int, n)
-{
-	int64_t b;
-
-	if (n < 2)
-		return n;
-	AGILE_SPAWN(w, fib, n - 1);
-	b = AGILE_CALL(w, fib, n - 2);
-	return AGILE_SYNC(w, fib) + b;
 }
 
 AGILE_TASK(int64_t, nqueens, w, struct nq_board, b)

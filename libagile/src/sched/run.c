@@ -220,18 +220,23 @@ static int reduce_args(struct loop_ctx *c, size_t size, const void *identity,
 	return 0;
 }
 
-int agile_sched_parallel_reduce(
-	struct agile_sched *s, int64_t begin, int64_t end, int64_t grain,
-	size_t size, const void *identity,
-	int (*body)(int64_t lo, int64_t hi, void *acc, void *arg),
-	void (*combine)(void *acc, const void *other, void *arg), void *arg,
-	void *result)
+/*
+ * Both reduce forms: from pool @s (a run of its own, whose error the
+ * loop's is) or from worker @w (within the caller's run).
+ */
+static int
+parallel_reduce(struct agile_sched *s, struct agile_worker *w, int64_t begin,
+		int64_t end, int64_t grain, size_t size, const void *identity,
+		int (*body)(int64_t lo, int64_t hi, void *acc, void *arg),
+		void (*combine)(void *acc, const void *other, void *arg),
+		void *arg, void *result)
 {
-	struct loop_ctx ctx = { .fail_run = true };
+	struct loop_ctx ctx = { .fail_run = !w };
 	int64_t n;
 	int err;
 
-	if (!s || loop_range(begin, end, &grain, s->nr_workers, &n))
+	if ((!s && !w) || loop_range(begin, end, &grain,
+				     s ? s->nr_workers : workers_of(w), &n))
 		return -EINVAL;
 	err = reduce_args(&ctx, size, identity, body, combine, arg, result);
 	if (err)
@@ -241,7 +246,24 @@ int agile_sched_parallel_reduce(
 		memcpy(result, identity, size);
 		return 0;
 	}
-	return AGILE_RUN(s, reduce_task, &ctx, begin, end, result, NULL);
+	if (s)
+		return AGILE_RUN(s, reduce_task, &ctx, begin, end, result,
+				 NULL);
+	AGILE_CALL(w, reduce_task, &ctx, begin, end, result);
+	return atomic_load_explicit(&ctx.error, memory_order_relaxed);
+}
+
+int agile_sched_parallel_reduce(
+	struct agile_sched *s, int64_t begin, int64_t end, int64_t grain,
+	size_t size, const void *identity,
+	int (*body)(int64_t lo, int64_t hi, void *acc, void *arg),
+	void (*combine)(void *acc, const void *other, void *arg), void *arg,
+	void *result)
+{
+	if (!s)
+		return -EINVAL;
+	return parallel_reduce(s, NULL, begin, end, grain, size, identity, body,
+			       combine, arg, result);
 }
 
 int agile_sched_parallel_reduce_w(
@@ -251,22 +273,10 @@ int agile_sched_parallel_reduce_w(
 	void (*combine)(void *acc, const void *other, void *arg), void *arg,
 	void *result)
 {
-	struct loop_ctx ctx = { 0 };
-	int64_t n;
-	int err;
-
-	if (!w || loop_range(begin, end, &grain, workers_of(w), &n))
+	if (!w)
 		return -EINVAL;
-	err = reduce_args(&ctx, size, identity, body, combine, arg, result);
-	if (err)
-		return err;
-	ctx.grain = grain;
-	if (!n) {
-		memcpy(result, identity, size);
-		return 0;
-	}
-	AGILE_CALL(w, reduce_task, &ctx, begin, end, result);
-	return atomic_load_explicit(&ctx.error, memory_order_relaxed);
+	return parallel_reduce(NULL, w, begin, end, grain, size, identity, body,
+			       combine, arg, result);
 }
 
 /* ---- seed 002: cutoff, split, offload ---- */
