@@ -50,6 +50,8 @@ struct contender {
  * row for each contender.
  */
 void bench_run(const char *bench, const struct contender *c, int nr);
+/* The same in interleaved rounds: each round runs every contender once. */
+void bench_run_rounds(const char *bench, const struct contender *c, int nr);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 double bench_now_ms(void);

@@ -128,14 +128,18 @@ int bench_fib(const struct bench_opts *o)
 	}
 	tbb.arena = tbb_arena_new(o->threads);
 
-	const struct contender c[] = {
+	/* The three of one worker in rounds, rep by rep (their ratios). */
+	const struct contender one_cpu[] = {
 		{ "plain", 1, run_plain, &plain, o->reps },
 		{ "agile-1w", 1, run_agile, &one, o->reps },
 		{ "agile-1w-unchecked", 1, run_unchecked, &unchecked, o->reps },
+	};
+	const struct contender c[] = {
 		{ all_name, o->threads, run_agile, &all, o->reps },
 		{ "tbb-task_group", o->threads, run_tbb, &tbb, slow_reps },
 		{ "omp-tasks", o->threads, run_omp, &omp, slow_reps },
 	};
+	bench_run_rounds("fib", one_cpu, sizeof(one_cpu) / sizeof(one_cpu[0]));
 	bench_run("fib", c, sizeof(c) / sizeof(c[0]));
 
 	agile_note(&one, "agile-1w", o->reps + 2); /* + a warm-up per pass */

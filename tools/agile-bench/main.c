@@ -122,6 +122,36 @@ void bench_run(const char *bench, const struct contender *c, int nr)
 			  bench_summarize(ms[i], done[i] > 0 ? done[i] : 1));
 }
 
+void bench_run_rounds(const char *bench, const struct contender *c, int nr)
+{
+	double ms[16][MAX_REPS];
+	int reps = MAX_REPS;
+
+	if (nr > 16)
+		nr = 16;
+	for (int i = 0; i < nr; i++) {
+		if (c[i].reps < reps)
+			reps = c[i].reps;
+		settle();
+		c[i].fn(c[i].arg); /* warm-up */
+	}
+	/*
+	 * Round r runs every contender once, from contender r % nr on: a
+	 * drift in the machine's load weighs on all alike, rep by rep.
+	 */
+	for (int r = 0; r < reps; r++)
+		for (int k = 0; k < nr; k++) {
+			int i = (r + k) % nr;
+			double start = bench_now_ms();
+
+			c[i].fn(c[i].arg);
+			ms[i][r] = bench_now_ms() - start;
+		}
+	for (int i = 0; i < nr; i++)
+		bench_row(bench, c[i].variant, c[i].threads,
+			  bench_summarize(ms[i], reps > 0 ? reps : 1));
+}
+
 void bench_row(const char *bench, const char *variant, int threads,
 	       struct timing t)
 {
