@@ -2685,8 +2685,17 @@ static int group_join(int fd, uint64_t key, uint32_t nr_slots,
 		.mode = 0600,
 		.flags = flags,
 	};
-	int err = xioctl(fd, AGILE_IOC_GROUP_JOIN, &j);
+	int err, tries = 0;
 
+	/*
+	 * A join that must make the group or fault its page in gives up
+	 * when a signal is pending (EINTR here, with no SA_RESTART): a
+	 * pool thread's kick can land there.  Try again as a restarting
+	 * handler would, a bounded number of times.
+	 */
+	do
+		err = xioctl(fd, AGILE_IOC_GROUP_JOIN, &j);
+	while (err == EINTR && ++tries < 100);
 	if (out)
 		*out = j;
 	return err;
