@@ -24,5 +24,6 @@
 #include <agile/sched.h>
 #include <agile/offload.h>
 #include <agile/coll.h>
+#include <agile/segmap.h>
 
 #endif /* AGILE_AGILE_H */
