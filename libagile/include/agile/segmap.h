@@ -817,7 +817,8 @@ static inline int agile_acc_ptr(struct agile_acc *acc, const int64_t *idx,
 	uint64_t off = 0;
 
 	for (uint32_t d = 0; d < acc->rank; d++) {
-		uint64_t local = (uint64_t)(idx[d] - acc->lo[d]);
+		/* unsigned: no signed overflow, and below lo wraps high */
+		uint64_t local = (uint64_t)idx[d] - (uint64_t)acc->lo[d];
 
 		if (__builtin_expect(local >= acc->ext[d], 0))
 			return agile_acc_miss(acc, idx, out);

@@ -324,7 +324,7 @@ bool segmap_view_to_store(const struct agile_field *f, const int64_t *idx,
 			  int64_t *s)
 {
 	for (uint32_t d = 0; d < f->grid.extent.rank; d++) {
-		if ((uint64_t)(idx[d] - f->grid.offset.i[d]) >=
+		if ((uint64_t)idx[d] - (uint64_t)f->grid.offset.i[d] >=
 		    f->grid.extent.n[d]) {
 			char str[128];
 

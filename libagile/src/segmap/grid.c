@@ -183,7 +183,8 @@ int agile_grid_contains(const struct agile_grid *g,
 	if (err)
 		return err;
 	for (uint32_t d = 0; d < idx->rank; d++)
-		if ((uint64_t)(idx->i[d] - g->offset.i[d]) >= g->extent.n[d])
+		if ((uint64_t)idx->i[d] - (uint64_t)g->offset.i[d] >=
+		    g->extent.n[d])
 			return 0;
 	return 1;
 }
@@ -201,7 +202,7 @@ int agile_grid_flatten(const struct agile_grid *g,
 	if (!out)
 		return segmap_fail(-EINVAL, "flatten: NULL result");
 	for (uint32_t d = 0; d < idx->rank; d++) {
-		local[d] = (uint64_t)(idx->i[d] - g->offset.i[d]);
+		local[d] = (uint64_t)idx->i[d] - (uint64_t)g->offset.i[d];
 		if (local[d] >= g->extent.n[d]) {
 			char s[128];
 

@@ -625,7 +625,7 @@ static int check_in_parent(const struct agile_rmap *rm,
 		return segmap_fail(-EINVAL, "index of rank %u, map of rank %u",
 				   idx->rank, rm->rank);
 	for (uint32_t d = 0; d < rm->rank; d++) {
-		if ((uint64_t)(idx->i[d] - rm->parent.offset.i[d]) >=
+		if ((uint64_t)idx->i[d] - (uint64_t)rm->parent.offset.i[d] >=
 		    rm->parent.extent.n[d]) {
 			char s[128];
 
