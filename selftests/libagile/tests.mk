@@ -24,7 +24,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	coll-procs-pieces coll-procs-spin coll-procs-dead-peer \
 	coll-procs-order coll-misuse \
 	segmap-grid segmap-rmap segmap-bad-maps segmap-access \
-	segmap-seed-example \
+	segmap-local-view segmap-forall segmap-seed-example \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.

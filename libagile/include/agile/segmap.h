@@ -792,8 +792,10 @@ int agile_acc_init(struct agile_acc *acc, struct agile_field *f, uint32_t node,
  *
  * Thread safety: as the accessor.
  *
- * Return: 0, -ERANGE (outside the field), -EACCES (a write to another
- * node's block), -ENOMEM or a scope's error; recorded in @acc->err.
+ * Return: 0, -ERANGE (outside the field), -EACCES (a WRITE or RW
+ * accessor reaching another node's block, see struct
+ * agile_forall_field), -ENOMEM or a scope's error; recorded in
+ * @acc->err.
  */
 int agile_acc_miss(struct agile_acc *acc, const int64_t *idx, void **out);
 
@@ -989,6 +991,11 @@ typedef int (*agile_kernel_fn)(struct agile_forall_ctx *ctx, void *arg);
  * struct agile_forall_field - a field a kernel uses
  * @field: the field or view
  * @mode:  AGILE_ACC_READ, _WRITE or _RW
+ *
+ * A WRITE or RW accessor reaches only its node's own blocks, reads
+ * included (a cached block is written in place, never a copy); a kernel
+ * that writes its own part of a field and reads other nodes' parts of
+ * it passes the field twice, once READ and once WRITE.
  */
 struct agile_forall_field {
 	struct agile_field *field;
