@@ -24,6 +24,9 @@ struct bench_opts {
 	const char *ar_sizes; /* allreduce: "MIN:MAX" bytes, powers of 4 */
 	const char *ar_cold_from; /* allreduce: rewrite send buffers from here */
 	const char *ar_mpi_algs; /* allreduce: Open MPI algorithms to force */
+	int64_t seg_n; /* segmap: the matrices' and the stencil's side */
+	int seg_iters; /* segmap: stencil iterations per run */
+	int seg_nodes; /* segmap: compute nodes (Q), MPI ranks alike */
 };
 
 /* One contender's timing. */
@@ -74,6 +77,14 @@ void bench_row_bytes(const char *bench, const char *variant, int threads,
 void bench_row_bytes_detail(const char *bench, const char *variant, int threads,
 			    struct timing t, uint64_t bytes, bool csv_only);
 
+/*
+ * Say how many bytes one run of a row moved between nodes (@moved), and
+ * the least its decomposition needs (@moved_min): the table lists them
+ * apart, the CSV in its last two columns.
+ */
+void bench_row_moved(const char *bench, const char *variant, uint64_t moved,
+		     uint64_t moved_min);
+
 /* Add a row that could not be measured here, and why ("no /dev/agile"). */
 void bench_row_na(const char *bench, const char *variant, int threads,
 		  const char *why);
@@ -100,6 +111,7 @@ int bench_pollcost(const struct bench_opts *o);
 int bench_gpu(const struct bench_opts *o);
 int bench_allreduce(const struct bench_opts *o);
 int bench_interference(const struct bench_opts *o);
+int bench_segmap(const struct bench_opts *o);
 
 /* Baselines in their own files (C++ for oneTBB, -fopenmp for OpenMP). */
 struct tbb_arena;

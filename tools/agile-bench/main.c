@@ -4,13 +4,14 @@
  * measured in the same run, as a table and (--csv) a CSV file.
  *
  *	agile-bench [options] fib|pfor|doorbell|sleep|pollcost|interference|
- *			      allreduce|gpu|all|list
+ *			      allreduce|segmap|gpu|all|list
  *
  * Ratios, not absolute times, are the results: they are what SPEC §5's
  * targets are written in, and they survive noisy machines better.
  *
  * Built with -DAGILE_BENCH_NO_TBB (the static build that runs in the test
- * guests: there is no static oneTBB), fib and pfor are left out.
+ * guests: there is no static oneTBB), fib, pfor, interference, allreduce
+ * and segmap are left out.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +32,9 @@ struct row {
 	uint64_t bytes; /* bytes moved per run: bandwidth = bytes / median */
 	char na[32]; /* not measured here, and why; "" when measured */
 	bool csv_only; /* detail: in the CSV, not in the table */
+	bool has_moved; /* data movement counted: moved vs moved_min */
+	uint64_t moved,
+		moved_min; /* bytes a run moved, and the least it could */
 };
 
 struct comparison {
@@ -184,6 +188,20 @@ void bench_row_bytes_detail(const char *bench, const char *variant, int threads,
 		t.p90_ms, t.min_ms);
 }
 
+void bench_row_moved(const char *bench, const char *variant, uint64_t moved,
+		     uint64_t moved_min)
+{
+	for (int i = 0; i < nr_rows; i++) {
+		struct row *r = &rows[i];
+
+		if (strcmp(r->bench, bench) || strcmp(r->variant, variant))
+			continue;
+		r->has_moved = true;
+		r->moved = moved;
+		r->moved_min = moved_min;
+	}
+}
+
 /* Bytes per second at the median time; 0 when the row moves no bytes. */
 static double row_bandwidth(const struct row *r)
 {
@@ -294,6 +312,8 @@ static double judge(const struct comparison *c, const char **verdict)
 
 static void print_table(void)
 {
+	int printed_moved = 0;
+
 	printf("\n%-9s %-22s %7s %5s %11s %21s %11s %11s\n", "bench", "variant",
 	       "threads", "reps", "median ms", "p10-p90 ms", "min ms", "GB/s");
 	for (int i = 0; i < nr_rows; i++) {
@@ -335,6 +355,23 @@ static void print_table(void)
 		printf("%-9s %-46s %8.2fx  %-7s %s\n", c->bench, what, ratio,
 		       c->target, verdict);
 	}
+	for (int i = 0; i < nr_rows; i++) {
+		const struct row *r = &rows[i];
+
+		if (!r->has_moved)
+			continue;
+		if (!printed_moved++)
+			printf("\n%-9s %-22s %14s %14s %9s\n", "bench",
+			       "data moved per run", "bytes", "minimum",
+			       "/ minimum");
+		printf("%-9s %-22s %14llu %14llu", r->bench, r->variant,
+		       (unsigned long long)r->moved,
+		       (unsigned long long)r->moved_min);
+		if (r->moved_min)
+			printf(" %8.2fx\n", (double)r->moved / r->moved_min);
+		else
+			printf(" %9s\n", r->moved ? "-" : "0");
+	}
 	for (int i = 0; i < nr_notes; i++)
 		printf("note: %s\n", notes[i]);
 }
@@ -346,12 +383,12 @@ static int write_csv(const char *path)
 	if (!f)
 		return -errno;
 	fprintf(f,
-		"kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps,p10_ms,p90_ms,max_ms\n");
+		"kind,bench,variant,threads,reps,min_ms,median_ms,baseline,ratio,target,verdict,bytes,bandwidth_Bps,p10_ms,p90_ms,max_ms,moved_bytes,moved_min_bytes\n");
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
 		if (r->na[0]) {
-			fprintf(f, "na,%s,%s,%d,,,,,,,%s,,,,,\n", r->bench,
+			fprintf(f, "na,%s,%s,%d,,,,,,,%s,,,,,,,\n", r->bench,
 				r->variant, r->threads, r->na);
 			continue;
 		}
@@ -363,15 +400,20 @@ static int write_csv(const char *path)
 				row_bandwidth(r));
 		else
 			fprintf(f, ",,");
-		fprintf(f, ",%.6f,%.6f,%.6f\n", r->t.p10_ms, r->t.p90_ms,
+		fprintf(f, ",%.6f,%.6f,%.6f", r->t.p10_ms, r->t.p90_ms,
 			r->t.max_ms);
+		if (r->has_moved)
+			fprintf(f, ",%llu,%llu\n", (unsigned long long)r->moved,
+				(unsigned long long)r->moved_min);
+		else
+			fprintf(f, ",,\n");
 	}
 	for (int i = 0; i < nr_comparisons; i++) {
 		const struct comparison *c = &comparisons[i];
 		const char *verdict;
 		double ratio = judge(c, &verdict);
 
-		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s,,,,,\n",
+		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s,,,,,,,\n",
 			c->speedup ? "speedup" : "slowdown", c->bench,
 			c->variant, c->baseline, ratio, c->target, verdict);
 	}
@@ -400,6 +442,8 @@ static const struct {
 	  "fib, nqueens and an unbalanced tree beside busy loops and a busy process: agile (pinned, unpinned), oneTBB, OpenMP; 1 and -t threads" },
 	{ "allreduce", bench_allreduce,
 	  "allreduce among -t processes, 4 KiB..64 MiB: agile's process scope beside Open MPI's MPI_Allreduce (agile-bench-mpi) and memcpy" },
+	{ "segmap", bench_segmap,
+	  "segmented fields, Q nodes: C = A + B^T and a Jacobi stencil by agile_forall beside plain loops, parallel_for and (stencil) Open MPI; bytes moved vs the least" },
 #endif
 	{ "gpu", bench_gpu,
 	  "axpy on 4096 doubles through a doorbell to the persistent GPU kernel beside a kernel launch + stream synchronise (skipped without a GPU)" },
@@ -438,6 +482,10 @@ static void usage(FILE *out)
 		"      --mpi-algs LIST allreduce: Open MPI coll_tuned_allreduce_algorithm\n"
 		"                      values forced beside the default (default\n"
 		"                      1,2,3,4,5,6; none: the default only)\n"
+		"      --seg-n N       segmap: matrix and stencil side, a multiple of 6\n"
+		"                      and of --seg-nodes (default 1536)\n"
+		"      --seg-iters N   segmap: stencil iterations per run (default 10)\n"
+		"      --seg-nodes Q   segmap: compute nodes, and MPI ranks (default 4)\n"
 		"      --quick         interference: fib(28), nqueens(10), at most 3 rounds\n"
 		"                      (default fib(30), nqueens(11), -r rounds)\n");
 }
@@ -460,6 +508,9 @@ int main(int argc, char **argv)
 		{ "cold-from", required_argument, NULL, 3 },
 		{ "mpi-algs", required_argument, NULL, 4 },
 		{ "quick", no_argument, NULL, 5 },
+		{ "seg-n", required_argument, NULL, 6 },
+		{ "seg-iters", required_argument, NULL, 7 },
+		{ "seg-nodes", required_argument, NULL, 8 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -471,6 +522,9 @@ int main(int argc, char **argv)
 		.grain = 16,
 		.trips = 200000,
 		.period_ms = 1000,
+		.seg_n = 1536,
+		.seg_iters = 10,
+		.seg_nodes = 4,
 	};
 	const char *csv = NULL;
 	int c, err = 0;
@@ -523,6 +577,15 @@ int main(int argc, char **argv)
 		case 5:
 			o.quick = true;
 			break;
+		case 6:
+			o.seg_n = atoll(optarg);
+			break;
+		case 7:
+			o.seg_iters = atoi(optarg);
+			break;
+		case 8:
+			o.seg_nodes = atoi(optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -533,7 +596,8 @@ int main(int argc, char **argv)
 	}
 	if (optind == argc || o.threads < 1 || o.reps < 1 || o.fib_n < 1 ||
 	    o.fib_n > 45 || o.pfor_n < 1 || o.grain < 1 || o.trips < 1 ||
-	    o.period_ms < 1) {
+	    o.period_ms < 1 || o.seg_iters < 1 || o.seg_nodes < 1 ||
+	    o.seg_n < 6 || o.seg_n % 6 || o.seg_n % o.seg_nodes) {
 		usage(stderr);
 		return 2;
 	}

@@ -1,0 +1,922 @@
+// SPDX-License-Identifier: MIT
+/*
+ * segmap - segmented fields (agile/segmap.h, seed 000) on Q compute nodes
+ * of the threads scope, whose kernels run on a pool of -t workers, beside
+ * the same computations on plain arrays, all measured in this one run:
+ *
+ * add-bt: C = A + B^T over N x N doubles (--seg-n, default 1536: the
+ * seed's 6144 example scaled by 1/4), in the seed's decomposition:
+ * algorithmic tiles N/6 x N/6, memory blocks of 2 tile rows x 1 tile
+ * column, node blocks (segments) N/3 x N/3 dealt row block-cyclic to Q
+ * nodes (--seg-nodes, default 4: segment s to node s mod Q).
+ *
+ *   plain          one thread, tile by tile, on plain arrays
+ *   pfor-Tw        agile_sched_parallel_for over the tiles, same loop
+ *   segmap-qQ-Tw   agile_forall, one kernel call per segment on its node,
+ *                  every element through the full global view accessors
+ *                  (C write, A read, the transposed view of B read), the
+ *                  segment's tiles in the plain loop's order; B's copies
+ *                  dropped before every run, so each run moves its B
+ *                  blocks again (what a run after B changed costs)
+ *   segmap-cached  the same, B's copies kept from the run before: the
+ *                  owner-copy cache at work (moves nothing)
+ *   segmap-tiles   as segmap-qQ-Tw (copies dropped), through the local
+ *                  global view: agile_tile_get per tile, then unchecked
+ *                  pointers and strides inside it
+ *
+ * Least data movement: segment (i, j) reads B's segment (j, i); where
+ * another node owns that, its two memory blocks must come over, once.
+ *
+ * stencil: Jacobi iterations (--seg-iters per run, default 10) of a
+ * 5-point stencil over an N x N field pair (stencil.h), the fields
+ * swapped after each.  Segments: Q bands of N/Q whole rows, band q on
+ * node q; memory blocks and tiles one row, so that a halo is a thin
+ * block.
+ *
+ *   plain          one thread, row by row
+ *   pfor-Tw        agile_sched_parallel_for over the rows
+ *   segmap-qQ-Tw   one agile_forall per iteration (the new field written,
+ *                  the old one read), a row at a time through
+ *                  agile_tile_get (the local global view: unchecked
+ *                  pointers inside a tile); a band's first and last rows
+ *                  read their neighbours' rows by owner-copy, and the
+ *                  forall that writes a field drops its copies, so each
+ *                  iteration moves the halos afresh
+ *   mpi-Qr         Open MPI, Q ranks of agile-bench-stencil-mpi
+ *                  (segmap_mpi.c) under mpirun: the same bands, halos by
+ *                  MPI_Sendrecv; "n/a" without mpirun or the program
+ *
+ * Least data movement: two halo rows per boundary between bands per
+ * iteration, 2 (Q - 1) N 8 bytes.
+ *
+ * Every contender's result is checked against the plain one (bit for
+ * bit: the same operations in the same order) and a wrong one fails the
+ * run.  The bytes moved are the fields' owner-copy counters
+ * (agile_field_stats) over one run, beside the least the decomposition
+ * needs, counted here by arithmetic; Open MPI's are the bytes its
+ * Sendrecvs carry.
+ *
+ * The processes scope (agile_segmap_procs_join) is not in this build's
+ * library yet: no row for it (a note says so).
+ */
+#define _GNU_SOURCE
+#include <agile/sched.h>
+#include <agile/segmap.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "stencil.h"
+
+#define SEG_MPI_WARMUP 1
+
+/* What both computations share: the sizes, the pool and the nodes. */
+struct seg_env {
+	int64_t n;
+	int iters;
+	uint32_t nodes;
+	int threads;
+	bool no_pin;
+	struct agile_sched *pool;
+	struct agile_segmap *sm;
+};
+
+static struct agile_extent ext2(uint64_t n0, uint64_t n1)
+{
+	return (struct agile_extent){ .rank = 2, .n = { n0, n1 } };
+}
+
+static struct agile_grid grid2(uint64_t n0, uint64_t n1)
+{
+	return (struct agile_grid){ .extent = ext2(n0, n1),
+				    .offset = { .rank = 2 } };
+}
+
+/* A field's owner-copy bytes over all nodes. */
+static uint64_t moved_bytes(struct agile_field *f)
+{
+	struct agile_field_stats st = { 0 };
+
+	agile_field_stats(f, AGILE_SEGMAP_ALL_NODES, &st);
+	return st.bytes;
+}
+
+static void record(int *slot, int err)
+{
+	if (err && !*slot)
+		*slot = err;
+}
+
+/* ---- add-bt: C = A + B^T ---- */
+
+struct addt {
+	const struct seg_env *env;
+	int64_t n, tile; /* side, algorithmic tile side (N / 6) */
+	const double *a, *b; /* plain inputs, row y at y * n */
+	double *c; /* the plain contenders' output */
+	struct agile_rmap *rm;
+	struct agile_field *fa, *fb, *fbt, *fc;
+	bool cached; /* keep B's copies from the run before */
+	bool tiles; /* the local global view's kernel */
+	int err;
+};
+
+/* Small integers: every sum is exact. */
+static double addt_a(int64_t x, int64_t y)
+{
+	return (double)((x * 7 + y * 3) % 1000);
+}
+
+static double addt_b(int64_t x, int64_t y)
+{
+	return (double)((x * 5 + y * 11) % 997);
+}
+
+static void addt_tile(const struct addt *t, int64_t tx, int64_t ty)
+{
+	int64_t n = t->n;
+
+	for (int64_t y = ty * t->tile; y < (ty + 1) * t->tile; y++)
+		for (int64_t x = tx * t->tile; x < (tx + 1) * t->tile; x++)
+			t->c[y * n + x] = t->a[y * n + x] + t->b[x * n + y];
+}
+
+static void run_addt_plain(void *arg)
+{
+	struct addt *t = arg;
+	int64_t per = t->n / t->tile;
+
+	for (int64_t ty = 0; ty < per; ty++)
+		for (int64_t tx = 0; tx < per; tx++)
+			addt_tile(t, tx, ty);
+}
+
+static int addt_pfor_body(int64_t lo, int64_t hi, void *arg)
+{
+	struct addt *t = arg;
+	int64_t per = t->n / t->tile;
+
+	for (int64_t i = lo; i < hi; i++)
+		addt_tile(t, i % per, i / per);
+	return 0;
+}
+
+static void run_addt_pfor(void *arg)
+{
+	struct addt *t = arg;
+	int64_t per = t->n / t->tile;
+
+	record(&t->err, agile_sched_parallel_for(t->env->pool, 0, per * per, 1,
+						 addt_pfor_body, t));
+}
+
+/* Each node fills its own part of A and B: moves nothing. */
+static int addt_fill_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct agile_grid *g = &ctx->grid;
+
+	(void)arg;
+	for (int64_t y = g->offset.i[1];
+	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++)
+		for (int64_t x = g->offset.i[0];
+		     x < g->offset.i[0] + (int64_t)g->extent.n[0]; x++) {
+			int64_t i[2] = { x, y };
+			double va = addt_a(x, y), vb = addt_b(x, y);
+			int err = agile_acc_write(&ctx->acc[0], i, &va);
+
+			if (!err)
+				err = agile_acc_write(&ctx->acc[1], i, &vb);
+			if (err)
+				return err;
+		}
+	return 0;
+}
+
+/* acc[0] C (write), acc[1] A, acc[2] B^T (read), tile by tile. */
+static int addt_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct addt *t = arg;
+	const struct agile_grid *g = &ctx->grid;
+	int64_t x0 = g->offset.i[0], y0 = g->offset.i[1];
+	int64_t x1 = x0 + (int64_t)g->extent.n[0];
+	int64_t y1 = y0 + (int64_t)g->extent.n[1];
+
+	for (int64_t ty = y0; ty < y1; ty += t->tile)
+		for (int64_t tx = x0; tx < x1; tx += t->tile)
+			for (int64_t y = ty; y < ty + t->tile; y++)
+				for (int64_t x = tx; x < tx + t->tile; x++) {
+					int64_t i[2] = { x, y };
+					void *pc, *pa, *pb;
+					int err = agile_acc_ptr(&ctx->acc[0], i,
+								&pc);
+
+					if (!err)
+						err = agile_acc_ptr(
+							&ctx->acc[1], i, &pa);
+					if (!err)
+						err = agile_acc_ptr(
+							&ctx->acc[2], i, &pb);
+					if (err)
+						return err;
+					*(double *)pc = *(const double *)pa +
+							*(const double *)pb;
+				}
+	return 0;
+}
+
+/* The same through the local global view: unchecked pointers per tile. */
+static int addt_tiles_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct addt *t = arg;
+	const struct agile_grid *g = &ctx->grid;
+	int64_t tx0 = g->offset.i[0] / t->tile, ty0 = g->offset.i[1] / t->tile;
+	int64_t tx1 = tx0 + (int64_t)g->extent.n[0] / t->tile;
+	int64_t ty1 = ty0 + (int64_t)g->extent.n[1] / t->tile;
+
+	for (int64_t ty = ty0; ty < ty1; ty++)
+		for (int64_t tx = tx0; tx < tx1; tx++) {
+			int64_t at[2] = { tx, ty };
+			struct agile_tile tc, ta, tb;
+			int err = agile_tile_get(&ctx->acc[0], at, &tc);
+			double *c;
+			const double *a, *b;
+
+			if (!err)
+				err = agile_tile_get(&ctx->acc[1], at, &ta);
+			if (!err)
+				err = agile_tile_get(&ctx->acc[2], at, &tb);
+			if (err)
+				return err;
+			c = (double *)tc.base;
+			a = (const double *)ta.base;
+			b = (const double *)tb.base;
+			for (int64_t y = 0; y < (int64_t)tc.grid.extent.n[1];
+			     y++)
+				for (int64_t x = 0;
+				     x < (int64_t)tc.grid.extent.n[0]; x++)
+					c[x * tc.stride[0] + y * tc.stride[1]] =
+						a[x * ta.stride[0] +
+						  y * ta.stride[1]] +
+						b[x * tb.stride[0] +
+						  y * tb.stride[1]];
+		}
+	return 0;
+}
+
+static int addt_forall(struct addt *t)
+{
+	const struct agile_forall_field ff[3] = {
+		{ t->fc, AGILE_ACC_WRITE },
+		{ t->fa, AGILE_ACC_READ },
+		{ t->fbt, AGILE_ACC_READ },
+	};
+	int err = 0;
+
+	if (!t->cached)
+		err = agile_field_drop_copies(t->fb);
+	if (!err)
+		err = agile_forall(t->env->sm, t->fc,
+				   t->tiles ? addt_tiles_kernel : addt_kernel,
+				   t, ff, 3, 0, NULL);
+	return err;
+}
+
+static void run_addt_segmap(void *arg)
+{
+	struct addt *t = arg;
+
+	record(&t->err, addt_forall(t));
+}
+
+/*
+ * The least bytes C = A + B^T moves: segment s = (sx, sy) of C reads B's
+ * segment (sy, sx); when another node owns it, all of it comes over.
+ */
+static uint64_t addt_min_bytes(const struct seg_env *env)
+{
+	uint64_t seg_bytes = (uint64_t)(env->n / 3) * (uint64_t)(env->n / 3) *
+			     sizeof(double);
+	uint64_t bytes = 0;
+
+	for (uint32_t sy = 0; sy < 3; sy++)
+		for (uint32_t sx = 0; sx < 3; sx++) {
+			uint32_t mine = (sx + 3 * sy) % env->nodes;
+			uint32_t theirs = (sy + 3 * sx) % env->nodes;
+
+			if (mine != theirs)
+				bytes += seg_bytes;
+		}
+	return bytes;
+}
+
+static int addt_setup(struct addt *t)
+{
+	int64_t n = t->n;
+	struct agile_grid parent = grid2((uint64_t)n, (uint64_t)n);
+	struct agile_extent node_block = ext2((uint64_t)n / 3, (uint64_t)n / 3);
+	struct agile_proto p = { .proto = AGILE_PROTO_CYCLIC,
+				 .nr_nodes = t->env->nodes };
+	/* memory blocks: 1 tile column (axis 0) x 2 tile rows (axis 1) */
+	struct agile_levels lv = {
+		.tile = ext2((uint64_t)t->tile, (uint64_t)t->tile),
+		.block = ext2((uint64_t)t->tile, 2 * (uint64_t)t->tile),
+	};
+	struct agile_forall_field fill[2];
+	int err;
+
+	err = agile_rmap_tiles(&parent, &node_block, &p, &t->rm);
+	if (!err)
+		err = agile_field_create(t->env->sm, t->rm, &lv, sizeof(double),
+					 &t->fa);
+	if (!err)
+		err = agile_field_create(t->env->sm, t->rm, &lv, sizeof(double),
+					 &t->fb);
+	if (!err)
+		err = agile_field_create(t->env->sm, t->rm, &lv, sizeof(double),
+					 &t->fc);
+	if (!err)
+		err = agile_field_transpose(t->fb, 0, 1, &t->fbt);
+	if (err) {
+		fprintf(stderr, "  segmap: add-bt fields: %s (%s)\n",
+			strerror(-err), agile_segmap_why());
+		return err;
+	}
+	fill[0] = (struct agile_forall_field){ t->fa, AGILE_ACC_WRITE };
+	fill[1] = (struct agile_forall_field){ t->fb, AGILE_ACC_WRITE };
+	return agile_forall(t->env->sm, t->fa, addt_fill_kernel, NULL, fill, 2,
+			    0, NULL);
+}
+
+/*
+ * One run of @t's kernel, C gathered into @out and compared with @ref;
+ * *@moved: the bytes it moved.
+ */
+static int addt_check(struct addt *t, double *out, const double *ref,
+		      size_t bytes, uint64_t *moved)
+{
+	int err;
+
+	agile_field_stats_reset(t->fa);
+	agile_field_stats_reset(t->fb);
+	err = addt_forall(t);
+	*moved = moved_bytes(t->fa) + moved_bytes(t->fb);
+	if (!err)
+		err = agile_field_gather(t->fc, out, bytes);
+	if (!err && memcmp(out, ref, bytes))
+		err = -EPROTO;
+	return err;
+}
+
+static void addt_teardown(struct addt *t)
+{
+	agile_field_destroy(t->fbt);
+	agile_field_destroy(t->fa);
+	agile_field_destroy(t->fb);
+	agile_field_destroy(t->fc);
+	agile_rmap_destroy(t->rm);
+}
+
+static int bench_addt(const struct seg_env *env, int reps)
+{
+	int64_t n = env->n;
+	size_t bytes = (size_t)(n * n) * sizeof(double);
+	double *a = malloc(bytes), *b = malloc(bytes);
+	double *ref = malloc(bytes), *out = malloc(bytes);
+	struct addt plain = { .env = env, .n = n, .tile = n / 6 };
+	struct addt pfor, seg, cached, tiles;
+	char pfor_name[32], seg_name[32], cached_name[32], tiles_name[32];
+	uint64_t cold = 0, warm = 0, tiles_moved = 0;
+	int err = 0;
+
+	if (!a || !b || !ref || !out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int64_t y = 0; y < n; y++)
+		for (int64_t x = 0; x < n; x++) {
+			a[y * n + x] = addt_a(x, y);
+			b[y * n + x] = addt_b(x, y);
+		}
+	plain.a = a;
+	plain.b = b;
+	plain.c = ref;
+	pfor = plain;
+	pfor.c = out;
+	seg = plain;
+	err = addt_setup(&seg);
+	if (err)
+		goto out_fields;
+	cached = seg;
+	cached.cached = true;
+	tiles = seg;
+	tiles.tiles = true;
+
+	/* The reference, checked against the formula. */
+	run_addt_plain(&plain);
+	for (int64_t y = 0; y < n && !err; y++)
+		for (int64_t x = 0; x < n && !err; x++)
+			if (ref[y * n + x] != addt_a(x, y) + addt_b(y, x))
+				err = -EPROTO;
+	/* One run of each segmap kernel, untimed: checked, bytes counted. */
+	if (!err)
+		err = addt_check(&seg, out, ref, bytes, &cold);
+	if (!err)
+		err = addt_check(&cached, out, ref, bytes, &warm);
+	if (!err)
+		err = addt_check(&tiles, out, ref, bytes, &tiles_moved);
+	if (err) {
+		fprintf(stderr, "  segmap: add-bt: %s\n", strerror(-err));
+		goto out_fields;
+	}
+
+	snprintf(pfor_name, sizeof(pfor_name), "pfor-%dw", env->threads);
+	snprintf(seg_name, sizeof(seg_name), "segmap-q%u-%dw", env->nodes,
+		 env->threads);
+	snprintf(cached_name, sizeof(cached_name), "segmap-cached-q%u-%dw",
+		 env->nodes, env->threads);
+	snprintf(tiles_name, sizeof(tiles_name), "segmap-tiles-q%u-%dw",
+		 env->nodes, env->threads);
+	const struct contender c[] = {
+		{ "plain", 1, run_addt_plain, &plain, reps },
+		{ pfor_name, env->threads, run_addt_pfor, &pfor, reps },
+		{ seg_name, env->threads, run_addt_segmap, &seg, reps },
+		{ cached_name, env->threads, run_addt_segmap, &cached, reps },
+		{ tiles_name, env->threads, run_addt_segmap, &tiles, reps },
+	};
+	bench_run("add-bt", c, sizeof(c) / sizeof(c[0]));
+
+	/* C = A + B^T is the same every run: the last one must be right. */
+	err = pfor.err	 ? pfor.err :
+	      seg.err	 ? seg.err :
+	      cached.err ? cached.err :
+			   tiles.err;
+	if (!err && memcmp(out, ref, bytes)) {
+		fprintf(stderr, "  segmap: add-bt: pfor's C is wrong\n");
+		err = -EPROTO;
+	}
+	if (!err)
+		err = agile_field_gather(seg.fc, out, bytes);
+	if (!err && memcmp(out, ref, bytes)) {
+		fprintf(stderr, "  segmap: add-bt: segmap's C is wrong\n");
+		err = -EPROTO;
+	}
+	if (err) {
+		fprintf(stderr, "  segmap: add-bt: %s\n", strerror(-err));
+		goto out_fields;
+	}
+	bench_row_moved("add-bt", seg_name, cold, addt_min_bytes(env));
+	bench_row_moved("add-bt", cached_name, warm, 0);
+	bench_row_moved("add-bt", tiles_name, tiles_moved, addt_min_bytes(env));
+	bench_compare("add-bt", seg_name, "plain", true, NULL);
+	bench_compare("add-bt", pfor_name, "plain", true, NULL);
+	bench_compare("add-bt", seg_name, pfor_name, false, NULL);
+	bench_compare("add-bt", cached_name, pfor_name, false, NULL);
+	bench_compare("add-bt", tiles_name, pfor_name, false, NULL);
+out_fields:
+	addt_teardown(&seg);
+out:
+	free(a);
+	free(b);
+	free(ref);
+	free(out);
+	return err;
+}
+
+/* ---- stencil: Jacobi over row bands ---- */
+
+struct sten {
+	const struct seg_env *env;
+	int64_t n;
+	double *cur, *next; /* plain contenders: the pair, swapped */
+	struct agile_rmap *rm;
+	struct agile_field *fcur, *fnext; /* segmap: the pair, swapped */
+	int err;
+};
+
+static void plain_start(double *f, int64_t n)
+{
+	for (int64_t y = 0; y < n; y++)
+		for (int64_t x = 0; x < n; x++)
+			f[y * n + x] = stencil_start(x, y);
+}
+
+static void sten_swap(struct sten *s)
+{
+	double *tmp = s->cur;
+	struct agile_field *ftmp = s->fcur;
+
+	s->cur = s->next;
+	s->next = tmp;
+	s->fcur = s->fnext;
+	s->fnext = ftmp;
+}
+
+static int sten_rows(int64_t lo, int64_t hi, void *arg)
+{
+	struct sten *s = arg;
+	int64_t n = s->n;
+
+	for (int64_t y = lo; y < hi; y++)
+		stencil_row(s->next + y * n, s->cur + (y - 1) * n,
+			    s->cur + y * n, s->cur + (y + 1) * n, n);
+	return 0;
+}
+
+static void run_sten_plain(void *arg)
+{
+	struct sten *s = arg;
+
+	for (int i = 0; i < s->env->iters; i++) {
+		sten_rows(1, s->n - 1, s);
+		sten_swap(s);
+	}
+}
+
+static void run_sten_pfor(void *arg)
+{
+	struct sten *s = arg;
+
+	for (int i = 0; i < s->env->iters && !s->err; i++) {
+		record(&s->err,
+		       agile_sched_parallel_for(s->env->pool, 1, s->n - 1, 0,
+						sten_rows, s));
+		sten_swap(s);
+	}
+}
+
+/* Row @y of the field of accessor @acc, as a plain pointer. */
+static int row_of(struct agile_acc *acc, int64_t y, double **row)
+{
+	int64_t at[2] = { 0, y };
+	struct agile_tile t;
+	int err = agile_tile_get(acc, at, &t);
+
+	if (err)
+		return err;
+	if (t.stride[0] != 1)
+		return -EPROTO; /* a row tile is contiguous */
+	*row = (double *)t.base;
+	return 0;
+}
+
+static int sten_fill_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct sten *s = arg;
+	const struct agile_grid *g = &ctx->grid;
+
+	for (int64_t y = g->offset.i[1];
+	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++) {
+		double *r0, *r1;
+		int err = row_of(&ctx->acc[0], y, &r0);
+
+		if (!err)
+			err = row_of(&ctx->acc[1], y, &r1);
+		if (err)
+			return err;
+		for (int64_t x = 0; x < s->n; x++)
+			r0[x] = r1[x] = stencil_start(x, y);
+	}
+	return 0;
+}
+
+/* acc[0] the new field (write), acc[1] the old one (read). */
+static int sten_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct sten *s = arg;
+	const struct agile_grid *g = &ctx->grid;
+
+	for (int64_t y = g->offset.i[1];
+	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++) {
+		double *out, *up, *mid, *down;
+		int err;
+
+		if (y == 0 || y == s->n - 1)
+			continue; /* the fixed boundary */
+		err = row_of(&ctx->acc[0], y, &out);
+		if (!err)
+			err = row_of(&ctx->acc[1], y - 1, &up);
+		if (!err)
+			err = row_of(&ctx->acc[1], y, &mid);
+		if (!err)
+			err = row_of(&ctx->acc[1], y + 1, &down);
+		if (err)
+			return err;
+		stencil_row(out, up, mid, down, s->n);
+	}
+	return 0;
+}
+
+static int sten_segmap_run(struct sten *s)
+{
+	int err = 0;
+
+	for (int i = 0; i < s->env->iters && !err; i++) {
+		const struct agile_forall_field ff[2] = {
+			{ s->fnext, AGILE_ACC_WRITE },
+			{ s->fcur, AGILE_ACC_READ },
+		};
+
+		err = agile_forall(s->env->sm, s->fnext, sten_kernel, s, ff, 2,
+				   0, NULL);
+		sten_swap(s);
+	}
+	return err;
+}
+
+static void run_sten_segmap(void *arg)
+{
+	struct sten *s = arg;
+
+	if (!s->err)
+		record(&s->err, sten_segmap_run(s));
+}
+
+static int sten_setup(struct sten *s)
+{
+	uint64_t n = (uint64_t)s->n;
+	struct agile_grid parent = grid2(n, n);
+	struct agile_extent band = ext2(n, n / s->env->nodes);
+	struct agile_proto p = { .proto = AGILE_PROTO_BLOCK,
+				 .nr_nodes = s->env->nodes };
+	/* a memory block is one row: a halo moves as one thin block */
+	struct agile_levels lv = { .tile = ext2(n, 1), .block = ext2(n, 1) };
+	int err;
+
+	err = agile_rmap_tiles(&parent, &band, &p, &s->rm);
+	if (!err)
+		err = agile_field_create(s->env->sm, s->rm, &lv, sizeof(double),
+					 &s->fcur);
+	if (!err)
+		err = agile_field_create(s->env->sm, s->rm, &lv, sizeof(double),
+					 &s->fnext);
+	if (err)
+		fprintf(stderr, "  segmap: stencil fields: %s (%s)\n",
+			strerror(-err), agile_segmap_why());
+	return err;
+}
+
+static int sten_segmap_start(struct sten *s)
+{
+	const struct agile_forall_field ff[2] = {
+		{ s->fcur, AGILE_ACC_WRITE },
+		{ s->fnext, AGILE_ACC_WRITE },
+	};
+
+	return agile_forall(s->env->sm, s->fcur, sten_fill_kernel, s, ff, 2, 0,
+			    NULL);
+}
+
+/* ---- stencil: Open MPI's agile-bench-stencil-mpi under mpirun ---- */
+
+/* The program beside agile-bench, or $AGILE_BENCH_STENCIL_MPI. */
+static int find_stencil_mpi(char *path, size_t len)
+{
+	const char *env = getenv("AGILE_BENCH_STENCIL_MPI");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(path, len, "%s", env);
+		return access(path, X_OK) ? -ENOENT : 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	if ((size_t)snprintf(path, len, "%s/agile-bench-stencil-mpi", self) >=
+	    len)
+		return -ENAMETOOLONG;
+	return access(path, X_OK) ? -ENOENT : 0;
+}
+
+/*
+ * One mpirun: the check, the halo bytes and @reps times.  -ECHILD when
+ * mpirun failed, -EPROTO when the program found its result wrong.
+ */
+static int mpi_once(const struct seg_env *env, const char *prog, int reps,
+		    bool no_single_copy, double *ms, uint64_t *halo)
+{
+	char cmd[4096], line[16384];
+	int done = 0, status;
+	bool ok = false, wrong = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "mpirun --oversubscribe%s%s%s -np %u '%s' %lld %d %d %d",
+		 geteuid() == 0 ? " --allow-run-as-root" : "",
+		 env->no_pin ? " --bind-to none" : "",
+		 no_single_copy ?
+			 " --mca btl_vader_single_copy_mechanism none" :
+			 "",
+		 env->nodes, prog, (long long)env->n, env->iters,
+		 SEG_MPI_WARMUP, reps);
+	fflush(NULL);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *pos, *end;
+
+		if (!strncmp(line, "check ok", 8)) {
+			ok = true;
+		} else if (!strncmp(line, "error", 5)) {
+			wrong = true;
+			fprintf(stderr, "  segmap: mpi: %s", line);
+		} else if (!strncmp(line, "halo ", 5)) {
+			*halo = strtoull(line + 5, NULL, 10);
+		} else if (!strncmp(line, "times", 5)) {
+			for (pos = line + 5; done < reps; pos = end) {
+				ms[done] = strtod(pos, &end);
+				if (end == pos)
+					break;
+				done++;
+			}
+		}
+	}
+	status = pclose(f);
+	if (wrong)
+		return -EPROTO;
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) || !ok ||
+	    done < reps)
+		return -ECHILD;
+	return 0;
+}
+
+static int sten_mpi(const struct seg_env *env, const char *variant, int reps)
+{
+	double ms[64];
+	uint64_t halo = 0;
+	char prog[PATH_MAX];
+	int err;
+
+	if (reps > 64)
+		reps = 64;
+	if (find_stencil_mpi(prog, sizeof(prog))) {
+		bench_row_na("stencil", variant, (int)env->nodes,
+			     "no agile-bench-stencil-mpi");
+		return 0;
+	}
+	if (system("command -v mpirun >/dev/null 2>&1")) {
+		bench_row_na("stencil", variant, (int)env->nodes, "no mpirun");
+		return 0;
+	}
+	err = mpi_once(env, prog, reps, false, ms, &halo);
+	/* Containers often refuse vader's single copy (CMA): without it. */
+	if (err == -ECHILD)
+		err = mpi_once(env, prog, reps, true, ms, &halo);
+	if (err == -EPROTO) {
+		fprintf(stderr, "  segmap: mpi: wrong result\n");
+		return err;
+	}
+	if (err) {
+		bench_row_na("stencil", variant, (int)env->nodes,
+			     "mpirun failed");
+		return 0;
+	}
+	bench_row("stencil", variant, (int)env->nodes,
+		  bench_summarize(ms, reps));
+	bench_row_moved("stencil", variant, halo,
+			2 * (uint64_t)(env->nodes - 1) * (uint64_t)env->n *
+				sizeof(double) * (uint64_t)env->iters);
+	return 0;
+}
+
+static int bench_stencil(const struct seg_env *env, int reps)
+{
+	int64_t n = env->n;
+	size_t bytes = (size_t)(n * n) * sizeof(double);
+	struct sten plain = { .env = env, .n = n }, pfor = plain, seg = plain;
+	double *ref = NULL, *got = NULL;
+	char pfor_name[32], seg_name[32], mpi_name[32];
+	uint64_t moved = 0, least = 2 * (uint64_t)(env->nodes - 1) *
+				    (uint64_t)n * sizeof(double) *
+				    (uint64_t)env->iters;
+	int err = 0;
+
+	plain.cur = malloc(bytes);
+	plain.next = malloc(bytes);
+	pfor.cur = malloc(bytes);
+	pfor.next = malloc(bytes);
+	ref = malloc(bytes);
+	got = malloc(bytes);
+	if (!plain.cur || !plain.next || !pfor.cur || !pfor.next || !ref ||
+	    !got) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = sten_setup(&seg);
+	if (err)
+		goto out;
+
+	/* One run of each from the start, untimed: checked, bytes counted. */
+	plain_start(plain.cur, n);
+	plain_start(plain.next, n);
+	plain_start(pfor.cur, n);
+	plain_start(pfor.next, n);
+	run_sten_plain(&plain);
+	memcpy(ref, plain.cur, bytes);
+	run_sten_pfor(&pfor);
+	err = pfor.err;
+	if (!err && memcmp(pfor.cur, ref, bytes)) {
+		fprintf(stderr, "  segmap: stencil: pfor's result is wrong\n");
+		err = -EPROTO;
+	}
+	if (!err)
+		err = sten_segmap_start(&seg);
+	if (!err) {
+		agile_field_stats_reset(seg.fcur);
+		agile_field_stats_reset(seg.fnext);
+		err = sten_segmap_run(&seg);
+		moved = moved_bytes(seg.fcur) + moved_bytes(seg.fnext);
+	}
+	if (!err)
+		err = agile_field_gather(seg.fcur, got, bytes);
+	if (!err && memcmp(got, ref, bytes)) {
+		fprintf(stderr,
+			"  segmap: stencil: segmap's result is wrong\n");
+		err = -EPROTO;
+	}
+	if (err) {
+		fprintf(stderr, "  segmap: stencil: %s\n", strerror(-err));
+		goto out_fields;
+	}
+
+	snprintf(pfor_name, sizeof(pfor_name), "pfor-%dw", env->threads);
+	snprintf(seg_name, sizeof(seg_name), "segmap-q%u-%dw", env->nodes,
+		 env->threads);
+	snprintf(mpi_name, sizeof(mpi_name), "mpi-%ur", env->nodes);
+	const struct contender c[] = {
+		{ "plain", 1, run_sten_plain, &plain, reps },
+		{ pfor_name, env->threads, run_sten_pfor, &pfor, reps },
+		{ seg_name, env->threads, run_sten_segmap, &seg, reps },
+	};
+	bench_run("stencil", c, sizeof(c) / sizeof(c[0]));
+	err = pfor.err ? pfor.err : seg.err;
+	if (err) {
+		fprintf(stderr, "  segmap: stencil: %s\n", strerror(-err));
+		goto out_fields;
+	}
+	bench_row_moved("stencil", seg_name, moved, least);
+	err = sten_mpi(env, mpi_name, reps);
+	bench_compare("stencil", seg_name, "plain", true, NULL);
+	bench_compare("stencil", pfor_name, "plain", true, NULL);
+	bench_compare("stencil", seg_name, pfor_name, false, NULL);
+	bench_compare("stencil", seg_name, mpi_name, true, NULL);
+out_fields:
+	agile_field_destroy(seg.fcur);
+	agile_field_destroy(seg.fnext);
+	agile_rmap_destroy(seg.rm);
+out:
+	free(plain.cur);
+	free(plain.next);
+	free(pfor.cur);
+	free(pfor.next);
+	free(ref);
+	free(got);
+	return err;
+}
+
+int bench_segmap(const struct bench_opts *o)
+{
+	struct seg_env env = {
+		.n = o->seg_n,
+		.iters = o->seg_iters,
+		.nodes = (uint32_t)o->seg_nodes,
+		.threads = o->threads,
+		.no_pin = o->no_pin,
+	};
+	struct agile_sched_opts opts;
+	int err, e;
+
+	if (env.n < 6 || env.n % 6 || env.n % env.nodes ||
+	    env.nodes > AGILE_SEGMAP_MAX_NODES)
+		return -EINVAL;
+	agile_sched_opts_init(&opts);
+	opts.flags = AGILE_SCHED_QUIET | (o->no_pin ? AGILE_SCHED_NO_PIN : 0);
+	opts.nr_workers = (uint32_t)o->threads;
+	err = agile_sched_create(&opts, &env.pool);
+	if (err)
+		return err;
+	err = agile_segmap_threads(env.nodes, env.pool, &env.sm);
+	if (err) {
+		agile_sched_destroy(env.pool);
+		return err;
+	}
+	err = bench_addt(&env, o->reps);
+	e = bench_stencil(&env, o->reps);
+	err = err ? err : e;
+	agile_segmap_destroy(env.sm);
+	agile_sched_destroy(env.pool);
+	bench_note(
+		"segmap: N = %lld doubles, Q = %u nodes of the threads scope on %d workers, %d stencil iterations per run; the processes scope is not in this build: no row for it",
+		(long long)env.n, env.nodes, env.threads, env.iters);
+	return err;
+}
