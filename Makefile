@@ -110,6 +110,7 @@ run: deps
 	@$(MAKE) --no-print-directory KERNELS=6.1 modules tools
 	@if [ -c /dev/agile ]; then \
 		$(BUILD)/tools/agile-demo && $(BUILD)/tools/offload-vector && \
+		$(BUILD)/tools/segmap-forall && \
 		$(BUILD)/tools/allreduce 3 262144 && \
 		$(BUILD)/tools/agile-bench-static -T 20000 -r 1 doorbell sleep; \
 	else \

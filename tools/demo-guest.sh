@@ -3,6 +3,7 @@
 # Runs inside the guest for `make run` (tools/vm/run-guest.sh 6.1 ...):
 # load the module; the raw doorbell protocol (agile-demo); work stealing
 # with leaves offloaded to CPU EUs through the module (offload-vector);
+# a segment-mapped forall, C = A + B^T on 4 nodes (segmap-forall);
 # an allreduce among processes in a module group (allreduce);
 # one short benchmark pass; unload.  The guest is software-emulated: its
 # times say nothing about real hardware, only the ratios within a row do.
@@ -13,6 +14,9 @@ agile-demo 2000
 echo
 echo "== offload-vector: work stealing, leaves offloaded to CPU EUs"
 offload-vector 262144 8192
+echo
+echo "== segmap-forall: C = A + B^T over 9 segments on 4 nodes, owner-copy"
+segmap-forall 96
 echo
 echo "== allreduce: 3 processes in a /dev/agile group sum a vector"
 AGILE_BACKEND=kmod allreduce 3 262144
