@@ -24,11 +24,11 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	coll-procs-pieces coll-procs-spin coll-procs-dead-peer \
 	coll-procs-order coll-misuse \
 	segmap-grid segmap-rmap segmap-bad-maps segmap-access \
-	segmap-local-view segmap-forall segmap-seed-example \
+	segmap-local-view segmap-forall segmap-seed-example segmap-eu \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
 GPU_TESTS := eu-pool sched-eu \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
-	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu
+	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu segmap-eu

@@ -1050,6 +1050,164 @@ int agile_forall(struct agile_segmap *sm, struct agile_field *iter,
 		 const struct agile_forall_field *fields, uint32_t nr_fields,
 		 uint32_t flags, struct agile_forall_stats *stats);
 
+/* ---- forall on execution units ---- */
+
+struct agile_eu_pool; /* agile/eu.h */
+
+/**
+ * agile_segmap_eus - a segment map whose nodes are groups of @eus's EUs
+ * @eus:      the EU pool (not owned; it must outlive the map)
+ * @nr_nodes: Q, 1 .. the pool's EU count (each node needs one)
+ * @pool:     the sched pool whose workers post a node's tasks (one node
+ *            per task of agile_sched_parallel_for), and agile_forall
+ *            runs callback kernels on; NULL: the calling thread
+ * @out:      receives the map
+ *
+ * Node q owns the contiguous EUs [first_q, first_q + count_q), count_q
+ * being M / Q plus one for the first M % Q nodes (the split agile/offload.h
+ * makes among workers).  The kind is AGILE_NODE_GPU for a pool of GPU EUs,
+ * else AGILE_NODE_CPU.  The threads scope: every node's home memory is in
+ * this process, here page-aligned and mapped for the EUs
+ * (agile_eu_pool_map) until the field's storage is freed.  agile_forall
+ * works on such a map as on agile_segmap_threads's.
+ *
+ * Thread safety: thread safe (each call makes its own map); no call on
+ * @eus may destroy it while the map lives.
+ *
+ * Return: 0, -EINVAL (with agile_segmap_why) or -ENOMEM.
+ */
+int agile_segmap_eus(struct agile_eu_pool *eus, uint32_t nr_nodes,
+		     struct agile_sched *pool, struct agile_segmap **out);
+
+/**
+ * agile_segmap_node_eus - the EUs of node @node
+ * @sm:    a map of agile_segmap_eus
+ * @node:  the node
+ * @first: receives its first EU (may be NULL)
+ * @count: receives how many it owns (may be NULL)
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, or -EINVAL (@sm NULL or not of agile_segmap_eus, @node out
+ * of range).
+ */
+int agile_segmap_node_eus(const struct agile_segmap *sm, uint32_t node,
+			  uint32_t *first, uint32_t *count);
+
+/* struct agile_forall_eu_opts.tile_map: how field k's tile is named */
+/* the iterated tile's coordinates (a view does any transposing) */
+#define AGILE_EU_TILE_SAME 0u
+/* axes 0 and 1 of the coordinates swapped, and the tile's strides too */
+#define AGILE_EU_TILE_SWAP 1u
+
+/**
+ * struct agile_eu_tile - one field's tile as an EU task sees it
+ * @base:   the EU address of the tile's first element
+ * @stride: elements between neighbours along each axis of the iterated
+ *          field (swapped for AGILE_EU_TILE_SWAP)
+ */
+struct agile_eu_tile {
+	uint64_t base;
+	int64_t stride[AGILE_SEGMAP_MAX_RANK];
+};
+
+/**
+ * struct agile_forall_eu_task - one algorithmic tile, resolved on the host
+ * @node:      the node that owns it
+ * @eu:        the EU it goes to
+ * @rank:      the iterated field's rank
+ * @nr_fields: how many entries of @field are set
+ * @tile_idx:  its tile coordinates (as agile_tile_get's)
+ * @grid:      its indices, in the iterated field's coordinates
+ * @field:     per field of the forall, in its order: the field's tile
+ */
+struct agile_forall_eu_task {
+	uint32_t node;
+	uint32_t eu;
+	uint32_t rank;
+	uint32_t nr_fields;
+	int64_t tile_idx[AGILE_SEGMAP_MAX_RANK];
+	struct agile_grid grid;
+	struct agile_eu_tile field[16];
+};
+
+/**
+ * agile_forall_eu_encode_fn - write a tile's task arguments
+ * @task:    the tile, resolved
+ * @args:    the task register's argument words
+ * @nr_args: how many there are
+ * @arg:     agile_forall_eu_opts.encode_arg
+ *
+ * Called on the posting thread (a pool worker), concurrently for
+ * different nodes.
+ *
+ * Return: 0, or a negative errno (forall posts nothing more and returns
+ * it).
+ */
+typedef int (*agile_forall_eu_encode_fn)(const struct agile_forall_eu_task *task,
+					 uint64_t *args, uint32_t nr_args,
+					 void *arg);
+
+/**
+ * struct agile_forall_eu_opts - what agile_forall_eu runs
+ * @opcode:     a kernel registered in the EU pool's registry
+ * @nr_lanes:   the tasks' nr_parts (0 means 1)
+ * @tile_map:   per field, AGILE_EU_TILE_*; NULL: AGILE_EU_TILE_SAME for
+ *              every field
+ * @encode:     NULL for the default layout of the arguments: the tile's
+ *              extent (rank words, axis 0 first), then per field its
+ *              base and rank strides; else writes them
+ * @encode_arg: @encode's last argument
+ * @reserved:   must be zero
+ */
+struct agile_forall_eu_opts {
+	uint32_t opcode;
+	uint32_t nr_lanes;
+	const uint32_t *tile_map;
+	agile_forall_eu_encode_fn encode;
+	void *encode_arg;
+	uint64_t reserved[4];
+};
+
+/**
+ * agile_forall_eu - a registered kernel per algorithmic tile of @iter, on
+ *                   an EU of the node that owns it
+ * @sm:        a map of agile_segmap_eus
+ * @iter:      the field whose tiles are iterated (a base field: not a
+ *             transposed or re-indexed view)
+ * @opts:      the kernel and how tasks are written
+ * @fields:    the fields the kernel uses, each with a mode (may include
+ *             @iter), at most 16
+ * @nr_fields: how many
+ * @stats:     receives calls = tasks run, steals = 0 (may be NULL)
+ *
+ * For each node (a task of the map's sched pool each, else one after the
+ * other on the caller), for each tile of its segments in order: field k's
+ * tile is got for the node with agile_tile_get (owner-copy of an input
+ * block the node does not hold; a write reaches only the node's own
+ * blocks), its address turned into an EU address (GPU EUs: copies are
+ * mapped for the forall and unmapped at its end), the task written into
+ * the register of the node's next EU in turn, and posted; an EU is
+ * waited for before it is given its next tile, and all at the end.  Every
+ * field's tile must have the iterated tile's extent.  Written fields'
+ * copies are dropped at the end, as agile_forall does.
+ *
+ * Thread safety: one forall per map at a time; the EUs of @sm's pool must
+ * have no other poster while it runs.
+ *
+ * Return: 0; the first error of a task (a failed lane's error,
+ * -AGILE_E_OPCODE from an EU that lacks the opcode: GPU EUs run the
+ * built-in kernels only), of a tile (agile_tile_get's) or of @encode;
+ * -AGILE_E_OPCODE (nothing registered at @opts->opcode: nothing ran),
+ * -E2BIG (the default layout needs more argument words than a task
+ * register holds), -EINVAL (with agile_segmap_why), -ENOMEM, or the
+ * error of agile_eu_pool_map.
+ */
+int agile_forall_eu(struct agile_segmap *sm, struct agile_field *iter,
+		    const struct agile_forall_eu_opts *opts,
+		    const struct agile_forall_field *fields, uint32_t nr_fields,
+		    struct agile_forall_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif
