@@ -1185,8 +1185,9 @@ struct agile_forall_eu_opts {
  * other on the caller), for each tile of its segments in order: field k's
  * tile is got for the node with agile_tile_get (owner-copy of an input
  * block the node does not hold; a write reaches only the node's own
- * blocks), its address turned into an EU address (GPU EUs: copies are
- * mapped for the forall and unmapped at its end), the task written into
+ * blocks), its address turned into an EU address (GPU EUs: a copy is
+ * read through a page-aligned mirror of it, mapped for the forall and
+ * freed at its end: one more host memcpy per copy), the task written into
  * the register of the node's next EU in turn, and posted; an EU is
  * waited for before it is given its next tile, and all at the end.  Every
  * field's tile must have the iterated tile's extent.  Written fields'

@@ -8,9 +8,9 @@
  * home memory replaced: page-aligned and mapped for the EUs, so that a
  * GPU EU can read and write a node's segments (the device address of a
  * home is kept beside it).  Owner-copies stay the core's (plain heap,
- * field.c): forall_eu maps the ones its tasks point into for the length
- * of the forall and unmaps them at its end, before written fields' copies
- * are dropped.
+ * field.c); on GPU EUs forall_eu shows the ones its tasks read through
+ * page-aligned mirrors, mapped for the length of the forall and freed at
+ * its end, before written fields' copies are dropped.
  */
 #include <agile/eu.h>
 #include <agile/error.h>
@@ -255,10 +255,16 @@ int agile_segmap_node_eus(const struct agile_segmap *sm, uint32_t node,
 
 /* ---- agile_forall_eu ---- */
 
-/* A copy this forall mapped for the EUs. */
+/*
+ * A copy a GPU forall's tasks read: the core's copy (@copy, heap) shown
+ * to the EUs through @mirror, whole pages of this forall's own, mapped at
+ * @eu.  Heap copies are not mapped themselves: they share pages with
+ * other allocations, and GPU runtimes register whole pages, refusing a
+ * page that is registered already.
+ */
 struct eu_mapping {
-	unsigned char *host;
-	size_t bytes;
+	unsigned char *copy;
+	unsigned char *mirror;
 	uint64_t eu;
 };
 
@@ -287,33 +293,50 @@ static void run_record(struct eu_run *run, int err)
 							memory_order_relaxed);
 }
 
-/* The EU address of a copy of @bytes at @copy, mapped now if need be. */
+/*
+ * The EU address of copy @copy of @bytes: its mirror's, made, filled and
+ * mapped at the first use in this forall.  Copies are read-only during a
+ * forall (a node writes only its own blocks), so the mirror stays equal.
+ */
 static int map_copy(struct eu_run *run, unsigned char *copy, size_t bytes,
 		    uint64_t *eu)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct eu_mapping m = { copy, NULL, 0 };
+	size_t size;
 	int err = 0;
 
 	pthread_mutex_lock(&run->lock);
 	for (size_t i = 0; i < run->nr_maps; i++)
-		if (run->maps[i].host == copy) {
+		if (run->maps[i].copy == copy) {
 			*eu = run->maps[i].eu;
 			goto out;
 		}
 	if (run->nr_maps == run->max_maps) {
 		size_t n = run->max_maps ? 2 * run->max_maps : 16;
-		struct eu_mapping *m = realloc(run->maps, n * sizeof(*m));
+		struct eu_mapping *more = realloc(run->maps, n * sizeof(*more));
 
-		if (!m) {
+		if (!more) {
 			err = -ENOMEM;
 			goto out;
 		}
-		run->maps = m;
+		run->maps = more;
 		run->max_maps = n;
 	}
-	err = agile_eu_pool_map(run->es->eus, copy, bytes, eu);
-	if (!err)
-		run->maps[run->nr_maps++] =
-			(struct eu_mapping){ copy, bytes, *eu };
+	size = (bytes + page - 1) / page * page;
+	m.mirror = aligned_alloc(page, size);
+	if (!m.mirror) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(m.mirror, copy, bytes);
+	err = agile_eu_pool_map(run->es->eus, m.mirror, size, &m.eu);
+	if (err) {
+		free(m.mirror);
+		goto out;
+	}
+	run->maps[run->nr_maps++] = m;
+	*eu = m.eu;
 out:
 	pthread_mutex_unlock(&run->lock);
 	return err;
@@ -321,8 +344,10 @@ out:
 
 static void unmap_copies(struct eu_run *run)
 {
-	for (size_t i = 0; i < run->nr_maps; i++)
-		agile_eu_pool_unmap(run->es->eus, run->maps[i].host);
+	for (size_t i = 0; i < run->nr_maps; i++) {
+		agile_eu_pool_unmap(run->es->eus, run->maps[i].mirror);
+		free(run->maps[i].mirror);
+	}
 	free(run->maps);
 	run->maps = NULL;
 	run->nr_maps = run->max_maps = 0;
