@@ -23,6 +23,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	coll-procs-args coll-procs-join coll-procs-heap coll-procs-matrix \
 	coll-procs-pieces coll-procs-spin coll-procs-dead-peer \
 	coll-procs-order coll-misuse \
+	segmap-procs-scope \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
