@@ -115,30 +115,16 @@ static inline void *st_getter_main(void *p)
 	return NULL;
 }
 
-/* Homes of uneven sizes: own writes, gets by every node, from threads. */
-static inline int st_homes(struct segmap_scope *sc, char *why)
+/* Every node's home read back, in part, and by several threads at once. */
+static inline int st_check_all(struct segmap_scope *sc, struct segmap_home *h,
+			       const uint64_t *bytes, uint8_t *buf, char *why)
 {
-	uint32_t n = sc->nr_nodes, self = sc->self;
+	uint32_t n = sc->nr_nodes, next = (sc->self + 1) % n;
 	struct st_getter g[ST_THREADS];
 	pthread_t tid[ST_THREADS];
-	uint64_t bytes[AGILE_SEGMAP_MAX_NODES];
-	struct segmap_home *h;
-	uint8_t *buf = malloc(64 << 10);
-	uint8_t stamp[16], got[16];
-	uint32_t next = (self + 1) % n, prev = (self + n - 1) % n;
-	int err;
+	uint8_t got[16];
+	int err = 0, t;
 
-	if (!buf)
-		return -ENOMEM;
-	st_sizes(n, 0, bytes);
-	err = sc->ops->home_alloc(sc, bytes, &h);
-	if (err) {
-		free(buf);
-		return st_fail(why, err, "home_alloc");
-	}
-	err = st_fill_own(sc, h, bytes, 0, why);
-	if (!err)
-		err = sc->ops->barrier(sc);
 	for (uint32_t q = 0; !err && q < n; q++) {
 		err = st_check_node(sc, h, bytes, q, 0, buf, why);
 		if (!err && !st_addressable(sc, q) != !sc->ops->home_addr(h, q))
@@ -155,103 +141,128 @@ static inline int st_homes(struct segmap_scope *sc, char *why)
 			err = st_fail(why, 0,
 				      "a get past the end is not EINVAL");
 	}
-	/* Several threads of this process get at once. */
-	for (int t = 0; !err && t < ST_THREADS; t++) {
+	if (err)
+		return err;
+	for (t = 0; t < ST_THREADS; t++) {
 		g[t] = (struct st_getter){ sc, h, bytes, (uint32_t)t, 0, "" };
 		if (pthread_create(&tid[t], NULL, st_getter_main, &g[t])) {
-			for (int k = 0; k < t; k++)
-				pthread_join(tid[k], NULL);
 			err = st_fail(why, -EAGAIN, "pthread_create");
 			break;
 		}
-		if (t == ST_THREADS - 1)
-			for (int k = 0; k < ST_THREADS; k++) {
-				pthread_join(tid[k], NULL);
-				if (g[k].err && !err) {
-					err = g[k].err;
-					memcpy(why, g[k].why, ST_WHY);
-				}
-			}
 	}
+	while (t--) {
+		pthread_join(tid[t], NULL);
+		if (g[t].err && !err) {
+			err = g[t].err;
+			memcpy(why, g[t].why, ST_WHY);
+		}
+	}
+	return err;
+}
+
+/*
+ * Homes of uneven sizes: own writes, gets by every node, from threads;
+ * puts into the next node.  A node whose check fails still makes every
+ * collective, so that the others' end (MPI has no -EPIPE).
+ */
+static inline int st_homes(struct segmap_scope *sc, char *why)
+{
+	uint32_t n = sc->nr_nodes, self = sc->self;
+	uint32_t next = (self + 1) % n, prev = (self + n - 1) % n;
+	uint64_t bytes[AGILE_SEGMAP_MAX_NODES];
+	struct segmap_home *h;
+	uint8_t *buf = malloc(64 << 10);
+	uint8_t stamp[16], got[16];
+	int err, bad;
+
+	if (!buf)
+		return -ENOMEM;
+	st_sizes(n, 0, bytes);
+	err = sc->ops->home_alloc(sc, bytes, &h);
+	if (err) {
+		free(buf);
+		return st_fail(why, err, "home_alloc");
+	}
+	bad = st_fill_own(sc, h, bytes, 0, why);
+	err = sc->ops->barrier(sc);
+	if (!err && !bad)
+		bad = st_check_all(sc, h, bytes, buf, why);
 	if (!err)
 		err = sc->ops->barrier(sc);
 	/* A put into the next node's home; the barrier; it checks. */
 	for (uint32_t i = 0; i < sizeof(stamp); i++)
 		stamp[i] = (uint8_t)(0xa0 + self + i);
-	if (!err && bytes[next] >= 32) {
-		err = sc->ops->home_put(h, next, 16, stamp, sizeof(stamp));
-		if (err)
-			st_fail(why, err, "home_put into node %u", next);
+	if (!err && !bad && bytes[next] >= 32) {
+		bad = sc->ops->home_put(h, next, 16, stamp, sizeof(stamp));
+		if (bad)
+			st_fail(why, bad, "home_put into node %u", next);
 	}
 	if (!err)
 		err = sc->ops->barrier(sc);
-	if (!err && bytes[self] >= 32 && bytes[prev]) {
-		err = sc->ops->home_get(h, self, 16, got, sizeof(got));
-		for (uint32_t i = 0; !err && i < sizeof(got); i++)
+	if (!err && !bad && bytes[self] >= 32 && bytes[prev]) {
+		bad = sc->ops->home_get(h, self, 16, got, sizeof(got));
+		for (uint32_t i = 0; !bad && i < sizeof(got); i++)
 			if (got[i] != (uint8_t)(0xa0 + prev + i))
-				err = st_fail(why, 0, "node %u's put", prev);
+				bad = st_fail(why, 0, "node %u's put", prev);
 	}
 	if (err && !why[0])
 		st_fail(why, err, "barrier");
 	sc->ops->home_free(sc, h);
 	free(buf);
-	return err;
+	return err ? err : bad;
 }
 
 /* agree: everyone gets the most negative error, 0 when none. */
 static inline int st_agree(struct segmap_scope *sc, char *why)
 {
 	uint32_t n = sc->nr_nodes, self = sc->self;
-	int err = sc->ops->agree(sc, 0);
+	int none, one, worst, err = 0;
 
-	if (err)
-		return st_fail(why, err, "agree(0)");
-	err = sc->ops->agree(sc, self == n - 1 ? -ENOSPC : 0);
-	if (err != -ENOSPC)
-		return st_fail(why, err, "agree: the last node's -ENOSPC");
-	err = sc->ops->agree(sc, self == 0     ? -EINVAL :
-				 self == n - 1 ? -ENOSPC :
-						 0);
-	if (err != (n > 1 ? -ENOSPC : -EINVAL))
-		return st_fail(why, err, "agree: the most negative");
-	return 0;
+	none = sc->ops->agree(sc, 0);
+	one = sc->ops->agree(sc, self == n - 1 ? -ENOSPC : 0);
+	worst = sc->ops->agree(sc, self == 0	 ? -EINVAL :
+				   self == n - 1 ? -ENOSPC :
+						   0);
+	if (none)
+		err = st_fail(why, none, "agree(0)");
+	else if (one != -ENOSPC)
+		err = st_fail(why, one, "agree: the last node's -ENOSPC");
+	else if (worst != (n > 1 ? -ENOSPC : -EINVAL))
+		err = st_fail(why, worst, "agree: the most negative");
+	return err;
 }
 
-/* allreduce of a vector: sums and maxima. */
+/* allreduce of a vector: sums; of a double: the maximum. */
 static inline int st_allreduce(struct segmap_scope *sc, char *why)
 {
 	enum { COUNT = 3000 };
 	uint32_t n = sc->nr_nodes, self = sc->self;
-	int64_t *v = malloc(COUNT * sizeof(*v)), *sum = malloc(COUNT * 8);
+	int64_t v[COUNT], sum[COUNT];
 	double dv = self * 1.5, dmax = 0;
-	int err = v && sum ? 0 : -ENOMEM;
+	int err, err2;
 
-	for (int i = 0; !err && i < COUNT; i++)
+	for (int i = 0; i < COUNT; i++)
 		v[i] = (int64_t)self * 1000 + i;
-	if (!err)
-		err = sc->ops->allreduce(sc, v, sum, COUNT, AGILE_COLL_INT64,
-					 AGILE_COLL_SUM);
+	err = sc->ops->allreduce(sc, v, sum, COUNT, AGILE_COLL_INT64,
+				 AGILE_COLL_SUM);
+	err2 = sc->ops->allreduce(sc, &dv, &dmax, 1, AGILE_COLL_DOUBLE,
+				  AGILE_COLL_MAX);
 	if (err)
-		st_fail(why, err, "allreduce sum");
-	for (int i = 0; !err && i < COUNT; i++)
+		return st_fail(why, err, "allreduce sum");
+	for (int i = 0; i < COUNT; i++)
 		if (sum[i] != (int64_t)n * i + 1000 * (int64_t)n * (n - 1) / 2)
-			err = st_fail(why, 0, "allreduce sum [%d]: %lld", i,
-				      (long long)sum[i]);
-	if (!err) {
-		err = sc->ops->allreduce(sc, &dv, &dmax, 1, AGILE_COLL_DOUBLE,
-					 AGILE_COLL_MAX);
-		if (err || dmax != (n - 1) * 1.5)
-			err = st_fail(why, err, "allreduce max: %g", dmax);
-	}
-	free(v);
-	free(sum);
-	return err;
+			return st_fail(why, 0, "allreduce sum [%d]: %lld", i,
+				       (long long)sum[i]);
+	if (err2 || dmax != (n - 1) * 1.5)
+		return st_fail(why, err2, "allreduce max: %g", dmax);
+	return 0;
 }
 
 /*
  * Fields made and freed ST_LOOPS times, with one more alive throughout:
  * each zeroed, filled and read back by the next node.  Past 64 segments
- * in the group a scope that kept none would fail.
+ * in the group a scope that kept none would fail.  The nodes agree on
+ * each round's result, so that all stop at a failure.
  */
 static inline int st_loops(struct segmap_scope *sc, char *why)
 {
@@ -259,7 +270,7 @@ static inline int st_loops(struct segmap_scope *sc, char *why)
 	uint64_t bytes[AGILE_SEGMAP_MAX_NODES];
 	struct segmap_home *keep, *h;
 	uint8_t *buf = malloc(64 << 10);
-	int err;
+	int err, bad;
 
 	if (!buf)
 		return -ENOMEM;
@@ -276,12 +287,13 @@ static inline int st_loops(struct segmap_scope *sc, char *why)
 			st_fail(why, err, "home_alloc, round %u", r);
 			break;
 		}
-		err = st_fill_own(sc, h, bytes, r, why);
-		if (!err)
-			err = sc->ops->barrier(sc);
-		if (!err)
-			err = st_check_node(sc, h, bytes, next, r, buf, why);
+		bad = st_fill_own(sc, h, bytes, r, why);
+		err = sc->ops->barrier(sc);
+		if (!err && !bad)
+			bad = st_check_node(sc, h, bytes, next, r, buf, why);
 		sc->ops->home_free(sc, h);
+		if (!err)
+			err = sc->ops->agree(sc, bad);
 		if (err && !why[0])
 			st_fail(why, err, "round %u", r);
 	}
@@ -290,17 +302,21 @@ static inline int st_loops(struct segmap_scope *sc, char *why)
 	return err;
 }
 
-/* Every check, in order; 0 or the first failure. */
+/* Every check, in order; every node stops after one's failure. */
 static inline int st_all(struct segmap_scope *sc, char *why)
 {
-	int err = st_homes(sc, why);
+	int (*const step[])(struct segmap_scope *,
+			    char *) = { st_homes, st_agree, st_allreduce,
+					st_loops };
+	int err = 0;
 
-	if (!err)
-		err = st_agree(sc, why);
-	if (!err)
-		err = st_allreduce(sc, why);
-	if (!err)
-		err = st_loops(sc, why);
+	for (size_t k = 0; !err && k < sizeof(step) / sizeof(*step); k++) {
+		int mine = step[k](sc, why), all = sc->ops->agree(sc, mine);
+
+		err = mine ? mine : all;
+		if (err && !why[0])
+			st_fail(why, err, "another node failed");
+	}
 	return err;
 }
 
