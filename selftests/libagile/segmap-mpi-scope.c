@@ -100,7 +100,12 @@ int main(int argc, char **argv)
 	MPI_Comm half;
 	int provided, err;
 
-	if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided)) {
+	/*
+	 * Serialized, not multiple: the scope serialises its MPI calls, and
+	 * Open MPI 4.1's windows between machines over TCP (osc pt2pt)
+	 * refuse MPI_THREAD_MULTIPLE.
+	 */
+	if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided)) {
 		fprintf(stderr, "segmap-mpi-scope: MPI_Init_thread failed\n");
 		return 1;
 	}

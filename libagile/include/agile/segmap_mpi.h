@@ -12,6 +12,11 @@
  * mutex, so MPI must be initialised with at least MPI_THREAD_SERIALIZED
  * when a pool runs the kernels, and with MPI_THREAD_MULTIPLE when the
  * application makes MPI calls of its own from other threads meanwhile.
+ * Prefer MPI_THREAD_SERIALIZED: Open MPI 4.1 cannot make the windows
+ * between machines that talk TCP under MPI_THREAD_MULTIPLE (its osc pt2pt
+ * refuses it), and the map's first field then fails with -EPROTO.  Over
+ * its tcp btl, Open MPI 4.1 also needs `mpirun --mca osc ^rdma` (osc rdma,
+ * its first choice, cannot make those windows at all: -EPROTO again).
  */
 #ifndef AGILE_SEGMAP_MPI_H
 #define AGILE_SEGMAP_MPI_H

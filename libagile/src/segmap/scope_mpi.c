@@ -25,7 +25,9 @@
  * one lock epoch per target and window, whatever its thread level):
  * MPI must be initialised with MPI_THREAD_SERIALIZED or more when more
  * than one thread calls, MPI_THREAD_MULTIPLE when the application makes
- * its own MPI calls from other threads meanwhile.  Collectives (home_alloc,
+ * its own MPI calls from other threads meanwhile (Open MPI 4.1's windows
+ * over TCP between machines refuse MPI_THREAD_MULTIPLE: home_alloc is
+ * then -EPROTO).  Collectives (home_alloc,
  * home_free, barrier, agree, allreduce, destroy) are made by one thread
  * per rank, in the same order on every rank, as scope.h says.
  */
