@@ -39,8 +39,10 @@
  * others returns -EPIPE, without waiting; gets and puts return -EPIPE
  * once a collective has seen it (the pages stay mapped, so a get from a
  * dead member's home still reads its memory, never faults).  Each
- * collective waits at most the join's timeout_ns (-ETIMEDOUT), after which
- * the scope is out of step and every call returns that error.
+ * collective of the scope's own waits at most the join's timeout_ns
+ * (-ETIMEDOUT), after which the scope is out of step and every call
+ * returns that error; allreduce waits as coll's collectives do, with no
+ * timeout (a member that lives but never calls it holds the others).
  *
  * Locking: collectives (home_alloc, home_free, barrier, agree, allreduce,
  * destroy) are made by one thread per process, as scope.h says; they
