@@ -37,7 +37,10 @@ struct report {
 	char why[ST_WHY];
 };
 
-static struct report *reports; /* MAX_MEMBERS, shared */
+/* MAX_MEMBERS, and one for a case's flags between members; shared. */
+static struct report *reports;
+/* The join's timeout, and so each collective's. */
+static uint64_t join_ns = JOIN_NS;
 
 static uint64_t random_key(void)
 {
@@ -98,7 +101,7 @@ static void member_main(uint64_t key, uint32_t n, member_fn fn, int slot)
 	int err;
 
 	alarm(ALARM_S);
-	err = segmap_scope_procs_join(key, n, JOIN_NS, &sc);
+	err = segmap_scope_procs_join(key, n, join_ns, &sc);
 	if (err) {
 		r->err = st_fail(r->why, err, "join");
 		_exit(1);
@@ -121,7 +124,7 @@ static bool run_members(uint32_t n, member_fn fn, const char **why)
 	uint32_t seen = 0;
 	bool ok = true;
 
-	memset(reports, 0, sizeof(*reports) * MAX_MEMBERS);
+	memset(reports, 0, sizeof(*reports) * (MAX_MEMBERS + 1));
 	for (uint32_t i = 0; i < MAX_MEMBERS; i++)
 		reports[i].self = -1;
 	fflush(stdout);
@@ -188,6 +191,52 @@ static int victim_or_witness(struct segmap_scope *sc, struct report *r)
 	return 0;
 }
 
+/* Until the members' shared flag is at least @value (a minute at most). */
+static bool await_flag_value(int value)
+{
+	for (int i = 0; i < 60000; i++) {
+		if (__atomic_load_n(&reports[MAX_MEMBERS].value,
+				    __ATOMIC_ACQUIRE) >= value)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * Node 1 lives but comes late: node 0's barrier ends with -ETIMEDOUT
+ * after the join's timeout.  Then node 1 makes that barrier (it finds
+ * node 0's count there) and waits in an agree, where node 0's agree
+ * does not meet it: the scope is out of step, and node 0's calls return
+ * -ETIMEDOUT at once.  Node 1's agree ends when node 0 leaves (-EPIPE).
+ */
+static int late_peer(struct segmap_scope *sc, struct report *r)
+{
+	int *flag = &reports[MAX_MEMBERS].value, err, again;
+
+	if (sc->self == 1) {
+		if (!await_flag_value(1))
+			return st_fail(r->why, -ETIMEDOUT, "node 0's barrier");
+		err = sc->ops->barrier(sc);
+		__atomic_store_n(flag, 2, __ATOMIC_RELEASE);
+		again = sc->ops->agree(sc, 0);
+		if (err || !again)
+			return st_fail(r->why, err,
+				       "node 1: barrier %d, agree %d", err,
+				       again);
+		return 0;
+	}
+	err = sc->ops->barrier(sc);
+	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+	if (!await_flag_value(2))
+		return st_fail(r->why, -ETIMEDOUT, "node 1's barrier");
+	again = sc->ops->agree(sc, 0);
+	if (err != -ETIMEDOUT || again != -ETIMEDOUT)
+		return st_fail(r->why, err ? err : again,
+			       "node 0: barrier %d, agree %d", err, again);
+	return 0;
+}
+
 static void killed(uint32_t n)
 {
 	uint64_t key = random_key();
@@ -195,7 +244,7 @@ static void killed(uint32_t n)
 	int witnesses = 0, killed = 0;
 	const char *why = "";
 
-	memset(reports, 0, sizeof(*reports) * MAX_MEMBERS);
+	memset(reports, 0, sizeof(*reports) * (MAX_MEMBERS + 1));
 	fflush(stdout);
 	for (uint32_t i = 0; i < n; i++) {
 		pids[i] = fork();
@@ -245,11 +294,19 @@ static void test_backend(int backend)
 	}
 	killed(2);
 	killed(3);
+	join_ns = 3ULL * 1000 * 1000 * 1000;
+	ok = run_members(2, late_peer, &why);
+	join_ns = JOIN_NS;
+	tap_ok(ok,
+	       "%s: 2 members, one late: the other's barrier ends with "
+	       "-ETIMEDOUT after the join's timeout, and then its calls "
+	       "(out of step)%s%s",
+	       be, ok ? "" : ": ", why);
 }
 
 int main(void)
 {
-	reports = mmap(NULL, sizeof(*reports) * MAX_MEMBERS,
+	reports = mmap(NULL, sizeof(*reports) * (MAX_MEMBERS + 1),
 		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
 		       0);
 	if (reports == MAP_FAILED) {
