@@ -219,7 +219,7 @@ int agile_segmap_eus(struct agile_eu_pool *eus, uint32_t nr_nodes,
 	sc->ops = &eu_ops;
 	sc->priv = es;
 	sc->kind = es->gpu ? AGILE_NODE_GPU : AGILE_NODE_CPU;
-	return segmap_create(sc, pool, out);
+	return agile__segmap_create(sc, pool, out);
 }
 
 /* Node @node's EUs: the split agile/offload.h makes among workers. */

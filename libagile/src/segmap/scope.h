@@ -121,11 +121,11 @@ int segmap_scope_procs_join(uint64_t key, uint32_t nr_nodes,
 			    uint64_t timeout_ns, struct segmap_scope **out);
 
 /*
- * segmap_create - the core's segment map over @scope (taken over: freed
+ * agile__segmap_create - the core's segment map over @scope (taken over: freed
  * with the map, or here on error), running kernels on @pool (NULL: on the
  * calling thread).  The public agile_segmap_* constructors call it.
  */
-int segmap_create(struct segmap_scope *scope, struct agile_sched *pool,
-		  struct agile_segmap **out);
+int agile__segmap_create(struct segmap_scope *scope, struct agile_sched *pool,
+			 struct agile_segmap **out);
 
 #endif /* AGILE_SEGMAP_SCOPE_H */

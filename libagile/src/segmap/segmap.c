@@ -8,8 +8,8 @@
 
 #include "segmap/segmap_impl.h"
 
-int segmap_create(struct segmap_scope *scope, struct agile_sched *pool,
-		  struct agile_segmap **out)
+int agile__segmap_create(struct segmap_scope *scope, struct agile_sched *pool,
+			 struct agile_segmap **out)
 {
 	struct agile_segmap *sm;
 
@@ -46,7 +46,7 @@ int agile_segmap_threads(uint32_t nr_nodes, struct agile_sched *pool,
 	err = segmap_scope_threads(nr_nodes, &scope);
 	if (err)
 		return err;
-	return segmap_create(scope, pool, out);
+	return agile__segmap_create(scope, pool, out);
 }
 
 int agile_segmap_destroy(struct agile_segmap *sm)
