@@ -1006,7 +1006,13 @@ struct agile_forall_field {
 /*
  * One queue of memory-block tasks per node; each node takes its own from
  * one end and, when they are done, steals from the other end of another
- * node's queue.  Shared-memory scopes only (threads, procs).
+ * node's queue, writing that node's home directly.  Shared-memory scopes
+ * only (threads, procs).  In the procs scope the queues are words of
+ * memory every process maps (made by the first balanced forall, a
+ * collective), so a process steals from the others; its runners are its
+ * pool's workers (one on the caller without a pool).  Results do not
+ * depend on who ran what; a process that dies mid-forall makes the
+ * others' forall return -EPIPE.
  */
 #define AGILE_FORALL_BALANCE (1u << 0)
 #define AGILE_FORALL_FLAGS_ALL AGILE_FORALL_BALANCE

@@ -17,15 +17,24 @@ struct forall_task {
 };
 
 /*
- * One node's memory-block tasks, [head, tail): the node takes from the
- * head, thieves from the tail.  A mutex per queue: a task is a kernel
- * call over a whole memory block, so the queue is never the bottleneck.
+ * Balance mode: node q's memory-block tasks are tasks[first[q] ..
+ * first[q] + count[q]), the same list in every process (computed from the
+ * map alone).  Its queue state is one 64-bit word: the tasks taken from
+ * the head (low half, the owner's end) and from the tail (high half, the
+ * thieves' end); the queue is empty when they add up to count[q].  Either
+ * end takes a task with one CAS, so any number of runners at either end,
+ * in any process, share it without a lock, and a runner that dies holds
+ * nothing up.  Zero is a full queue: a word is zeroed between forall's
+ * barrier (nobody touches it any more) and its agreement (nobody touches
+ * it before the next forall).
+ *
+ * Where the words live: in this process (threads scope, a line each), or,
+ * in the procs scope, in the map's shared area (struct agile_segmap
+ * @queues: a home of one line per node, made by the first balanced
+ * forall), node q's word at the start of q's home.
  */
-struct node_queue {
-	pthread_mutex_t lock;
-	uint32_t head, tail;
-	struct forall_task *task;
-};
+#define QUEUE_LINE 64
+#define TAKEN_TAIL (1ull << 32)
 
 struct forall_run {
 	struct agile_segmap *sm;
@@ -35,9 +44,15 @@ struct forall_run {
 	uint32_t nr_fields;
 	struct forall_task *tasks;
 	uint32_t nr_tasks;
-	struct node_queue *queues; /* balance mode: one per node */
-	uint32_t *local; /* balance mode: the nodes this process runs */
+	/* balance mode */
+	uint32_t *first; /* [nr_nodes] */
+	uint32_t *count; /* [nr_nodes] */
+	_Atomic uint64_t **word; /* [nr_nodes] */
+	void *words; /* this process's words, where they live here */
+	uint32_t *local; /* the nodes this process runs */
 	uint32_t nr_local;
+	uint32_t nr_runners;
+	bool may_steal;
 	_Atomic int err;
 	_Atomic uint64_t calls;
 	_Atomic uint64_t steals;
@@ -103,53 +118,54 @@ static int segments_body(int64_t lo, int64_t hi, void *arg)
 	return 0;
 }
 
-static bool pop_own(struct node_queue *q, struct forall_task *t)
+/*
+ * Take a task of node @q's queue: from the head (@thief false) or the
+ * tail.  false when it is empty.
+ */
+static bool take(struct forall_run *run, uint32_t q, bool thief,
+		 const struct forall_task **t)
 {
-	bool got = false;
+	_Atomic uint64_t *w = run->word[q];
+	uint64_t n = run->count[q];
+	uint64_t v = atomic_load_explicit(w, memory_order_acquire);
+	uint64_t head, tail;
 
-	pthread_mutex_lock(&q->lock);
-	if (q->head < q->tail) {
-		*t = q->task[q->head++];
-		got = true;
-	}
-	pthread_mutex_unlock(&q->lock);
-	return got;
+	do {
+		head = v & 0xffffffffu;
+		tail = v >> 32;
+		if (head + tail >= n)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+		w, &v, v + (thief ? TAKEN_TAIL : 1), memory_order_acq_rel,
+		memory_order_acquire));
+	*t = &run->tasks[run->first[q] + (thief ? n - 1 - tail : head)];
+	return true;
 }
 
-static bool steal(struct node_queue *q, struct forall_task *t)
+/*
+ * Node @node: its own queue from the head, then the others' tails, from
+ * the next node on round the ring, until a whole round finds nothing
+ * (queues only shrink).
+ */
+static int node_loop(struct forall_run *run, uint32_t node)
 {
-	bool got = false;
-
-	pthread_mutex_lock(&q->lock);
-	if (q->head < q->tail) {
-		*t = q->task[--q->tail];
-		got = true;
-	}
-	pthread_mutex_unlock(&q->lock);
-	return got;
-}
-
-/* Node @node: its own queue from the head, then the others' tails. */
-static int node_loop(struct forall_run *run, uint32_t node, bool may_steal)
-{
-	struct forall_task t;
+	uint32_t nr_nodes = run->sm->scope->nr_nodes;
+	const struct forall_task *t;
 	bool found;
 
-	while (pop_own(&run->queues[node], &t))
-		if (run_task(run, &t, node, false))
+	while (take(run, node, false, &t))
+		if (run_task(run, t, node, false))
 			return atomic_load(&run->err);
-	if (!may_steal)
+	if (!run->may_steal)
 		return 0;
 	do {
 		found = false;
-		for (uint32_t k = 0; k < run->nr_local; k++) {
-			uint32_t victim = run->local[k];
+		for (uint32_t k = 1; k < nr_nodes; k++) {
+			uint32_t victim = (node + k) % nr_nodes;
 
-			if (victim == node)
-				continue;
-			while (steal(&run->queues[victim], &t)) {
+			while (take(run, victim, true, &t)) {
 				found = true;
-				if (run_task(run, &t, node, true))
+				if (run_task(run, t, node, true))
 					return atomic_load(&run->err);
 			}
 		}
@@ -162,7 +178,7 @@ static int nodes_body(int64_t lo, int64_t hi, void *arg)
 	struct forall_run *run = arg;
 
 	for (int64_t i = lo; i < hi; i++) {
-		int err = node_loop(run, run->local[i], true);
+		int err = node_loop(run, run->local[i % run->nr_local]);
 
 		if (err)
 			return err;
@@ -186,7 +202,10 @@ static int add_task(struct forall_task **tasks, uint32_t *nr, uint32_t *cap,
 	return 0;
 }
 
-/* The tasks this process runs: segments, or memory blocks (balance). */
+/*
+ * The tasks: this process's segments, or, in balance mode, every node's
+ * memory blocks (a thief may take any), in block order.
+ */
 static int make_tasks(struct forall_run *run, struct agile_field *iter,
 		      bool balance)
 {
@@ -202,7 +221,7 @@ static int make_tasks(struct forall_run *run, struct agile_field *iter,
 
 		t.seg = balance ? st->blocks[k].seg : (uint32_t)k;
 		t.node = st->rm->node[t.seg];
-		if (!segmap_scope_local(sc, t.node))
+		if (!balance && !segmap_scope_local(sc, t.node))
 			continue;
 		if (!segmap_box_to_view(iter, box, &t.grid))
 			continue;
@@ -212,46 +231,73 @@ static int make_tasks(struct forall_run *run, struct agile_field *iter,
 	return 0;
 }
 
+/* The procs scope's queue words: a line of shared memory per node. */
+static int shared_words(struct agile_segmap *sm)
+{
+	struct segmap_scope *sc = sm->scope;
+	uint64_t bytes[AGILE_SEGMAP_MAX_NODES];
+
+	if (sm->queues)
+		return 0;
+	for (uint32_t q = 0; q < sc->nr_nodes; q++)
+		bytes[q] = QUEUE_LINE;
+	return sc->ops->home_alloc(sc, bytes, &sm->queues);
+}
+
+/* Group the tasks by node (stable: block order inside a queue). */
 static int make_queues(struct forall_run *run)
 {
-	uint32_t nr_nodes = run->sm->scope->nr_nodes;
-	uint32_t *count = calloc(nr_nodes, sizeof(*count));
-	int err = 0;
+	struct segmap_scope *sc = run->sm->scope;
+	uint32_t nr_nodes = sc->nr_nodes, *fill;
+	struct forall_task *sorted;
 
-	run->queues = calloc(nr_nodes, sizeof(*run->queues));
+	run->first = calloc(nr_nodes, sizeof(*run->first));
+	run->count = calloc(nr_nodes, sizeof(*run->count));
+	run->word = calloc(nr_nodes, sizeof(*run->word));
 	run->local = calloc(nr_nodes, sizeof(*run->local));
-	if (!count || !run->queues || !run->local) {
-		free(count);
+	sorted = malloc((run->nr_tasks ? run->nr_tasks : 1) * sizeof(*sorted));
+	fill = calloc(nr_nodes, sizeof(*fill));
+	if (!run->sm->queues)
+		run->words = aligned_alloc(QUEUE_LINE, nr_nodes * QUEUE_LINE);
+	if (!run->first || !run->count || !run->word || !run->local ||
+	    !sorted || !fill || (!run->sm->queues && !run->words)) {
+		free(sorted);
+		free(fill);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < run->nr_tasks; i++)
-		count[run->tasks[i].node]++;
-	for (uint32_t q = 0; q < nr_nodes; q++) {
-		pthread_mutex_init(&run->queues[q].lock, NULL);
-		if (segmap_scope_local(run->sm->scope, q))
-			run->local[run->nr_local++] = q;
-		run->queues[q].task = calloc(count[q] ? count[q] : 1,
-					     sizeof(struct forall_task));
-		if (!run->queues[q].task)
-			err = -ENOMEM;
-	}
-	for (uint32_t i = 0; i < run->nr_tasks && !err; i++) {
-		struct node_queue *q = &run->queues[run->tasks[i].node];
+		run->count[run->tasks[i].node]++;
+	for (uint32_t q = 1; q < nr_nodes; q++)
+		run->first[q] = run->first[q - 1] + run->count[q - 1];
+	for (uint32_t i = 0; i < run->nr_tasks; i++) {
+		uint32_t q = run->tasks[i].node;
 
-		q->task[q->tail++] = run->tasks[i];
+		sorted[run->first[q] + fill[q]++] = run->tasks[i];
 	}
-	free(count);
-	return err;
+	free(fill);
+	free(run->tasks);
+	run->tasks = sorted;
+	for (uint32_t q = 0; q < nr_nodes; q++) {
+		unsigned char *line =
+			run->words ?
+				(unsigned char *)run->words + q * QUEUE_LINE :
+				sc->ops->home_addr(run->sm->queues, q);
+
+		run->word[q] = (_Atomic uint64_t *)(void *)line;
+		if (run->words)
+			atomic_init(run->word[q], 0);
+		if (segmap_scope_local(sc, q))
+			run->local[run->nr_local++] = q;
+	}
+	return 0;
 }
 
 static void free_queues(struct forall_run *run)
 {
-	if (run->queues)
-		for (uint32_t q = 0; q < run->sm->scope->nr_nodes; q++) {
-			pthread_mutex_destroy(&run->queues[q].lock);
-			free(run->queues[q].task);
-		}
-	free(run->queues);
+	free(run->first);
+	free(run->count);
+	free(run->word);
+	free(run->words);
 	free(run->local);
 }
 
@@ -315,6 +361,12 @@ int agile_forall(struct agile_segmap *sm, struct agile_field *iter,
 		return segmap_fail(
 			-EOPNOTSUPP,
 			"forall: balance mode needs a shared-memory scope (threads, procs)");
+	/* collective: every process's first balanced forall */
+	if (balance && sc->self != UINT32_MAX) {
+		err = shared_words(sm);
+		if (err)
+			return err;
+	}
 	memset(&run, 0, sizeof(run));
 	run.sm = sm;
 	run.kernel = kernel;
@@ -327,15 +379,29 @@ int agile_forall(struct agile_segmap *sm, struct agile_field *iter,
 	err = make_tasks(&run, iter, balance);
 	if (!err && balance)
 		err = make_queues(&run);
+	/*
+	 * Balance: a runner per node of this process, or, in the procs
+	 * scope, a runner per pool worker for its one node; they steal
+	 * where there is another runner to steal from (several nodes here,
+	 * or other processes).
+	 */
+	if (balance) {
+		int workers = sm->pool ? agile_sched_nr_workers(sm->pool) : 0;
+
+		run.nr_runners = run.nr_local;
+		if (sc->self != UINT32_MAX && workers > 1)
+			run.nr_runners = (uint32_t)workers;
+		run.may_steal = sm->pool || sc->self != UINT32_MAX;
+	}
 	/* every process takes part in the barrier, even one that failed */
 	if (!err && run.nr_tasks) {
 		if (balance && sm->pool) {
-			err = agile_sched_parallel_for(
-				sm->pool, 0, run.nr_local, 1, nodes_body, &run);
+			err = agile_sched_parallel_for(sm->pool, 0,
+						       run.nr_runners, 1,
+						       nodes_body, &run);
 		} else if (balance) {
-			/* one thread: nothing to balance against */
 			for (uint32_t i = 0; i < run.nr_local && !err; i++)
-				err = node_loop(&run, run.local[i], false);
+				err = node_loop(&run, run.local[i]);
 		} else if (sm->pool) {
 			err = agile_sched_parallel_for(sm->pool, 0,
 						       run.nr_tasks, 1,
@@ -349,6 +415,11 @@ int agile_forall(struct agile_segmap *sm, struct agile_field *iter,
 	free_queues(&run);
 	free(run.tasks);
 	berr = sc->ops->barrier(sc);
+	/* nobody takes from our queue now, nor before the agreement ends */
+	if (balance && sm->queues && !berr)
+		atomic_store_explicit((_Atomic uint64_t *)sc->ops->home_addr(
+					      sm->queues, sc->self),
+				      0, memory_order_relaxed);
 	if (!err)
 		err = berr;
 	err = sc->ops->agree(sc, err);

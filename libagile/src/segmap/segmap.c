@@ -55,6 +55,8 @@ int agile_segmap_destroy(struct agile_segmap *sm)
 		return -EINVAL;
 	if (atomic_load_explicit(&sm->nr_fields, memory_order_relaxed))
 		return -EBUSY;
+	if (sm->queues)
+		sm->scope->ops->home_free(sm->scope, sm->queues);
 	sm->scope->ops->destroy(sm->scope);
 	free(sm);
 	return 0;

@@ -33,6 +33,12 @@ struct agile_segmap {
 	struct segmap_scope *scope;
 	struct agile_sched *pool;
 	atomic_uint nr_fields;
+	/*
+	 * Balance mode's queue words in the procs scope: a line per node,
+	 * shared by the processes (forall.c); made by the first balanced
+	 * forall, freed with the map.
+	 */
+	struct segmap_home *queues;
 };
 
 /*
