@@ -7,7 +7,8 @@
  * both sides of each axis (negative indices included) give -ERANGE and
  * are recorded; a write to another node's block gives -EACCES; and the
  * views (transpose, sub-field, section) index the same storage, with
- * the sub-field's bounds its own, not its block's.
+ * the sub-field's bounds its own, not its block's; spans
+ * (agile_acc_span) give runs that are right and end at segment edges.
  */
 #include <agile/segmap.h>
 #include <errno.h>
@@ -164,6 +165,110 @@ static void views(struct agile_field *f, const struct agile_grid *g)
 	agile_field_destroy(sec);
 }
 
+/*
+ * Spans: each row read a run at a time (agile_acc_span), from a start
+ * that moves with the row (mid-segment): every run is
+ * right, ends exactly where the row leaves its segment (or the field),
+ * so a row takes one span per segment it crosses; a transposed view's
+ * runs step by the block's row length; a sub-field's stop at its edge.
+ */
+static void spans(struct agile_field *f, struct agile_rmap *rm,
+		  const struct agile_grid *g)
+{
+	int64_t x1 = g->offset.i[0] + (int64_t)g->extent.n[0];
+	int64_t y1 = g->offset.i[1] + (int64_t)g->extent.n[1];
+	struct agile_field *t = NULL, *sub = NULL;
+	struct agile_grid part =
+		grid2(g->offset.i[0] + 3, g->offset.i[1] + 2, 7, 5);
+	uint32_t bad = 0, ends = 0, calls = 0, want = 0;
+	struct agile_acc acc;
+	uint64_t count;
+	int64_t stride;
+	void *p;
+
+	agile_acc_init(&acc, f, 1, AGILE_ACC_READ);
+	for (int64_t y = g->offset.i[1]; y < y1; y++)
+		for (int64_t x = g->offset.i[0] + y % 5; x < x1;
+		     x += (int64_t)count) {
+			struct agile_index last = idx2(x, y), next;
+			uint32_t s0 = 0, s1 = 1;
+			const double *d;
+
+			count = 1;
+			calls++;
+			if (agile_acc_span(&acc, (int64_t[2]){ x, y }, &p,
+					   &count, &stride) ||
+			    !count || stride != 1) {
+				bad++;
+				continue;
+			}
+			d = p;
+			for (uint64_t k = 0; k < count; k++)
+				bad += d[k * (uint64_t)stride] !=
+				       value(x + (int64_t)k, y);
+			/* the run ends at a segment boundary or the edge */
+			last.i[0] = x + (int64_t)count - 1;
+			next = idx2(x + (int64_t)count, y);
+			if (next.i[0] < x1) {
+				agile_rmap_find(rm, &last, &s0);
+				agile_rmap_find(rm, &next, &s1);
+			}
+			ends += s0 == s1;
+		}
+	/* one span per segment a row crosses */
+	for (int64_t y = g->offset.i[1]; y < y1; y++) {
+		uint32_t prev = UINT32_MAX, s;
+
+		for (int64_t x = g->offset.i[0] + y % 5; x < x1; x++) {
+			struct agile_index i = idx2(x, y);
+
+			agile_rmap_find(rm, &i, &s);
+			want += s != prev;
+			prev = s;
+		}
+	}
+	tap_ok(!bad && !ends && calls == want,
+	       "span: every run right (%u wrong), ending where its segment "
+	       "does (%u not), %u spans for %u row-segments",
+	       bad, ends, calls, want);
+
+	agile_field_transpose(f, 0, 1, &t);
+	agile_acc_init(&acc, t, 0, AGILE_ACC_READ);
+	bad = 0;
+	for (int64_t x = g->offset.i[0]; x < x1; x++)
+		for (int64_t y = g->offset.i[1]; y < y1; y += (int64_t)count) {
+			const double *d;
+
+			count = 1;
+			if (agile_acc_span(&acc, (int64_t[2]){ y, x }, &p,
+					   &count, &stride) ||
+			    !count) {
+				bad++;
+				continue;
+			}
+			d = p;
+			for (uint64_t k = 0; k < count; k++)
+				bad += d[k * (uint64_t)stride] !=
+				       value(x, y + (int64_t)k);
+		}
+	tap_ok(!bad, "span of a transposed view: strided runs (%u wrong)", bad);
+
+	agile_field_sub(f, &part, &sub);
+	agile_acc_init(&acc, sub, 2, AGILE_ACC_READ);
+	count = 0;
+	bad = agile_acc_span(&acc, part.offset.i, &p, &count, &stride) != 0;
+	tap_ok(!bad && count && count <= part.extent.n[0] &&
+		       *(double *)p ==
+			       value(part.offset.i[0], part.offset.i[1]),
+	       "span of a sub-field: stops at its edge (%llu of %llu)",
+	       (unsigned long long)count, (unsigned long long)part.extent.n[0]);
+	tap_ok(agile_acc_span(&acc, (int64_t[2]){ part.offset.i[0] - 1, 0 }, &p,
+			      &count, &stride) == -ERANGE,
+	       "span outside: -ERANGE");
+	agile_field_destroy(t);
+	agile_field_destroy(sub);
+}
+
 static void one_map(struct agile_segmap *sm, struct agile_rmap *rm,
 		    const struct agile_grid *g, const char *what)
 {
@@ -178,6 +283,7 @@ static void one_map(struct agile_segmap *sm, struct agile_rmap *rm,
 	bounds(f, g);
 	writes(f, rm);
 	views(f, g);
+	spans(f, rm, g);
 	agile_field_destroy(f);
 	agile_rmap_destroy(rm);
 }

@@ -23,6 +23,9 @@
  *   segmap-tiles   as segmap-qQ-Tw (copies dropped), through the local
  *                  global view: agile_tile_get per tile, then unchecked
  *                  pointers and strides inside it
+ *   segmap-span    as segmap-qQ-Tw (copies dropped), the full global
+ *                  view a row run at a time: agile_acc_span per field
+ *                  per run inside a block, then a plain inner loop
  *
  * Least data movement: segment (i, j) reads B's segment (j, i); where
  * another node owns that, its two memory blocks must come over, once.
@@ -123,6 +126,7 @@ struct addt {
 	struct agile_field *fa, *fb, *fbt, *fc;
 	bool cached; /* keep B's copies from the run before */
 	bool tiles; /* the local global view's kernel */
+	bool span; /* the full global view, a row run at a time */
 	int err;
 };
 
@@ -197,6 +201,14 @@ static int addt_fill_kernel(struct agile_forall_ctx *ctx, void *arg)
 	return 0;
 }
 
+/* c[k] = a[k] + b[k * sb] for k < n: C and A runs are contiguous. */
+static void addt_row(double *restrict c, const double *restrict a,
+		     const double *restrict b, int64_t sb, uint64_t n)
+{
+	for (uint64_t k = 0; k < n; k++)
+		c[k] = a[k] + b[(int64_t)k * sb];
+}
+
 /* acc[0] C (write), acc[1] A, acc[2] B^T (read), tile by tile. */
 static int addt_kernel(struct agile_forall_ctx *ctx, void *arg)
 {
@@ -225,6 +237,51 @@ static int addt_kernel(struct agile_forall_ctx *ctx, void *arg)
 						return err;
 					*(double *)pc = *(const double *)pa +
 							*(const double *)pb;
+				}
+	return 0;
+}
+
+/*
+ * The full global view a run at a time: agile_acc_span gives each
+ * field's run along x inside its cached block, and the inner loop over
+ * the shortest of them is plain (C and A contiguous, B^T strided).
+ */
+static int addt_span_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct addt *t = arg;
+	const struct agile_grid *g = &ctx->grid;
+	int64_t x0 = g->offset.i[0], y0 = g->offset.i[1];
+	int64_t x1 = x0 + (int64_t)g->extent.n[0];
+	int64_t y1 = y0 + (int64_t)g->extent.n[1];
+
+	for (int64_t ty = y0; ty < y1; ty += t->tile)
+		for (int64_t tx = x0; tx < x1; tx += t->tile)
+			for (int64_t y = ty; y < ty + t->tile; y++)
+				for (int64_t x = tx; x < tx + t->tile;) {
+					int64_t i[2] = { x, y }, sc, sa, sb;
+					uint64_t nc, na, nb, n;
+					void *pc, *pa, *pb;
+					int err = agile_acc_span(
+						&ctx->acc[0], i, &pc, &nc, &sc);
+
+					if (!err)
+						err = agile_acc_span(
+							&ctx->acc[1], i, &pa,
+							&na, &sa);
+					if (!err)
+						err = agile_acc_span(
+							&ctx->acc[2], i, &pb,
+							&nb, &sb);
+					if (err)
+						return err;
+					n = (uint64_t)(tx + t->tile - x);
+					n = nc < n ? nc : n;
+					n = na < n ? na : n;
+					n = nb < n ? nb : n;
+					addt_row((double *)pc,
+						 (const double *)pa,
+						 (const double *)pb, sb, n);
+					x += (int64_t)n;
 				}
 	return 0;
 }
@@ -281,7 +338,9 @@ static int addt_forall(struct addt *t)
 		err = agile_field_drop_copies(t->fb);
 	if (!err)
 		err = agile_forall(t->env->sm, t->fc,
-				   t->tiles ? addt_tiles_kernel : addt_kernel,
+				   t->tiles ? addt_tiles_kernel :
+				   t->span  ? addt_span_kernel :
+					      addt_kernel,
 				   t, ff, 3, 0, NULL);
 	return err;
 }
@@ -388,9 +447,10 @@ static int bench_addt(const struct seg_env *env, int reps)
 	double *a = malloc(bytes), *b = malloc(bytes);
 	double *ref = malloc(bytes), *out = malloc(bytes);
 	struct addt plain = { .env = env, .n = n, .tile = n / 6 };
-	struct addt pfor, seg, cached, tiles;
+	struct addt pfor, seg, cached, tiles, span;
 	char pfor_name[32], seg_name[32], cached_name[32], tiles_name[32];
-	uint64_t cold = 0, warm = 0, tiles_moved = 0;
+	char span_name[32];
+	uint64_t cold = 0, warm = 0, tiles_moved = 0, span_moved = 0;
 	int err = 0;
 
 	if (!a || !b || !ref || !out) {
@@ -415,6 +475,8 @@ static int bench_addt(const struct seg_env *env, int reps)
 	cached.cached = true;
 	tiles = seg;
 	tiles.tiles = true;
+	span = seg;
+	span.span = true;
 
 	/* The reference, checked against the formula. */
 	run_addt_plain(&plain);
@@ -429,6 +491,8 @@ static int bench_addt(const struct seg_env *env, int reps)
 		err = addt_check(&cached, out, ref, bytes, &warm);
 	if (!err)
 		err = addt_check(&tiles, out, ref, bytes, &tiles_moved);
+	if (!err)
+		err = addt_check(&span, out, ref, bytes, &span_moved);
 	if (err) {
 		fprintf(stderr, "  segmap: add-bt: %s\n", strerror(-err));
 		goto out_fields;
@@ -441,12 +505,15 @@ static int bench_addt(const struct seg_env *env, int reps)
 		 env->nodes, env->threads);
 	snprintf(tiles_name, sizeof(tiles_name), "segmap-tiles-q%u-%dw",
 		 env->nodes, env->threads);
+	snprintf(span_name, sizeof(span_name), "segmap-span-q%u-%dw",
+		 env->nodes, env->threads);
 	const struct contender c[] = {
 		{ "plain", 1, run_addt_plain, &plain, reps },
 		{ pfor_name, env->threads, run_addt_pfor, &pfor, reps },
 		{ seg_name, env->threads, run_addt_segmap, &seg, reps },
 		{ cached_name, env->threads, run_addt_segmap, &cached, reps },
 		{ tiles_name, env->threads, run_addt_segmap, &tiles, reps },
+		{ span_name, env->threads, run_addt_segmap, &span, reps },
 	};
 	bench_run("add-bt", c, sizeof(c) / sizeof(c[0]));
 
@@ -454,7 +521,8 @@ static int bench_addt(const struct seg_env *env, int reps)
 	err = pfor.err	 ? pfor.err :
 	      seg.err	 ? seg.err :
 	      cached.err ? cached.err :
-			   tiles.err;
+	      tiles.err	 ? tiles.err :
+			   span.err;
 	if (!err && memcmp(out, ref, bytes)) {
 		fprintf(stderr, "  segmap: add-bt: pfor's C is wrong\n");
 		err = -EPROTO;
@@ -472,11 +540,14 @@ static int bench_addt(const struct seg_env *env, int reps)
 	bench_row_moved("add-bt", seg_name, cold, addt_min_bytes(env));
 	bench_row_moved("add-bt", cached_name, warm, 0);
 	bench_row_moved("add-bt", tiles_name, tiles_moved, addt_min_bytes(env));
+	bench_row_moved("add-bt", span_name, span_moved, addt_min_bytes(env));
 	bench_compare("add-bt", seg_name, "plain", true, NULL);
 	bench_compare("add-bt", pfor_name, "plain", true, NULL);
 	bench_compare("add-bt", seg_name, pfor_name, false, NULL);
 	bench_compare("add-bt", cached_name, pfor_name, false, NULL);
 	bench_compare("add-bt", tiles_name, pfor_name, false, NULL);
+	bench_compare("add-bt", span_name, pfor_name, false, NULL);
+	bench_compare("add-bt", span_name, seg_name, false, NULL);
 out_fields:
 	addt_teardown(&seg);
 out:

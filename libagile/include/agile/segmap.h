@@ -872,6 +872,40 @@ static inline int agile_acc_write(struct agile_acc *acc, const int64_t *idx,
 	return err;
 }
 
+/**
+ * agile_acc_span - element @idx and the run of elements after it
+ * @acc:    the accessor
+ * @idx:    the index, @acc->rank coordinates
+ * @out:    receives the address of element @idx
+ * @count:  receives how many elements, @idx's included, follow along
+ *          axis 0 inside the cached block (and the field's view):
+ *          elements @idx + k e0 for 0 <= k < *@count
+ * @stride: receives the elements between neighbours along axis 0 (1 in
+ *          a field's own axes; a transposed view's row length)
+ *
+ * One checked access for a whole row of a block: element k of the run
+ * is ((T *)*@out)[k * *@stride], so a kernel's inner loop is a plain,
+ * vectorisable loop over k < *@count; it then asks again at @idx + count
+ * along axis 0, which may be another block.  The addresses are valid as
+ * agile_acc_ptr's.
+ *
+ * Thread safety: as the accessor.
+ *
+ * Return: 0, or as agile_acc_miss.
+ */
+static inline int agile_acc_span(struct agile_acc *acc, const int64_t *idx,
+				 void **out, uint64_t *count, int64_t *stride)
+{
+	int err = agile_acc_ptr(acc, idx, out);
+
+	if (__builtin_expect(err, 0))
+		return err;
+	/* a hit, or a miss that cached @idx's block: @idx is inside */
+	*count = acc->ext[0] - ((uint64_t)idx[0] - (uint64_t)acc->lo[0]);
+	*stride = acc->stride[0];
+	return 0;
+}
+
 /* ---- the local global view: tiles ---- */
 
 /**
