@@ -25,7 +25,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	coll-procs-order coll-misuse \
 	segmap-grid segmap-rmap segmap-bad-maps segmap-access \
 	segmap-local-view segmap-forall segmap-seed-example segmap-eu \
-	segmap-procs-scope segmap-procs-balance \
+	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.

@@ -45,9 +45,20 @@
  *                  read their neighbours' rows by owner-copy, and the
  *                  forall that writes a field drops its copies, so each
  *                  iteration moves the halos afresh
+ *   segmap-procs-qQ  the processes scope: Q forked processes of a dev
+ *                  group (kmod where /dev/agile exists, else the user
+ *                  backend; $AGILE_BACKEND), agile_segmap_procs_join, one
+ *                  node each, its kernels on its own thread: the same
+ *                  fields, forall and kernel as segmap-qQ-Tw; a halo row
+ *                  is one copy out of the neighbour's group segment.  A
+ *                  run's time is its slowest member's, each run started
+ *                  after an empty forall (the scope's barrier)
  *   mpi-Qr         Open MPI, Q ranks of agile-bench-stencil-mpi
  *                  (segmap_mpi.c) under mpirun: the same bands, halos by
  *                  MPI_Sendrecv; "n/a" without mpirun or the program
+ *   segmap-mpi-Qr  the same mpirun run: the segmap contender's forall and
+ *                  kernel over agile_segmap_mpi_create (node q is rank q,
+ *                  a halo row an MPI_Get from the neighbour's window)
  *
  * Least data movement: two halo rows per boundary between bands per
  * iteration, 2 (Q - 1) N 8 bytes.
@@ -57,10 +68,9 @@
  * run.  The bytes moved are the fields' owner-copy counters
  * (agile_field_stats) over one run, beside the least the decomposition
  * needs, counted here by arithmetic; Open MPI's are the bytes its
- * Sendrecvs carry.
- *
- * The processes scope (agile_segmap_procs_join) is not in this build's
- * library yet: no row for it (a note says so).
+ * Sendrecvs carry.  The processes and MPI scopes' results are checked by
+ * every member (gathered, compared with the plain reference) and their
+ * bytes summed over the members' own counters.
  */
 #define _GNU_SOURCE
 #include <agile/sched.h>
@@ -70,7 +80,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -742,6 +755,181 @@ static int sten_segmap_start(struct sten *s)
 			    NULL);
 }
 
+/* ---- stencil: the processes scope, one forked member per node ---- */
+
+#define SEG_PROCS_JOIN_NS (60ULL * 1000 * 1000 * 1000) /* and collectives */
+#define SEG_PROCS_MAX_REPS 64
+
+/* What the members tell the parent, in memory shared with it. */
+struct procs_share {
+	int err; /* the first member error */
+	int wrong; /* members whose gathered result was not the reference */
+	uint64_t moved; /* the checked run's owner-copy bytes, all members */
+	double ms[]; /* [node * SEG_PROCS_MAX_REPS + rep] */
+};
+
+static int noop_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	(void)ctx;
+	(void)arg;
+	return 0;
+}
+
+/* Every member's runs start together: a forall that does nothing. */
+static int procs_line_up(struct sten *s)
+{
+	const struct agile_forall_field ff = { s->fcur, AGILE_ACC_READ };
+
+	return agile_forall(s->env->sm, s->fcur, noop_kernel, NULL, &ff, 1, 0,
+			    NULL);
+}
+
+/*
+ * In a forked member: join as one node (kernels on this thread), the
+ * same fields and kernel as segmap-qQ-Tw; ITERS iterations from the
+ * start, gathered and compared with @ref; then the timed runs.
+ */
+static int procs_member(const struct seg_env *penv, uint64_t key,
+			const double *ref, int reps, struct procs_share *sh)
+{
+	struct seg_env env = *penv;
+	struct sten s = { .env = &env, .n = env.n };
+	size_t bytes = (size_t)(env.n * env.n) * sizeof(double);
+	double *got = malloc(bytes);
+	uint32_t self = 0;
+	int err;
+
+	env.pool = NULL;
+	env.sm = NULL;
+	if (!got)
+		return -ENOMEM;
+	err = agile_segmap_procs_join(key, env.nodes, SEG_PROCS_JOIN_NS, NULL,
+				      &env.sm);
+	if (err) {
+		free(got);
+		return err;
+	}
+	err = agile_segmap_self(env.sm, &self);
+	if (!err)
+		err = sten_setup(&s);
+	if (!err)
+		err = sten_segmap_start(&s);
+	if (!err) {
+		agile_field_stats_reset(s.fcur);
+		agile_field_stats_reset(s.fnext);
+		err = sten_segmap_run(&s);
+		__atomic_add_fetch(&sh->moved,
+				   moved_bytes(s.fcur) + moved_bytes(s.fnext),
+				   __ATOMIC_RELAXED);
+	}
+	if (!err)
+		err = agile_field_gather(s.fcur, got, bytes);
+	if (!err && memcmp(got, ref, bytes))
+		__atomic_add_fetch(&sh->wrong, 1, __ATOMIC_RELAXED);
+	for (int r = 0; !err && r < SEG_MPI_WARMUP + reps; r++) {
+		double t0;
+
+		err = procs_line_up(&s);
+		t0 = bench_now_ms();
+		if (!err)
+			err = sten_segmap_run(&s);
+		if (r >= SEG_MPI_WARMUP)
+			sh->ms[self * SEG_PROCS_MAX_REPS +
+			       (uint32_t)(r - SEG_MPI_WARMUP)] =
+				bench_now_ms() - t0;
+	}
+	agile_field_destroy(s.fcur);
+	agile_field_destroy(s.fnext);
+	agile_rmap_destroy(s.rm);
+	agile_segmap_destroy(env.sm);
+	free(got);
+	return err;
+}
+
+/*
+ * The stencil on env->nodes forked processes of a dev group (kmod where
+ * /dev/agile exists, else the user backend, or $AGILE_BACKEND); a run's
+ * time is its slowest member's.  -EPROTO when a member's result is wrong.
+ */
+static int sten_procs(const struct seg_env *env, const double *ref,
+		      const char *variant, int reps, uint64_t least)
+{
+	size_t share_bytes =
+		sizeof(struct procs_share) +
+		(size_t)env->nodes * SEG_PROCS_MAX_REPS * sizeof(double);
+	struct procs_share *sh;
+	double ms[SEG_PROCS_MAX_REPS];
+	uint64_t key = 0;
+	pid_t *pids;
+	int failed = 0;
+
+	if (reps > SEG_PROCS_MAX_REPS)
+		reps = SEG_PROCS_MAX_REPS;
+	while (!key)
+		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+			key = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	sh = mmap(NULL, share_bytes, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pids = calloc(env->nodes, sizeof(*pids));
+	if (sh == MAP_FAILED || !pids) {
+		if (sh != MAP_FAILED)
+			munmap(sh, share_bytes);
+		free(pids);
+		return -ENOMEM;
+	}
+	fflush(NULL);
+	for (uint32_t q = 0; q < env->nodes; q++) {
+		pids[q] = fork();
+		if (pids[q] == 0) {
+			int err = procs_member(env, key, ref, reps, sh);
+
+			if (err)
+				__atomic_compare_exchange_n(
+					&sh->err, &(int){ 0 }, err, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			_exit(err ? 1 : 0);
+		}
+		if (pids[q] < 0)
+			failed++;
+	}
+	for (uint32_t q = 0; q < env->nodes; q++) {
+		int status = 0;
+
+		if (pids[q] > 0 && (waitpid(pids[q], &status, 0) < 0 ||
+				    !WIFEXITED(status) || WEXITSTATUS(status)))
+			failed++;
+	}
+	free(pids);
+	if (sh->wrong) {
+		fprintf(stderr,
+			"  segmap: stencil: %d processes' results are wrong\n",
+			sh->wrong);
+		munmap(sh, share_bytes);
+		return -EPROTO;
+	}
+	if (failed) {
+		fprintf(stderr, "  segmap: stencil: processes scope: %s\n",
+			sh->err ? strerror(-sh->err) : "a member failed");
+		bench_row_na("stencil", variant, (int)env->nodes,
+			     "a member failed");
+		munmap(sh, share_bytes);
+		return 0;
+	}
+	for (int r = 0; r < reps; r++) {
+		ms[r] = 0;
+		for (uint32_t q = 0; q < env->nodes; q++)
+			if (sh->ms[q * SEG_PROCS_MAX_REPS + (uint32_t)r] >
+			    ms[r])
+				ms[r] = sh->ms[q * SEG_PROCS_MAX_REPS +
+					       (uint32_t)r];
+	}
+	bench_row("stencil", variant, (int)env->nodes,
+		  bench_summarize(ms, reps));
+	bench_row_moved("stencil", variant, sh->moved, least);
+	munmap(sh, share_bytes);
+	return 0;
+}
+
 /* ---- stencil: Open MPI's agile-bench-stencil-mpi under mpirun ---- */
 
 /* The program beside agile-bench, or $AGILE_BENCH_STENCIL_MPI. */
@@ -768,63 +956,96 @@ static int find_stencil_mpi(char *path, size_t len)
 	return access(path, X_OK) ? -ENOENT : 0;
 }
 
+/* What one mpirun of agile-bench-stencil-mpi said. */
+struct mpi_out {
+	double ms[64], seg_ms[64]; /* Sendrecv's times, segmap's */
+	uint64_t halo, seg_moved;
+	int done, seg_done;
+	bool ok, seg_ok;
+	char seg_na[128]; /* why segmap's scope could not be made */
+};
+
+/* "times ms ms ..." after @pos into @ms; how many (up to @reps). */
+static int parse_times(char *pos, double *ms, int reps)
+{
+	int done = 0;
+	char *end;
+
+	for (; done < reps; pos = end) {
+		ms[done] = strtod(pos, &end);
+		if (end == pos)
+			break;
+		done++;
+	}
+	return done;
+}
+
 /*
- * One mpirun: the check, the halo bytes and @reps times.  -ECHILD when
- * mpirun failed, -EPROTO when the program found its result wrong.
+ * One mpirun: the check, the halo bytes and @reps times, and the same of
+ * the segmap contender over the MPI scope.  -ECHILD when mpirun failed,
+ * -EPROTO when the program found a result wrong.
  */
 static int mpi_once(const struct seg_env *env, const char *prog, int reps,
-		    bool no_single_copy, double *ms, uint64_t *halo)
+		    bool no_single_copy, struct mpi_out *o)
 {
 	char cmd[4096], line[16384];
-	int done = 0, status;
-	bool ok = false, wrong = false;
+	int status;
+	bool wrong = false;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd),
-		 "mpirun --oversubscribe%s%s%s -np %u '%s' %lld %d %d %d",
-		 geteuid() == 0 ? " --allow-run-as-root" : "",
-		 env->no_pin ? " --bind-to none" : "",
-		 no_single_copy ?
-			 " --mca btl_vader_single_copy_mechanism none" :
-			 "",
-		 env->nodes, prog, (long long)env->n, env->iters,
-		 SEG_MPI_WARMUP, reps);
+	memset(o, 0, sizeof(*o));
+	/* osc ^rdma: segmap's windows (agile/segmap_mpi.h) */
+	snprintf(
+		cmd, sizeof(cmd),
+		"mpirun --oversubscribe --mca osc ^rdma%s%s%s -np %u '%s' %lld %d %d %d",
+		geteuid() == 0 ? " --allow-run-as-root" : "",
+		env->no_pin ? " --bind-to none" : "",
+		no_single_copy ? " --mca btl_vader_single_copy_mechanism none" :
+				 "",
+		env->nodes, prog, (long long)env->n, env->iters, SEG_MPI_WARMUP,
+		reps);
 	fflush(NULL);
 	f = popen(cmd, "r");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		char *pos, *end;
-
 		if (!strncmp(line, "check ok", 8)) {
-			ok = true;
+			o->ok = true;
 		} else if (!strncmp(line, "error", 5)) {
 			wrong = true;
 			fprintf(stderr, "  segmap: mpi: %s", line);
 		} else if (!strncmp(line, "halo ", 5)) {
-			*halo = strtoull(line + 5, NULL, 10);
+			o->halo = strtoull(line + 5, NULL, 10);
 		} else if (!strncmp(line, "times", 5)) {
-			for (pos = line + 5; done < reps; pos = end) {
-				ms[done] = strtod(pos, &end);
-				if (end == pos)
-					break;
-				done++;
-			}
+			o->done = parse_times(line + 5, o->ms, reps);
+		} else if (!strncmp(line, "segmap check ok", 15)) {
+			o->seg_ok = true;
+		} else if (!strncmp(line, "segmap moved ", 13)) {
+			o->seg_moved = strtoull(line + 13, NULL, 10);
+		} else if (!strncmp(line, "segmap times", 12)) {
+			o->seg_done = parse_times(line + 12, o->seg_ms, reps);
+		} else if (!strncmp(line, "segmap n/a ", 11)) {
+			line[11 + strcspn(line + 11, "\n")] = '\0';
+			snprintf(o->seg_na, sizeof(o->seg_na), "%.100s",
+				 line + 11);
 		}
 	}
 	status = pclose(f);
 	if (wrong)
 		return -EPROTO;
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) || !ok ||
-	    done < reps)
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) ||
+	    !o->ok || o->done < reps)
 		return -ECHILD;
 	return 0;
 }
 
-static int sten_mpi(const struct seg_env *env, const char *variant, int reps)
+/* mpi-Qr (@variant) and segmap-mpi-Qr (@seg_variant), one mpirun. */
+static int sten_mpi(const struct seg_env *env, const char *variant,
+		    const char *seg_variant, int reps)
 {
-	double ms[64];
-	uint64_t halo = 0;
+	static struct mpi_out o;
+	uint64_t least = 2 * (uint64_t)(env->nodes - 1) * (uint64_t)env->n *
+			 sizeof(double) * (uint64_t)env->iters;
 	char prog[PATH_MAX];
 	int err;
 
@@ -833,16 +1054,20 @@ static int sten_mpi(const struct seg_env *env, const char *variant, int reps)
 	if (find_stencil_mpi(prog, sizeof(prog))) {
 		bench_row_na("stencil", variant, (int)env->nodes,
 			     "no agile-bench-stencil-mpi");
+		bench_row_na("stencil", seg_variant, (int)env->nodes,
+			     "no agile-bench-stencil-mpi");
 		return 0;
 	}
 	if (system("command -v mpirun >/dev/null 2>&1")) {
 		bench_row_na("stencil", variant, (int)env->nodes, "no mpirun");
+		bench_row_na("stencil", seg_variant, (int)env->nodes,
+			     "no mpirun");
 		return 0;
 	}
-	err = mpi_once(env, prog, reps, false, ms, &halo);
+	err = mpi_once(env, prog, reps, false, &o);
 	/* Containers often refuse vader's single copy (CMA): without it. */
 	if (err == -ECHILD)
-		err = mpi_once(env, prog, reps, true, ms, &halo);
+		err = mpi_once(env, prog, reps, true, &o);
 	if (err == -EPROTO) {
 		fprintf(stderr, "  segmap: mpi: wrong result\n");
 		return err;
@@ -850,13 +1075,21 @@ static int sten_mpi(const struct seg_env *env, const char *variant, int reps)
 	if (err) {
 		bench_row_na("stencil", variant, (int)env->nodes,
 			     "mpirun failed");
+		bench_row_na("stencil", seg_variant, (int)env->nodes,
+			     "mpirun failed");
 		return 0;
 	}
 	bench_row("stencil", variant, (int)env->nodes,
-		  bench_summarize(ms, reps));
-	bench_row_moved("stencil", variant, halo,
-			2 * (uint64_t)(env->nodes - 1) * (uint64_t)env->n *
-				sizeof(double) * (uint64_t)env->iters);
+		  bench_summarize(o.ms, reps));
+	bench_row_moved("stencil", variant, o.halo, least);
+	if (!o.seg_ok || o.seg_done < reps) {
+		bench_row_na("stencil", seg_variant, (int)env->nodes,
+			     o.seg_na[0] ? o.seg_na : "no segmap result");
+		return 0;
+	}
+	bench_row("stencil", seg_variant, (int)env->nodes,
+		  bench_summarize(o.seg_ms, reps));
+	bench_row_moved("stencil", seg_variant, o.seg_moved, least);
 	return 0;
 }
 
@@ -866,7 +1099,8 @@ static int bench_stencil(const struct seg_env *env, int reps)
 	size_t bytes = (size_t)(n * n) * sizeof(double);
 	struct sten plain = { .env = env, .n = n }, pfor = plain, seg = plain;
 	double *ref = NULL, *got = NULL;
-	char pfor_name[32], seg_name[32], mpi_name[32];
+	char pfor_name[32], seg_name[32], mpi_name[32], procs_name[32];
+	char seg_mpi_name[32];
 	uint64_t moved = 0, least = 2 * (uint64_t)(env->nodes - 1) *
 				    (uint64_t)n * sizeof(double) *
 				    (uint64_t)env->iters;
@@ -924,6 +1158,10 @@ static int bench_stencil(const struct seg_env *env, int reps)
 	snprintf(seg_name, sizeof(seg_name), "segmap-q%u-%dw", env->nodes,
 		 env->threads);
 	snprintf(mpi_name, sizeof(mpi_name), "mpi-%ur", env->nodes);
+	snprintf(procs_name, sizeof(procs_name), "segmap-procs-q%u",
+		 env->nodes);
+	snprintf(seg_mpi_name, sizeof(seg_mpi_name), "segmap-mpi-%ur",
+		 env->nodes);
 	const struct contender c[] = {
 		{ "plain", 1, run_sten_plain, &plain, reps },
 		{ pfor_name, env->threads, run_sten_pfor, &pfor, reps },
@@ -936,11 +1174,16 @@ static int bench_stencil(const struct seg_env *env, int reps)
 		goto out_fields;
 	}
 	bench_row_moved("stencil", seg_name, moved, least);
-	err = sten_mpi(env, mpi_name, reps);
+	err = sten_procs(env, ref, procs_name, reps, least);
+	if (!err)
+		err = sten_mpi(env, mpi_name, seg_mpi_name, reps);
 	bench_compare("stencil", seg_name, "plain", true, NULL);
 	bench_compare("stencil", pfor_name, "plain", true, NULL);
 	bench_compare("stencil", seg_name, pfor_name, false, NULL);
 	bench_compare("stencil", seg_name, mpi_name, true, NULL);
+	bench_compare("stencil", procs_name, seg_name, false, NULL);
+	bench_compare("stencil", procs_name, mpi_name, true, NULL);
+	bench_compare("stencil", seg_mpi_name, mpi_name, true, NULL);
 out_fields:
 	agile_field_destroy(seg.fcur);
 	agile_field_destroy(seg.fnext);
@@ -953,6 +1196,16 @@ out:
 	free(ref);
 	free(got);
 	return err;
+}
+
+/* The backend agile_segmap_procs_join takes (the dev layer's default). */
+static const char *procs_backend(void)
+{
+	const char *env = getenv("AGILE_BACKEND");
+
+	if (env && *env)
+		return env;
+	return access("/dev/agile", F_OK) ? "user" : "kmod";
 }
 
 int bench_segmap(const struct bench_opts *o)
@@ -987,7 +1240,8 @@ int bench_segmap(const struct bench_opts *o)
 	agile_segmap_destroy(env.sm);
 	agile_sched_destroy(env.pool);
 	bench_note(
-		"segmap: N = %lld doubles, Q = %u nodes of the threads scope on %d workers, %d stencil iterations per run; the processes scope is not in this build: no row for it",
-		(long long)env.n, env.nodes, env.threads, env.iters);
+		"segmap: N = %lld doubles, Q = %u nodes of the threads scope on %d workers, %d stencil iterations per run; stencil segmap-procs-q%u: %u processes of a %s dev group, one node each",
+		(long long)env.n, env.nodes, env.threads, env.iters, env.nodes,
+		env.nodes, procs_backend());
 	return err;
 }

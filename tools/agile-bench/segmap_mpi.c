@@ -16,8 +16,24 @@
  * run between barriers, its time the slowest rank's.  Rank 0 prints
  * "check ok" (or "error what"), then "halo BYTES" (the bytes one run's
  * Sendrecvs move), then "times ms ms ...".
+ *
+ * Then, in the same run, the segmap contender of agile-bench segmap's
+ * stencil over the MPI scope (agile_segmap_mpi_create on MPI_COMM_WORLD:
+ * node q is rank q, its home an MPI window, a halo row an MPI_Get): the
+ * same bands (segments of N/P whole rows, block protocol), memory blocks
+ * and tiles of one row, one agile_forall per iteration writing the new
+ * field and reading the old one a row at a time through agile_tile_get.
+ * The same check (every rank gathers the field and compares it with its
+ * own plain iterations), then the same timed runs.  Rank 0 prints
+ * "segmap check ok" (or "error segmap what", or "segmap n/a why" where
+ * the scope cannot be made), "segmap moved BYTES" (one run's owner-copy
+ * bytes, all ranks) and "segmap times ms ms ...".  The windows need
+ * `mpirun --mca osc ^rdma` over Open MPI 4.1's tcp btl (agile/segmap_mpi.h).
  */
 #define _GNU_SOURCE
+#include <agile/segmap.h>
+#include <agile/segmap_mpi.h>
+#include <errno.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,13 +131,245 @@ static int check(struct band *b, int iters)
 	return bad;
 }
 
+/* ---- the segmap contender over the MPI scope ---- */
+
+struct seg {
+	int64_t n;
+	int iters;
+	struct agile_segmap *sm;
+	struct agile_rmap *rm;
+	struct agile_field *cur, *next;
+};
+
+static struct agile_extent ext2(uint64_t n0, uint64_t n1)
+{
+	return (struct agile_extent){ .rank = 2, .n = { n0, n1 } };
+}
+
+/* Row @y of the field of accessor @acc, as a plain pointer. */
+static int row_of(struct agile_acc *acc, int64_t y, double **row)
+{
+	int64_t at[2] = { 0, y };
+	struct agile_tile t;
+	int err = agile_tile_get(acc, at, &t);
+
+	if (err)
+		return err;
+	if (t.stride[0] != 1)
+		return -EPROTO; /* a row tile is contiguous */
+	*row = (double *)t.base;
+	return 0;
+}
+
+static int seg_fill_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct seg *s = arg;
+	const struct agile_grid *g = &ctx->grid;
+
+	for (int64_t y = g->offset.i[1];
+	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++) {
+		double *r0, *r1;
+		int err = row_of(&ctx->acc[0], y, &r0);
+
+		if (!err)
+			err = row_of(&ctx->acc[1], y, &r1);
+		if (err)
+			return err;
+		for (int64_t x = 0; x < s->n; x++)
+			r0[x] = r1[x] = stencil_start(x, y);
+	}
+	return 0;
+}
+
+/* acc[0] the new field (write), acc[1] the old one (read). */
+static int seg_kernel(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct seg *s = arg;
+	const struct agile_grid *g = &ctx->grid;
+
+	for (int64_t y = g->offset.i[1];
+	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++) {
+		double *out, *up, *mid, *down;
+		int err;
+
+		if (y == 0 || y == s->n - 1)
+			continue; /* the fixed boundary */
+		err = row_of(&ctx->acc[0], y, &out);
+		if (!err)
+			err = row_of(&ctx->acc[1], y - 1, &up);
+		if (!err)
+			err = row_of(&ctx->acc[1], y, &mid);
+		if (!err)
+			err = row_of(&ctx->acc[1], y + 1, &down);
+		if (err)
+			return err;
+		stencil_row(out, up, mid, down, s->n);
+	}
+	return 0;
+}
+
+/* ITERS foralls, the fields swapped after each. */
+static int seg_run(struct seg *s)
+{
+	int err = 0;
+
+	for (int i = 0; i < s->iters && !err; i++) {
+		const struct agile_forall_field ff[2] = {
+			{ s->next, AGILE_ACC_WRITE },
+			{ s->cur, AGILE_ACC_READ },
+		};
+		struct agile_field *tmp;
+
+		err = agile_forall(s->sm, s->next, seg_kernel, s, ff, 2, 0,
+				   NULL);
+		tmp = s->cur;
+		s->cur = s->next;
+		s->next = tmp;
+	}
+	return err;
+}
+
+static int seg_setup(struct seg *s, int size)
+{
+	uint64_t n = (uint64_t)s->n;
+	struct agile_grid parent = { .extent = ext2(n, n),
+				     .offset = { .rank = 2 } };
+	struct agile_extent band = ext2(n, n / (uint64_t)size);
+	struct agile_proto p = { .proto = AGILE_PROTO_BLOCK,
+				 .nr_nodes = (uint32_t)size };
+	/* a memory block is one row: a halo moves as one thin block */
+	struct agile_levels lv = { .tile = ext2(n, 1), .block = ext2(n, 1) };
+	struct agile_forall_field ff[2];
+	int err;
+
+	err = agile_rmap_tiles(&parent, &band, &p, &s->rm);
+	if (!err)
+		err = agile_field_create(s->sm, s->rm, &lv, sizeof(double),
+					 &s->cur);
+	if (!err)
+		err = agile_field_create(s->sm, s->rm, &lv, sizeof(double),
+					 &s->next);
+	if (err)
+		return err;
+	ff[0] = (struct agile_forall_field){ s->cur, AGILE_ACC_WRITE };
+	ff[1] = (struct agile_forall_field){ s->next, AGILE_ACC_WRITE };
+	return agile_forall(s->sm, s->cur, seg_fill_kernel, s, ff, 2, 0, NULL);
+}
+
+static uint64_t seg_moved(struct seg *s)
+{
+	struct agile_field_stats a = { 0 }, b = { 0 };
+
+	agile_field_stats(s->cur, AGILE_SEGMAP_ALL_NODES, &a);
+	agile_field_stats(s->next, AGILE_SEGMAP_ALL_NODES, &b);
+	return a.bytes + b.bytes;
+}
+
+/*
+ * The segmap contender: the check, the bytes, then WARMUP + REPS timed
+ * runs into @ms (rank 0's: the slowest rank's times).  Collective.
+ */
+static void segmap_stencil(int64_t n, int iters, int warmup, int reps,
+			   double *ms, int rank, int size)
+{
+	struct seg s = { .n = n, .iters = iters };
+	size_t bytes = (size_t)(n * n) * sizeof(double);
+	double *got = malloc(bytes), *ref = malloc(bytes),
+	       *ref_next = malloc(bytes);
+	unsigned long long mine = 0, moved = 0;
+	int err, bad = 0, any;
+
+	err = agile_segmap_mpi_create(MPI_COMM_WORLD, NULL, &s.sm);
+	if (err) {
+		if (rank == 0)
+			printf("segmap n/a agile_segmap_mpi_create: %s\n",
+			       strerror(-err));
+		goto out;
+	}
+	err = seg_setup(&s, size);
+	if (!err) {
+		agile_field_stats_reset(s.cur);
+		agile_field_stats_reset(s.next);
+		err = seg_run(&s);
+		mine = seg_moved(&s);
+	}
+	/* every rank checks the whole field against its own plain run */
+	if (!err && (!got || !ref || !ref_next))
+		err = -ENOMEM;
+	if (!err)
+		err = agile_field_gather(s.cur, got, bytes);
+	if (!err) {
+		for (int64_t y = 0; y < n; y++)
+			for (int64_t x = 0; x < n; x++)
+				ref[y * n + x] = ref_next[y * n + x] =
+					stencil_start(x, y);
+		for (int i = 0; i < iters; i++) {
+			double *tmp;
+
+			for (int64_t y = 1; y < n - 1; y++)
+				stencil_row(ref_next + y * n, ref + (y - 1) * n,
+					    ref + y * n, ref + (y + 1) * n, n);
+			tmp = ref;
+			ref = ref_next;
+			ref_next = tmp;
+		}
+		bad = memcmp(got, ref, bytes) != 0;
+	}
+	any = err ? 2 : bad;
+	MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Reduce(&mine, &moved, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+		   MPI_COMM_WORLD);
+	if (rank == 0) {
+		if (any)
+			printf("error segmap %s\n",
+			       any == 2 ? "a rank failed" : "wrong result");
+		else
+			printf("segmap check ok\nsegmap moved %llu\n", moved);
+	}
+	for (int r = 0; !any && r < warmup + reps; r++) {
+		double t0, t, slowest;
+
+		MPI_Barrier(MPI_COMM_WORLD);
+		t0 = MPI_Wtime();
+		err = seg_run(&s);
+		t = (MPI_Wtime() - t0) * 1e3;
+		MPI_Reduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0,
+			   MPI_COMM_WORLD);
+		if (r >= warmup)
+			ms[r - warmup] = slowest;
+		any = err ? 2 : 0;
+		MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX,
+			      MPI_COMM_WORLD);
+		if (any && rank == 0)
+			printf("error segmap a timed run failed\n");
+	}
+	if (!any && rank == 0) {
+		printf("segmap times");
+		for (int r = 0; r < reps; r++)
+			printf(" %.6f", ms[r]);
+		printf("\n");
+	}
+	agile_field_destroy(s.cur);
+	agile_field_destroy(s.next);
+	agile_rmap_destroy(s.rm);
+	agile_segmap_destroy(s.sm);
+out:
+	fflush(stdout);
+	free(got);
+	free(ref);
+	free(ref_next);
+}
+
 int main(int argc, char **argv)
 {
 	struct band b = { 0 };
 	int iters, warmup, reps, bad;
 	double *ms;
 
-	MPI_Init(&argc, &argv);
+	int provided;
+
+	/* at least serialized: the MPI scope (agile/segmap_mpi.h) */
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &b.size);
 	if (argc != 5 || (b.n = atoll(argv[1])) < 3 ||
@@ -179,6 +427,7 @@ int main(int argc, char **argv)
 		printf("\n");
 		fflush(stdout);
 	}
+	segmap_stencil(b.n, iters, warmup, reps, ms, b.rank, b.size);
 	free(b.cur);
 	free(b.next);
 	free(ms);
