@@ -111,6 +111,7 @@ run: deps
 	@if [ -c /dev/agile ]; then \
 		$(BUILD)/tools/agile-demo && $(BUILD)/tools/offload-vector && \
 		$(BUILD)/tools/segmap-forall && \
+		AGILE_BACKEND=kmod $(BUILD)/tools/segmap-forall procs 4 && \
 		$(BUILD)/tools/allreduce 3 262144 && \
 		$(BUILD)/tools/agile-bench-static -T 20000 -r 1 doorbell sleep; \
 	else \
