@@ -276,14 +276,14 @@ int agile_tile_reset(struct agile_tile_cursor *cur, struct agile_field *f,
 	if (!cur || !f)
 		return segmap_fail(-EINVAL, "tile cursor: NULL argument");
 	rm = f->st->rm;
+	if (f->fixed)
+		return segmap_fail(-EINVAL,
+				   "tile cursor: a sliced (lower-rank) view");
 	for (uint32_t d = 0; d < RANK_MAX; d++)
 		if (f->perm[d] != d || f->shift[d] || f->step[d] != 1)
 			return segmap_fail(
 				-EINVAL,
 				"tile cursor: a transposed, re-indexed or strided view");
-	if (f->fixed)
-		return segmap_fail(-EINVAL,
-				   "tile cursor: a sliced (lower-rank) view");
 	if (!f->st->has_tile)
 		return segmap_fail(-EINVAL, "tile cursor: no tile level");
 	if (node >= rm->nr_nodes)
