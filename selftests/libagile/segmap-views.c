@@ -492,6 +492,69 @@ static void views(struct agile_field *f, struct agile_rmap *rm,
 	agile_field_destroy(v);
 }
 
+/* add 0.5 to every element of the call's part, rank 2 */
+static int add_half(struct agile_forall_ctx *ctx, void *arg)
+{
+	const struct agile_grid *g = &ctx->grid;
+
+	(void)arg;
+	for (int64_t y = g->offset.i[1];
+	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++)
+		for (int64_t x = g->offset.i[0];
+		     x < g->offset.i[0] + (int64_t)g->extent.n[0]; x++) {
+			void *p;
+			int err = agile_acc_ptr(&ctx->acc[0],
+						(int64_t[2]){ x, y }, &p);
+
+			if (err)
+				return err;
+			*(double *)p += 0.5;
+		}
+	return 0;
+}
+
+/*
+ * forall iterating a slice: one call per segment meeting it, the
+ * slice's elements changed and no other.
+ */
+static void check_forall(struct agile_segmap *sm, struct agile_field *f,
+			 struct agile_rmap *rm)
+{
+	struct agile_field *v = NULL;
+	struct agile_forall_stats stats = { 0 };
+	struct agile_forall_field ff;
+	uint64_t bad = 0, want = 0;
+	uint32_t nr = (uint32_t)agile_rmap_nr_segments(rm);
+	int err;
+
+	for (uint32_t s = 0; s < nr; s++) {
+		struct agile_grid g;
+
+		agile_rmap_segment(rm, s, &g, NULL);
+		want += 7 >= g.offset.i[1] &&
+			7 < g.offset.i[1] + (int64_t)g.extent.n[1];
+	}
+	agile_field_slice(f, 1, 7, &v);
+	ff = (struct agile_forall_field){ v, AGILE_ACC_RW };
+	err = agile_forall(sm, v, add_half, NULL, &ff, 1, 0, &stats);
+	for (int64_t z = O[2]; z < O[2] + (int64_t)N[2]; z++)
+		for (int64_t y = O[1]; y < O[1] + (int64_t)N[1]; y++)
+			for (int64_t x = O[0]; x < O[0] + (int64_t)N[0]; x++) {
+				int64_t s[3] = { x, y, z };
+				struct agile_index i = index_of(3, s);
+				double d = 0, old = value(s);
+
+				agile_field_get(f, &i, &d);
+				bad += d != old + (y == 7 ? 0.5 : 0);
+				agile_field_put(f, &i, &old);
+			}
+	tap_ok(!err && !bad && stats.calls == want,
+	       "forall over slice(1, 7), RW: %d, %llu calls for %llu segments meeting it, %llu elements wrong",
+	       err, (unsigned long long)stats.calls, (unsigned long long)want,
+	       (unsigned long long)bad);
+	agile_field_destroy(v);
+}
+
 static void bad_arguments(struct agile_field *f)
 {
 	struct agile_field *v = NULL, *w = NULL;
@@ -534,6 +597,7 @@ static void one_map(struct agile_segmap *sm, struct agile_rmap *rm,
 		return;
 	tap_ok_call(fill(f), "fill through puts");
 	views(f, rm, tile);
+	check_forall(sm, f, rm);
 	bad_arguments(f);
 	agile_field_destroy(f);
 	agile_rmap_destroy(rm);
