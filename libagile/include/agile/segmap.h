@@ -560,6 +560,56 @@ int agile_field_transpose(struct agile_field *f, uint32_t a, uint32_t b,
 			  struct agile_field **out);
 
 /**
+ * agile_field_slice - @f with axis @axis fixed at @coord: one rank lower
+ * @f:     the field or view, of rank 2 or more
+ * @axis:  the axis to fix, < @f's rank
+ * @coord: where, in @f's coordinates along @axis (global for a field
+ *         or sub-field)
+ * @out:   receives the view (free with agile_field_destroy): its index
+ *         (i_0, .., i_{axis-1}, i_{axis+1}, ..) is @f's (i_0, ..,
+ *         i_{axis-1}, @coord, i_{axis+1}, ..); its other axes keep
+ *         @f's offsets and extents
+ *
+ * Same storage: accessors, spans, get/put, gather, reduce and forall
+ * work in the view's rank and coordinates, and reading a slice of
+ * another node's memory block moves that whole block once.  Tiles:
+ * coordinates along the view's axes; the fixed axis's tile is the one
+ * holding @coord.  The tile cursor (and so agile_forall_eu's iterated
+ * field) refuses a slice.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL (a NULL argument, a rank 1 field, @axis out of
+ * range, @coord outside @f's grid; with agile_segmap_why), -ENOMEM.
+ */
+int agile_field_slice(struct agile_field *f, uint32_t axis, int64_t coord,
+		      struct agile_field **out);
+
+/**
+ * agile_field_stride - every @step-th element of @f along @axis
+ * @f:    the field or view
+ * @axis: the axis, < @f's rank
+ * @step: 1 or more; a step past the extent gives one element
+ * @out:  receives the view (free with agile_field_destroy): along @axis
+ *        its index o + j is @f's o + j @step, o being @f's offset along
+ *        @axis, and its extent ceil(n / @step); the other axes are @f's
+ *
+ * Same storage and coverage as agile_field_slice: accessors (spans
+ * along a strided axis 0 give the step times the row's stride),
+ * get/put, gather, reduce, forall; a tile is the part of the store's
+ * tile the view sees (-ERANGE from agile_tile_get where it sees none),
+ * and the tile cursor refuses a strided view.  Strides compose: a
+ * stride of a stride multiplies the steps.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL (a NULL argument, @axis out of range, @step 0;
+ * with agile_segmap_why), -ENOMEM.
+ */
+int agile_field_stride(struct agile_field *f, uint32_t axis, uint64_t step,
+		       struct agile_field **out);
+
+/**
  * agile_field_grid - the index domain of @f
  * @f:   the field or view
  * @out: receives it

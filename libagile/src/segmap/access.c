@@ -47,28 +47,39 @@ void segmap_acc_cache(struct agile_acc *acc, uint64_t b, unsigned char *addr)
 {
 	const struct agile_field *f = acc->field;
 	const struct agile_grid *g = &f->st->blocks[b].grid;
-	uint64_t smul[RANK_MAX];
+	uint64_t smul[RANK_MAX], off = 0;
 
 	block_strides(f->st, b, smul);
+	/* a slice's fixed axes: the block holds the fixed coordinate */
+	for (uint32_t d = 0; f->fixed && d < f->st->rank; d++)
+		if (f->fixed & (1u << d))
+			off += (uint64_t)(f->fixed_at[d] - g->offset.i[d]) *
+			       smul[d];
 	for (uint32_t a = 0; a < acc->rank; a++) {
 		uint32_t s = f->perm[a];
-		int64_t lo = g->offset.i[s] - f->shift[a];
-		int64_t hi = lo + (int64_t)g->extent.n[s];
+		int64_t lo, hi;
 		int64_t glo = f->grid.offset.i[a];
 		int64_t ghi = glo + (int64_t)f->grid.extent.n[a];
 
+		/* the view indices whose store coordinate is in the block */
+		segmap_view_range(f, a, g->offset.i[s],
+				  g->offset.i[s] + (int64_t)g->extent.n[s], &lo,
+				  &hi);
 		/* clipped to the view, so that outside it misses */
-		if (glo > lo) {
-			addr += (uint64_t)(glo - lo) * smul[s] * acc->elem_size;
+		if (glo > lo)
 			lo = glo;
-		}
 		if (ghi < hi)
 			hi = ghi;
+		if (hi < lo)
+			hi = lo;
+		off += (uint64_t)(f->shift[a] + f->step[a] * lo -
+				  g->offset.i[s]) *
+		       smul[s];
 		acc->lo[a] = lo;
 		acc->ext[a] = (uint64_t)(hi - lo);
-		acc->stride[a] = (int64_t)smul[s];
+		acc->stride[a] = (int64_t)smul[s] * f->step[a];
 	}
-	acc->base = addr;
+	acc->base = addr + off * acc->elem_size;
 	acc->block = b;
 }
 
@@ -126,11 +137,26 @@ int agile_acc_miss(struct agile_acc *acc, const int64_t *idx, void **out)
 
 /* ---- tiles ---- */
 
+/* Store axis @d of @box: tile @t of it (clipped to the parent). */
+static void tile_axis(const struct segmap_store *st, uint32_t d, uint64_t t,
+		      struct agile_grid *box)
+{
+	const struct agile_grid *parent = &st->rm->parent;
+	uint64_t lo = t * st->tile_ext[d], hi = lo + st->tile_ext[d];
+
+	if (hi > parent->extent.n[d])
+		hi = parent->extent.n[d];
+	box->offset.i[d] = parent->offset.i[d] + (int64_t)lo;
+	box->extent.n[d] = hi - lo;
+}
+
 /*
  * Tile @tile_idx of view @f: tile coordinates are global, counted from
- * the parent grid's origin in units of M1, along @f's axes.  *@box gets
- * the tile's store box (clipped to the parent), *@vt the part of it @f
- * sees; false (-ERANGE) when @f sees none of it.
+ * the parent grid's origin in units of M1, along @f's axes (a slice's
+ * fixed axes: the tile holding the fixed coordinate).  *@box gets the
+ * tile's store box (clipped to the parent), *@vt the part of it @f sees;
+ * false (-ERANGE) when @f sees none of it (a strided view may skip a
+ * tile).
  */
 static bool tile_box(const struct agile_field *f, const int64_t *tile_idx,
 		     struct agile_grid *box, struct agile_grid *vt)
@@ -139,9 +165,15 @@ static bool tile_box(const struct agile_field *f, const int64_t *tile_idx,
 	const struct agile_grid *parent = &st->rm->parent;
 
 	*box = *parent;
-	for (uint32_t a = 0; a < st->rank; a++) {
+	for (uint32_t d = 0; d < st->rank; d++)
+		if (f->fixed & (1u << d))
+			tile_axis(st, d,
+				  (uint64_t)(f->fixed_at[d] -
+					     parent->offset.i[d]) /
+					  st->tile_ext[d],
+				  box);
+	for (uint32_t a = 0; a < f->grid.extent.rank; a++) {
 		uint32_t d = f->perm[a];
-		uint64_t lo, hi;
 
 		if (tile_idx[a] < 0 || (uint64_t)tile_idx[a] >= st->tgrid[d]) {
 			segmap_fail(
@@ -150,12 +182,7 @@ static bool tile_box(const struct agile_field *f, const int64_t *tile_idx,
 				(long long)tile_idx[a], a);
 			return false;
 		}
-		lo = (uint64_t)tile_idx[a] * st->tile_ext[d];
-		hi = lo + st->tile_ext[d];
-		if (hi > parent->extent.n[d])
-			hi = parent->extent.n[d];
-		box->offset.i[d] = parent->offset.i[d] + (int64_t)lo;
-		box->extent.n[d] = hi - lo;
+		tile_axis(st, d, (uint64_t)tile_idx[a], box);
 	}
 	if (!segmap_box_to_view(f, box, vt)) {
 		segmap_fail(-ERANGE, "the tile lies outside the field's view");
@@ -192,14 +219,12 @@ int agile_tile_get(struct agile_acc *acc, const int64_t *tile_idx,
 	if (err)
 		return acc_error(acc, err);
 	block_strides(st, b, smul);
-	for (uint32_t a = 0; a < acc->rank; a++) {
-		uint32_t d = f->perm[a];
-
-		s[d] = vt.offset.i[a] + f->shift[a];
+	segmap_view_store(f, vt.offset.i, s);
+	for (uint32_t d = 0; d < st->rank; d++)
 		off += (uint64_t)(s[d] - st->blocks[b].grid.offset.i[d]) *
 		       smul[d];
-		out->stride[a] = (int64_t)smul[d];
-	}
+	for (uint32_t a = 0; a < acc->rank; a++)
+		out->stride[a] = (int64_t)smul[f->perm[a]] * f->step[a];
 	out->grid = vt;
 	out->base = addr + off * st->elem_size;
 	out->block = b;
@@ -251,11 +276,14 @@ int agile_tile_reset(struct agile_tile_cursor *cur, struct agile_field *f,
 	if (!cur || !f)
 		return segmap_fail(-EINVAL, "tile cursor: NULL argument");
 	rm = f->st->rm;
+	if (f->fixed)
+		return segmap_fail(-EINVAL,
+				   "tile cursor: a sliced (lower-rank) view");
 	for (uint32_t d = 0; d < RANK_MAX; d++)
-		if (f->perm[d] != d || f->shift[d])
+		if (f->perm[d] != d || f->shift[d] || f->step[d] != 1)
 			return segmap_fail(
 				-EINVAL,
-				"tile cursor: a transposed or re-indexed view");
+				"tile cursor: a transposed, re-indexed or strided view");
 	if (!f->st->has_tile)
 		return segmap_fail(-EINVAL, "tile cursor: no tile level");
 	if (node >= rm->nr_nodes)

@@ -111,7 +111,10 @@ static void identity_view(struct agile_field *f, const struct agile_grid *g)
 	for (uint32_t d = 0; d < RANK_MAX; d++) {
 		f->perm[d] = d;
 		f->shift[d] = 0;
+		f->step[d] = 1;
+		f->fixed_at[d] = 0;
 	}
+	f->fixed = 0;
 }
 
 int agile_field_create(struct agile_segmap *sm, struct agile_rmap *rm,
@@ -276,7 +279,7 @@ int agile_field_section(struct agile_field *f, const struct agile_grid *g,
 	(*out)->grid = *g;
 	for (uint32_t d = 0; d < g->extent.rank; d++) {
 		(*out)->grid.offset.i[d] = 0;
-		(*out)->shift[d] += g->offset.i[d];
+		(*out)->shift[d] += (*out)->step[d] * g->offset.i[d];
 	}
 	return 0;
 }
@@ -303,12 +306,96 @@ int agile_field_transpose(struct agile_field *f, uint32_t a, uint32_t b,
 	v = *out;
 	p = v->perm[a], v->perm[a] = v->perm[b], v->perm[b] = p;
 	t = v->shift[a], v->shift[a] = v->shift[b], v->shift[b] = t;
+	t = v->step[a], v->step[a] = v->step[b], v->step[b] = t;
 	n = v->grid.extent.n[a];
 	v->grid.extent.n[a] = v->grid.extent.n[b];
 	v->grid.extent.n[b] = n;
 	t = v->grid.offset.i[a];
 	v->grid.offset.i[a] = v->grid.offset.i[b];
 	v->grid.offset.i[b] = t;
+	return 0;
+}
+
+int agile_field_slice(struct agile_field *f, uint32_t axis, int64_t coord,
+		      struct agile_field **out)
+{
+	struct agile_field *v;
+	uint32_t rank;
+	int64_t lo;
+	int err;
+
+	segmap_why_clear();
+	if (!f)
+		return segmap_fail(-EINVAL, "slice: NULL field");
+	rank = f->grid.extent.rank;
+	if (rank < 2)
+		return segmap_fail(
+			-EINVAL,
+			"slice: a rank %u field has no lower-rank section",
+			rank);
+	if (axis >= rank)
+		return segmap_fail(-EINVAL, "slice: axis %u of a rank %u field",
+				   axis, rank);
+	lo = f->grid.offset.i[axis];
+	if ((uint64_t)coord - (uint64_t)lo >= f->grid.extent.n[axis])
+		return segmap_fail(
+			-EINVAL,
+			"slice: coordinate %lld is outside axis %u's [%lld, %lld)",
+			(long long)coord, axis, (long long)lo,
+			(long long)(lo + (int64_t)f->grid.extent.n[axis]));
+	err = new_view(f, out);
+	if (err)
+		return err;
+	v = *out;
+	v->fixed |= 1u << f->perm[axis];
+	v->fixed_at[f->perm[axis]] = f->shift[axis] + f->step[axis] * coord;
+	for (uint32_t a = axis; a + 1 < rank; a++) {
+		v->perm[a] = v->perm[a + 1];
+		v->shift[a] = v->shift[a + 1];
+		v->step[a] = v->step[a + 1];
+		v->grid.offset.i[a] = v->grid.offset.i[a + 1];
+		v->grid.extent.n[a] = v->grid.extent.n[a + 1];
+	}
+	v->perm[rank - 1] = 0;
+	v->shift[rank - 1] = 0;
+	v->step[rank - 1] = 1;
+	v->grid.offset.i[rank - 1] = 0;
+	v->grid.extent.n[rank - 1] = 0;
+	v->grid.extent.rank = rank - 1;
+	v->grid.offset.rank = rank - 1;
+	return 0;
+}
+
+int agile_field_stride(struct agile_field *f, uint32_t axis, uint64_t step,
+		       struct agile_field **out)
+{
+	struct agile_field *v;
+	uint64_t n;
+	int64_t o, k;
+	int err;
+
+	segmap_why_clear();
+	if (!f)
+		return segmap_fail(-EINVAL, "stride: NULL field");
+	if (axis >= f->grid.extent.rank)
+		return segmap_fail(-EINVAL,
+				   "stride: axis %u of a rank %u field", axis,
+				   f->grid.extent.rank);
+	if (!step)
+		return segmap_fail(-EINVAL, "stride: step 0 along axis %u",
+				   axis);
+	n = f->grid.extent.n[axis];
+	/* a step past the extent sees one element, as the extent does */
+	k = (int64_t)(step < n ? step : n);
+	err = new_view(f, out);
+	if (err)
+		return err;
+	v = *out;
+	o = f->grid.offset.i[axis];
+	/* view index o + j is @f's o + j k: store shift + step (o + j k) */
+	v->shift[axis] = f->shift[axis] - f->step[axis] * (k - 1) * o;
+	v->step[axis] = f->step[axis] * k;
+	v->grid.extent.n[axis] = (n + (uint64_t)k - 1) / (uint64_t)k;
 	return 0;
 }
 
@@ -336,9 +423,27 @@ bool segmap_view_to_store(const struct agile_field *f, const int64_t *idx,
 				str, d);
 			return false;
 		}
-		s[f->perm[d]] = idx[d] + f->shift[d];
 	}
+	segmap_view_store(f, idx, s);
 	return true;
+}
+
+/* ceil(@a / @b) for @b >= 1 */
+static int64_t div_up(int64_t a, int64_t b)
+{
+	if (b == 1)
+		return a;
+	return a >= 0 ? (a + b - 1) / b : -(-a / b);
+}
+
+void segmap_view_range(const struct agile_field *f, uint32_t a, int64_t lo,
+		       int64_t hi, int64_t *ilo, int64_t *ihi)
+{
+	/* shift + step i in [lo, hi) */
+	*ilo = div_up(lo - f->shift[a], f->step[a]);
+	*ihi = div_up(hi - f->shift[a], f->step[a]);
+	if (*ihi < *ilo)
+		*ihi = *ilo;
 }
 
 bool segmap_box_to_view(const struct agile_field *f,
@@ -346,21 +451,24 @@ bool segmap_box_to_view(const struct agile_field *f,
 {
 	struct agile_grid v = f->grid;
 
-	for (uint32_t d = 0; d < f->grid.extent.rank; d++) {
-		v.offset.i[d] = box->offset.i[f->perm[d]] - f->shift[d];
-		v.extent.n[d] = box->extent.n[f->perm[d]];
+	for (uint32_t d = 0; d < f->st->rank; d++)
+		if ((f->fixed & (1u << d)) &&
+		    (uint64_t)f->fixed_at[d] - (uint64_t)box->offset.i[d] >=
+			    box->extent.n[d])
+			return false;
+	for (uint32_t a = 0; a < f->grid.extent.rank; a++) {
+		uint32_t s = f->perm[a];
+		int64_t lo, hi;
+
+		segmap_view_range(f, a, box->offset.i[s],
+				  box->offset.i[s] + (int64_t)box->extent.n[s],
+				  &lo, &hi);
+		if (hi == lo)
+			return false;
+		v.offset.i[a] = lo;
+		v.extent.n[a] = (uint64_t)(hi - lo);
 	}
 	return segmap_box_meet(&v, &f->grid, out);
-}
-
-/* The store box a view covers. */
-static void view_store_box(const struct agile_field *f, struct agile_grid *box)
-{
-	*box = f->grid;
-	for (uint32_t d = 0; d < f->grid.extent.rank; d++) {
-		box->offset.i[f->perm[d]] = f->grid.offset.i[d] + f->shift[d];
-		box->extent.n[f->perm[d]] = f->grid.extent.n[d];
-	}
 }
 
 /* Byte offset of store index @s inside block @b. */
@@ -614,49 +722,64 @@ int agile_field_block_held(const struct agile_field *f, uint64_t block,
 /* ---- whole-field reads ---- */
 
 /*
- * Call @fn on every run of elements along store axis 0 of the part of
- * block @b that view @f covers: @src the run's first byte in the block,
- * @dst_elem the flatten position of its first element in @f's grid,
- * @dst_step the distance in @f's flatten order between neighbours.
+ * Call @fn on every run of the part of block @b that view @f covers,
+ * along the view axis that is store axis 0 (else view axis 0): @src the
+ * run's first byte in the block, @src_step the elements between its
+ * neighbours there, @dst_elem the flatten position of its first element
+ * in @f's grid, @dst_step the distance in @f's flatten order between
+ * neighbours.
  */
-typedef void (*run_fn)(const unsigned char *src, uint64_t dst_elem,
-		       uint64_t dst_step, uint64_t n, void *arg);
+typedef void (*run_fn)(const unsigned char *src, uint64_t src_step,
+		       uint64_t dst_elem, uint64_t dst_step, uint64_t n,
+		       void *arg);
 
 static void walk_block(const struct agile_field *f, uint64_t b,
 		       const unsigned char *bytes, run_fn fn, void *arg)
 {
 	const struct segmap_store *st = f->st;
-	struct agile_grid vbox, sbox, part;
-	uint64_t vmul[RANK_MAX], smul[RANK_MAX], n[RANK_MAX], c[RANK_MAX];
-	uint64_t dstep[RANK_MAX], rows = 1;
-	uint32_t rank = st->rank;
+	const struct agile_grid *sbox = &st->blocks[b].grid;
+	struct agile_grid part;
+	uint64_t vmul[RANK_MAX], smul[RANK_MAX], sstep[RANK_MAX];
+	uint64_t m[RANK_MAX], c[RANK_MAX], rows = 1, src0 = 0, dst0 = 0;
+	uint32_t axes[RANK_MAX], nr = 0, run = 0;
+	uint32_t rank = f->grid.extent.rank;
+	int64_t s[RANK_MAX];
 
-	view_store_box(f, &vbox);
-	if (!segmap_box_meet(&vbox, &st->blocks[b].grid, &part))
+	if (!segmap_box_to_view(f, sbox, &part))
 		return;
-	sbox = st->blocks[b].grid;
-	for (uint32_t d = 0; d < rank; d++) {
-		vmul[d] = d ? vmul[d - 1] * f->grid.extent.n[d - 1] : 1;
-		smul[d] = d ? smul[d - 1] * sbox.extent.n[d - 1] : 1;
-		n[d] = part.extent.n[d];
+	for (uint32_t d = 0; d < st->rank; d++)
+		smul[d] = d ? smul[d - 1] * sbox->extent.n[d - 1] : 1;
+	for (uint32_t a = 0; a < rank; a++) {
+		vmul[a] = a ? vmul[a - 1] * f->grid.extent.n[a - 1] : 1;
+		sstep[a] = smul[f->perm[a]] * (uint64_t)f->step[a];
+		if (f->perm[a] == 0)
+			run = a;
 	}
-	/* store axis perm[a] is view axis a */
+	/* the other axes, whose every combination is a run */
+	for (uint32_t a = 0; a < rank; a++) {
+		if (a == run)
+			continue;
+		axes[nr] = a;
+		m[nr++] = part.extent.n[a];
+		rows *= part.extent.n[a];
+	}
+	segmap_view_store(f, part.offset.i, s);
+	for (uint32_t d = 0; d < st->rank; d++)
+		src0 += (uint64_t)(s[d] - sbox->offset.i[d]) * smul[d];
 	for (uint32_t a = 0; a < rank; a++)
-		dstep[f->perm[a]] = vmul[a];
-	for (uint32_t d = 1; d < rank; d++)
-		rows *= n[d];
+		dst0 += (uint64_t)(part.offset.i[a] - f->grid.offset.i[a]) *
+			vmul[a];
 	for (uint64_t r = 0; r < rows; r++) {
-		uint64_t src = 0, dst = 0;
+		uint64_t src = src0, dst = dst0;
 
-		segmap_unflatten(rank - 1, n + 1, r, c + 1);
-		c[0] = 0;
-		for (uint32_t d = 0; d < rank; d++) {
-			int64_t s = part.offset.i[d] + (int64_t)c[d];
-
-			src += (uint64_t)(s - sbox.offset.i[d]) * smul[d];
-			dst += (uint64_t)(s - vbox.offset.i[d]) * dstep[d];
+		if (nr)
+			segmap_unflatten(nr, m, r, c);
+		for (uint32_t k = 0; k < nr; k++) {
+			src += c[k] * sstep[axes[k]];
+			dst += c[k] * vmul[axes[k]];
 		}
-		fn(bytes + src * st->elem_size, dst, dstep[0], n[0], arg);
+		fn(bytes + src * st->elem_size, sstep[run], dst, vmul[run],
+		   part.extent.n[run], arg);
 	}
 }
 
@@ -686,14 +809,15 @@ struct gather_arg {
 	uint32_t elem_size;
 };
 
-static void gather_run(const unsigned char *src, uint64_t dst_elem,
-		       uint64_t dst_step, uint64_t n, void *arg)
+static void gather_run(const unsigned char *src, uint64_t src_step,
+		       uint64_t dst_elem, uint64_t dst_step, uint64_t n,
+		       void *arg)
 {
 	struct gather_arg *g = arg;
 
 	for (uint64_t k = 0; k < n; k++)
 		memcpy(g->dst + (dst_elem + k * dst_step) * g->elem_size,
-		       src + k * g->elem_size, g->elem_size);
+		       src + k * src_step * g->elem_size, g->elem_size);
 }
 
 int agile_field_gather(struct agile_field *f, void *dst, size_t bytes)
@@ -716,11 +840,10 @@ int agile_field_gather(struct agile_field *f, void *dst, size_t bytes)
 	g.dst = dst;
 	g.elem_size = f->st->elem_size;
 	for (uint64_t b = 0; b < f->st->nr_blocks; b++) {
-		struct agile_grid vbox, part;
+		struct agile_grid part;
 		const unsigned char *src;
 
-		view_store_box(f, &vbox);
-		if (!segmap_box_meet(&vbox, &f->st->blocks[b].grid, &part))
+		if (!segmap_box_to_view(f, &f->st->blocks[b].grid, &part))
 			continue;
 		err = block_bytes_here(f->st, b, &tmp, &src);
 		if (err)
@@ -732,6 +855,7 @@ int agile_field_gather(struct agile_field *f, void *dst, size_t bytes)
 }
 
 struct reduce_arg {
+	uint32_t size;
 	enum agile_coll_type type;
 	enum agile_coll_op op;
 	union {
@@ -761,19 +885,22 @@ struct reduce_arg {
 		}                                                             \
 	} while (0)
 
-static void reduce_run(const unsigned char *src, uint64_t dst_elem,
-		       uint64_t dst_step, uint64_t n, void *arg)
+static void reduce_run(const unsigned char *src0, uint64_t src_step,
+		       uint64_t dst_elem, uint64_t dst_step, uint64_t n,
+		       void *arg)
 {
 	struct reduce_arg *r = arg;
 
 	(void)dst_elem;
 	(void)dst_step;
 	for (uint64_t k = 0; k < n; k++) {
+		const unsigned char *src = src0 + k * src_step * r->size;
+
 		switch (r->type) {
 		case AGILE_COLL_INT32: {
 			int32_t v;
 
-			memcpy(&v, src + k * 4, 4);
+			memcpy(&v, src, 4);
 			/* wrap around, as coll's integer sum and prod do */
 			if (r->op == AGILE_COLL_SUM)
 				r->acc.i32 = (int32_t)((uint32_t)r->acc.i32 +
@@ -788,7 +915,7 @@ static void reduce_run(const unsigned char *src, uint64_t dst_elem,
 		case AGILE_COLL_INT64: {
 			int64_t v;
 
-			memcpy(&v, src + k * 8, 8);
+			memcpy(&v, src, 8);
 			if (r->op == AGILE_COLL_SUM)
 				r->acc.i64 = (int64_t)((uint64_t)r->acc.i64 +
 						       (uint64_t)v);
@@ -802,14 +929,14 @@ static void reduce_run(const unsigned char *src, uint64_t dst_elem,
 		case AGILE_COLL_FLOAT: {
 			float v;
 
-			memcpy(&v, src + k * 4, 4);
+			memcpy(&v, src, 4);
 			REDUCE_ONE(f32, float, v);
 			break;
 		}
 		default: {
 			double v;
 
-			memcpy(&v, src + k * 8, 8);
+			memcpy(&v, src, 8);
 			REDUCE_ONE(f64, double, v);
 			break;
 		}
@@ -863,6 +990,7 @@ int agile_field_reduce(struct agile_field *f, enum agile_coll_type type,
 				   f->st->elem_size,
 				   agile_coll_type_size(type));
 	sc = f->st->sm->scope;
+	r.size = f->st->elem_size;
 	r.type = type;
 	r.op = op;
 	reduce_identity(&r);

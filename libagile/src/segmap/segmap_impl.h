@@ -5,8 +5,11 @@
  * between indices, segments and memory blocks.  Private.
  *
  * Coordinates: a field's STORAGE is indexed in the resource map's parent
- * grid ("store coordinates"); a view (sub-field, section, transpose)
- * maps its own index to storage as store[perm[a]] = idx[a] + shift[a].
+ * grid ("store coordinates"); a view (sub-field, section, transpose,
+ * slice, stride) maps its own index (its own rank, <= the store's) to
+ * storage as store[perm[a]] = shift[a] + step[a] * idx[a] for each of
+ * its axes a, and store[d] = fixed_at[d] for each store axis d in
+ * @fixed (a slice's).
  */
 #ifndef AGILE_SEGMAP_IMPL_H
 #define AGILE_SEGMAP_IMPL_H
@@ -105,8 +108,11 @@ struct segmap_store {
 struct agile_field {
 	struct segmap_store *st;
 	struct agile_grid grid; /* the view's own index domain */
-	uint32_t perm[RANK_MAX];
-	int64_t shift[RANK_MAX];
+	uint32_t perm[RANK_MAX]; /* view axis -> store axis */
+	int64_t shift[RANK_MAX]; /* per view axis */
+	int64_t step[RANK_MAX]; /* per view axis, >= 1 */
+	uint32_t fixed; /* bit d: store axis d is fixed (a slice) */
+	int64_t fixed_at[RANK_MAX]; /* per store axis in @fixed */
 };
 
 /* grid.c */
@@ -147,6 +153,22 @@ static inline uint64_t segmap_block_of(const struct segmap_store *st,
 	return segmap_levels_block(st->rm, st->has_block ? st->block_ext : NULL,
 				   s);
 }
+/* view index -> store index, @idx inside the view (not checked) */
+static inline void segmap_view_store(const struct agile_field *f,
+				     const int64_t *idx, int64_t *s)
+{
+	for (uint32_t d = 0; d < f->st->rank; d++)
+		if (f->fixed & (1u << d))
+			s[d] = f->fixed_at[d];
+	for (uint32_t a = 0; a < f->grid.extent.rank; a++)
+		s[f->perm[a]] = f->shift[a] + f->step[a] * idx[a];
+}
+/*
+ * The view indices i of axis @a whose store coordinate lies in [@lo,
+ * @hi): [*@ilo, *@ihi), maybe empty.
+ */
+void segmap_view_range(const struct agile_field *f, uint32_t a, int64_t lo,
+		       int64_t hi, int64_t *ilo, int64_t *ihi);
 /* view index -> store index; false (and a why) when outside the view */
 bool segmap_view_to_store(const struct agile_field *f, const int64_t *idx,
 			  int64_t *s);
