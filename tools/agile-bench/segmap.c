@@ -88,6 +88,7 @@
 
 #include "bench.h"
 #include "stencil.h"
+#include "stencil_segmap.h"
 
 #define SEG_MPI_WARMUP 1
 
@@ -633,68 +634,6 @@ static void run_sten_pfor(void *arg)
 	}
 }
 
-/* Row @y of the field of accessor @acc, as a plain pointer. */
-static int row_of(struct agile_acc *acc, int64_t y, double **row)
-{
-	int64_t at[2] = { 0, y };
-	struct agile_tile t;
-	int err = agile_tile_get(acc, at, &t);
-
-	if (err)
-		return err;
-	if (t.stride[0] != 1)
-		return -EPROTO; /* a row tile is contiguous */
-	*row = (double *)t.base;
-	return 0;
-}
-
-static int sten_fill_kernel(struct agile_forall_ctx *ctx, void *arg)
-{
-	const struct sten *s = arg;
-	const struct agile_grid *g = &ctx->grid;
-
-	for (int64_t y = g->offset.i[1];
-	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++) {
-		double *r0, *r1;
-		int err = row_of(&ctx->acc[0], y, &r0);
-
-		if (!err)
-			err = row_of(&ctx->acc[1], y, &r1);
-		if (err)
-			return err;
-		for (int64_t x = 0; x < s->n; x++)
-			r0[x] = r1[x] = stencil_start(x, y);
-	}
-	return 0;
-}
-
-/* acc[0] the new field (write), acc[1] the old one (read). */
-static int sten_kernel(struct agile_forall_ctx *ctx, void *arg)
-{
-	const struct sten *s = arg;
-	const struct agile_grid *g = &ctx->grid;
-
-	for (int64_t y = g->offset.i[1];
-	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++) {
-		double *out, *up, *mid, *down;
-		int err;
-
-		if (y == 0 || y == s->n - 1)
-			continue; /* the fixed boundary */
-		err = row_of(&ctx->acc[0], y, &out);
-		if (!err)
-			err = row_of(&ctx->acc[1], y - 1, &up);
-		if (!err)
-			err = row_of(&ctx->acc[1], y, &mid);
-		if (!err)
-			err = row_of(&ctx->acc[1], y + 1, &down);
-		if (err)
-			return err;
-		stencil_row(out, up, mid, down, s->n);
-	}
-	return 0;
-}
-
 static int sten_segmap_run(struct sten *s)
 {
 	int err = 0;
@@ -705,8 +644,8 @@ static int sten_segmap_run(struct sten *s)
 			{ s->fcur, AGILE_ACC_READ },
 		};
 
-		err = agile_forall(s->env->sm, s->fnext, sten_kernel, s, ff, 2,
-				   0, NULL);
+		err = agile_forall(s->env->sm, s->fnext, stencil_kernel, &s->n,
+				   ff, 2, 0, NULL);
 		sten_swap(s);
 	}
 	return err;
@@ -751,8 +690,8 @@ static int sten_segmap_start(struct sten *s)
 		{ s->fnext, AGILE_ACC_WRITE },
 	};
 
-	return agile_forall(s->env->sm, s->fcur, sten_fill_kernel, s, ff, 2, 0,
-			    NULL);
+	return agile_forall(s->env->sm, s->fcur, stencil_fill_kernel, &s->n, ff,
+			    2, 0, NULL);
 }
 
 /* ---- stencil: the processes scope, one forked member per node ---- */

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "stencil.h"
+#include "stencil_segmap.h"
 
 struct band {
 	int64_t n, first, rows; /* field side, first global row, rows held */
@@ -146,68 +147,6 @@ static struct agile_extent ext2(uint64_t n0, uint64_t n1)
 	return (struct agile_extent){ .rank = 2, .n = { n0, n1 } };
 }
 
-/* Row @y of the field of accessor @acc, as a plain pointer. */
-static int row_of(struct agile_acc *acc, int64_t y, double **row)
-{
-	int64_t at[2] = { 0, y };
-	struct agile_tile t;
-	int err = agile_tile_get(acc, at, &t);
-
-	if (err)
-		return err;
-	if (t.stride[0] != 1)
-		return -EPROTO; /* a row tile is contiguous */
-	*row = (double *)t.base;
-	return 0;
-}
-
-static int seg_fill_kernel(struct agile_forall_ctx *ctx, void *arg)
-{
-	const struct seg *s = arg;
-	const struct agile_grid *g = &ctx->grid;
-
-	for (int64_t y = g->offset.i[1];
-	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++) {
-		double *r0, *r1;
-		int err = row_of(&ctx->acc[0], y, &r0);
-
-		if (!err)
-			err = row_of(&ctx->acc[1], y, &r1);
-		if (err)
-			return err;
-		for (int64_t x = 0; x < s->n; x++)
-			r0[x] = r1[x] = stencil_start(x, y);
-	}
-	return 0;
-}
-
-/* acc[0] the new field (write), acc[1] the old one (read). */
-static int seg_kernel(struct agile_forall_ctx *ctx, void *arg)
-{
-	const struct seg *s = arg;
-	const struct agile_grid *g = &ctx->grid;
-
-	for (int64_t y = g->offset.i[1];
-	     y < g->offset.i[1] + (int64_t)g->extent.n[1]; y++) {
-		double *out, *up, *mid, *down;
-		int err;
-
-		if (y == 0 || y == s->n - 1)
-			continue; /* the fixed boundary */
-		err = row_of(&ctx->acc[0], y, &out);
-		if (!err)
-			err = row_of(&ctx->acc[1], y - 1, &up);
-		if (!err)
-			err = row_of(&ctx->acc[1], y, &mid);
-		if (!err)
-			err = row_of(&ctx->acc[1], y + 1, &down);
-		if (err)
-			return err;
-		stencil_row(out, up, mid, down, s->n);
-	}
-	return 0;
-}
-
 /* ITERS foralls, the fields swapped after each. */
 static int seg_run(struct seg *s)
 {
@@ -220,8 +159,8 @@ static int seg_run(struct seg *s)
 		};
 		struct agile_field *tmp;
 
-		err = agile_forall(s->sm, s->next, seg_kernel, s, ff, 2, 0,
-				   NULL);
+		err = agile_forall(s->sm, s->next, stencil_kernel, &s->n, ff, 2,
+				   0, NULL);
 		tmp = s->cur;
 		s->cur = s->next;
 		s->next = tmp;
@@ -253,7 +192,8 @@ static int seg_setup(struct seg *s, int size)
 		return err;
 	ff[0] = (struct agile_forall_field){ s->cur, AGILE_ACC_WRITE };
 	ff[1] = (struct agile_forall_field){ s->next, AGILE_ACC_WRITE };
-	return agile_forall(s->sm, s->cur, seg_fill_kernel, s, ff, 2, 0, NULL);
+	return agile_forall(s->sm, s->cur, stencil_fill_kernel, &s->n, ff, 2, 0,
+			    NULL);
 }
 
 static uint64_t seg_moved(struct seg *s)
