@@ -355,24 +355,6 @@ out:
 
 /* ---- Open MPI: agile-bench-mpi under mpirun ---- */
 
-static int find_mpi_program(char *path, size_t len)
-{
-	const char *env = getenv("AGILE_BENCH_MPI");
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(path, len, "%s", env);
-		return access(path, X_OK) ? -ENOENT : 0;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		return -errno;
-	self[n] = '\0';
-	snprintf(path, len, "%s/agile-bench-mpi", dirname(self));
-	return access(path, X_OK) ? -ENOENT : 0;
-}
-
 /* One pass of one Open MPI setting: @alg 0 is the default, else forced. */
 static int ompi_pass(const struct ar_plan *p, const char *prog, int pass,
 		     int alg, bool no_single_copy, struct ar_times *out)
@@ -945,7 +927,8 @@ int bench_allreduce(const struct bench_opts *o)
 		p.reps[p.nr_sizes] = reps > AR_MAX_REPS ? AR_MAX_REPS : reps;
 		p.bytes[p.nr_sizes++] = bytes / sizeof(float) * sizeof(float);
 	}
-	if (find_mpi_program(prog, sizeof(prog)))
+	if (bench_find_program("agile-bench-mpi", "AGILE_BENCH_MPI", prog,
+			       sizeof(prog)))
 		ompi_na = "no agile-bench-mpi";
 	else if (system("command -v mpirun >/dev/null 2>&1"))
 		ompi_na = "no mpirun";

@@ -7,6 +7,7 @@
 #define AGILE_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct bench_opts {
@@ -58,6 +59,8 @@ void bench_run_rounds(const char *bench, const struct contender *c, int nr);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 double bench_now_ms(void);
+int bench_find_program(const char *name, const char *env, char *path,
+		       size_t len);
 
 /* Min, median, p10, p90 and max of @reps timings (sorts @ms). */
 struct timing bench_summarize(double *ms, int reps);

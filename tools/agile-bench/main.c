@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,35 @@ static struct comparison comparisons[128];
 static int nr_comparisons;
 static char notes[24][200];
 static int nr_notes;
+
+/*
+ * bench_find_program - the helper program @name beside agile-bench (as
+ * /proc/self/exe says), or the one $@env names when set.  0 when @path
+ * holds an executable, else -ENOENT, -ENAMETOOLONG or readlink's errno.
+ */
+int bench_find_program(const char *name, const char *env, char *path,
+		       size_t len)
+{
+	const char *given = getenv(env);
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (given && *given) {
+		if ((size_t)snprintf(path, len, "%s", given) >= len)
+			return -ENAMETOOLONG;
+		return access(path, X_OK) ? -ENOENT : 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	if ((size_t)snprintf(path, len, "%s/%s", self, name) >= len)
+		return -ENAMETOOLONG;
+	return access(path, X_OK) ? -ENOENT : 0;
+}
 
 double bench_now_ms(void)
 {

@@ -871,30 +871,6 @@ static int sten_procs(const struct seg_env *env, const double *ref,
 
 /* ---- stencil: Open MPI's agile-bench-stencil-mpi under mpirun ---- */
 
-/* The program beside agile-bench, or $AGILE_BENCH_STENCIL_MPI. */
-static int find_stencil_mpi(char *path, size_t len)
-{
-	const char *env = getenv("AGILE_BENCH_STENCIL_MPI");
-	char self[PATH_MAX], *slash;
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(path, len, "%s", env);
-		return access(path, X_OK) ? -ENOENT : 0;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		return -errno;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	if ((size_t)snprintf(path, len, "%s/agile-bench-stencil-mpi", self) >=
-	    len)
-		return -ENAMETOOLONG;
-	return access(path, X_OK) ? -ENOENT : 0;
-}
-
 /* What one mpirun of agile-bench-stencil-mpi said. */
 struct mpi_out {
 	double ms[64], seg_ms[64]; /* Sendrecv's times, segmap's */
@@ -990,7 +966,8 @@ static int sten_mpi(const struct seg_env *env, const char *variant,
 
 	if (reps > 64)
 		reps = 64;
-	if (find_stencil_mpi(prog, sizeof(prog))) {
+	if (bench_find_program("agile-bench-stencil-mpi",
+			       "AGILE_BENCH_STENCIL_MPI", prog, sizeof(prog))) {
 		bench_row_na("stencil", variant, (int)env->nodes,
 			     "no agile-bench-stencil-mpi");
 		bench_row_na("stencil", seg_variant, (int)env->nodes,
