@@ -45,8 +45,10 @@ extern "C" {
  * level.
  *
  * Return: 0, -EINVAL (MPI not initialised, more than
- * AGILE_SEGMAP_MAX_NODES ranks, @out NULL), -ENOMEM, -EPROTO, or an
- * error of agile_coll_mpi_create.
+ * AGILE_SEGMAP_MAX_NODES ranks, @out NULL, or, on every rank, a @pool of
+ * more than one worker on some rank while MPI runs below
+ * MPI_THREAD_SERIALIZED), -ENOMEM, -EPROTO, or an error of
+ * agile_coll_mpi_create.
  */
 int agile_segmap_mpi_create(MPI_Comm comm, struct agile_sched *pool,
 			    struct agile_segmap **out);

@@ -358,6 +358,25 @@ fail:
 	return err;
 }
 
+/*
+ * A pool of several workers gets blocks from several threads at once:
+ * MPI must have been initialised for that (MPI_THREAD_SERIALIZED at
+ * least; the scope's mutex does the serialising).  Collective, before
+ * anything else is: every rank returns the same, so none goes on into
+ * the collectives another refused.
+ */
+static int check_thread_level(MPI_Comm comm, struct agile_sched *pool)
+{
+	int initialized = 0, level = MPI_THREAD_SINGLE, err = 0;
+
+	if (MPI_Initialized(&initialized) || !initialized)
+		return -EINVAL;
+	if (pool && agile_sched_nr_workers(pool) > 1 &&
+	    (MPI_Query_thread(&level) || level < MPI_THREAD_SERIALIZED))
+		err = -EINVAL;
+	return mpi_any_error(comm, err);
+}
+
 int agile_segmap_mpi_create(MPI_Comm comm, struct agile_sched *pool,
 			    struct agile_segmap **out)
 {
@@ -366,6 +385,9 @@ int agile_segmap_mpi_create(MPI_Comm comm, struct agile_sched *pool,
 
 	if (!out)
 		return -EINVAL;
+	err = check_thread_level(comm, pool);
+	if (err)
+		return err;
 	err = segmap_scope_mpi(comm, &sc);
 	if (err)
 		return err;
