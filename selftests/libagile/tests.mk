@@ -24,7 +24,8 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	coll-procs-pieces coll-procs-spin coll-procs-dead-peer \
 	coll-procs-order coll-misuse \
 	segmap-grid segmap-rmap segmap-bad-maps segmap-access segmap-views \
-	segmap-local-view segmap-forall segmap-seed-example segmap-eu \
+	segmap-local-view segmap-forall segmap-copy-once segmap-seed-example \
+	segmap-eu \
 	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
 	api-version api-cplusplus
 

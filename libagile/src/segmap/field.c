@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -517,7 +518,20 @@ int agile_field_get(struct agile_field *f, const struct agile_index *idx,
 					       f->st->elem_size);
 }
 
-/* Free this process's copies of block @b (with @st->lock held). */
+/*
+ * tab[b] while one thread makes node's copy of block b: the others that
+ * need it wait for the address (or for NULL again, when the copy failed,
+ * to try themselves).  No lock is held across the copy, so copies of
+ * different blocks, and of one block for different nodes, go on at once.
+ */
+static const unsigned char copy_busy_marker;
+#define COPY_BUSY ((unsigned char *)&copy_busy_marker)
+
+/*
+ * Free this process's copies of block @b (with @st->lock held, which
+ * serialises drops; a copy being made meanwhile, against the calls'
+ * contracts, is left to finish).
+ */
 static void drop_block(struct segmap_store *st, uint64_t b)
 {
 	for (uint32_t q = 0; q < st->rm->nr_nodes; q++) {
@@ -527,8 +541,12 @@ static void drop_block(struct segmap_store *st, uint64_t b)
 
 		if (!tab)
 			continue;
-		p = atomic_exchange_explicit(&tab[b], NULL,
-					     memory_order_relaxed);
+		p = atomic_load_explicit(&tab[b], memory_order_acquire);
+		if (p == COPY_BUSY ||
+		    !atomic_compare_exchange_strong_explicit(
+			    &tab[b], &p, NULL, memory_order_acquire,
+			    memory_order_relaxed))
+			continue;
 		if (p) {
 			free(p);
 			atomic_fetch_sub_explicit(&st->nr_copies[b], 1,
@@ -573,6 +591,27 @@ int agile_field_drop_copies(struct agile_field *f)
 	return 0;
 }
 
+/* Node @node's row of the copy table, made on first use. */
+static _Atomic(unsigned char *) *copy_table(struct segmap_store *st,
+					    uint32_t node)
+{
+	_Atomic(unsigned char *) *tab, *mine, *none = NULL;
+
+	/* acquire: pairs with the release CAS below */
+	tab = atomic_load_explicit(&st->copies[node], memory_order_acquire);
+	if (tab)
+		return tab;
+	mine = calloc(st->nr_blocks, sizeof(*mine));
+	if (!mine)
+		return NULL;
+	if (atomic_compare_exchange_strong_explicit(&st->copies[node], &none,
+						    mine, memory_order_acq_rel,
+						    memory_order_acquire))
+		return mine;
+	free((void *)mine); /* another thread's row won */
+	return none;
+}
+
 int segmap_block_addr(struct agile_field *f, uint64_t b, uint32_t node,
 		      bool direct, unsigned char **addr, int *moved)
 {
@@ -592,55 +631,43 @@ int segmap_block_addr(struct agile_field *f, uint64_t b, uint32_t node,
 		*addr = home + blk->off;
 		return 0;
 	}
-	/* acquire: pairs with the release stores below */
-	tab = atomic_load_explicit(&st->copies[node], memory_order_acquire);
-	if (tab) {
+	tab = copy_table(st, node);
+	if (!tab)
+		return -ENOMEM;
+	for (;;) {
+		/* acquire: pairs with the release store of a finished copy */
 		p = atomic_load_explicit(&tab[b], memory_order_acquire);
-		if (p) {
+		if (p && p != COPY_BUSY) {
 			*addr = p;
 			return 0;
 		}
+		if (!p && atomic_compare_exchange_weak_explicit(
+				  &tab[b], &p, COPY_BUSY, memory_order_acquire,
+				  memory_order_relaxed))
+			break; /* this thread makes the copy */
+		if (p == COPY_BUSY)
+			sched_yield(); /* another makes it: a block's copy */
 	}
-	pthread_mutex_lock(&st->lock);
-	tab = atomic_load_explicit(&st->copies[node], memory_order_relaxed);
-	if (!tab) {
-		tab = calloc(st->nr_blocks, sizeof(*tab));
-		if (!tab) {
-			pthread_mutex_unlock(&st->lock);
-			return -ENOMEM;
-		}
-		atomic_store_explicit(&st->copies[node], tab,
-				      memory_order_release);
+	bytes = block_bytes(st, b);
+	p = bytes <= SIZE_MAX ? malloc(bytes ? (size_t)bytes : 1) : NULL;
+	err = p ? ops->home_get(st->home, blk->home, blk->off, p,
+				(size_t)bytes) :
+		  -ENOMEM;
+	if (err) {
+		free(p);
+		/* release the claim: a waiter tries (and fails) itself */
+		atomic_store_explicit(&tab[b], NULL, memory_order_release);
+		return err;
 	}
-	p = atomic_load_explicit(&tab[b], memory_order_relaxed);
-	if (!p) {
-		bytes = block_bytes(st, b);
-		p = bytes <= SIZE_MAX ? malloc(bytes ? (size_t)bytes : 1) :
-					NULL;
-		if (!p) {
-			pthread_mutex_unlock(&st->lock);
-			return -ENOMEM;
-		}
-		err = ops->home_get(st->home, blk->home, blk->off, p,
-				    (size_t)bytes);
-		if (err) {
-			free(p);
-			pthread_mutex_unlock(&st->lock);
-			return err;
-		}
-		/* release: the copy's bytes before its address */
-		atomic_store_explicit(&tab[b], p, memory_order_release);
-		atomic_fetch_add_explicit(&st->nr_copies[b], 1,
-					  memory_order_relaxed);
-		atomic_fetch_add_explicit(&st->moves[node], 1,
-					  memory_order_relaxed);
-		atomic_fetch_add_explicit(&st->bytes[node], bytes,
-					  memory_order_relaxed);
-		*moved = 1;
-		if (st->trace)
-			st->trace(f, b, blk->home, node, st->trace_arg);
-	}
-	pthread_mutex_unlock(&st->lock);
+	atomic_fetch_add_explicit(&st->nr_copies[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->moves[node], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->bytes[node], bytes,
+				  memory_order_relaxed);
+	/* release: the copy's bytes (and its count) before its address */
+	atomic_store_explicit(&tab[b], p, memory_order_release);
+	*moved = 1;
+	if (st->trace)
+		st->trace(f, b, blk->home, node, st->trace_arg);
 	*addr = p;
 	return 0;
 }

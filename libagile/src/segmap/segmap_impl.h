@@ -78,8 +78,10 @@ struct segmap_block {
 /*
  * A field's storage, shared by the field and its views (@refs).  The
  * location table is @blocks (each block's home) plus, per node, the
- * copies this process made for it (@copies[node][block], published with
- * a release store under @lock, read with an acquire load without it).
+ * copies this process made for it (@copies[node][block]: a row made on
+ * first use by a CAS; an entry claimed by a CAS from NULL to a busy
+ * marker by the one thread that copies the block, then set by a release
+ * store to the copy; read with acquire loads; no lock across a copy).
  */
 struct segmap_store {
 	atomic_uint refs;
@@ -96,7 +98,7 @@ struct segmap_store {
 	uint64_t nr_blocks;
 	struct segmap_block *blocks;
 	struct segmap_home *home;
-	pthread_mutex_t lock; /* guards making copies and dropping them */
+	pthread_mutex_t lock; /* serialises dropping copies */
 	_Atomic(unsigned char *) *_Atomic *copies; /* [nr_nodes][nr_blocks] */
 	atomic_uint *nr_copies; /* [nr_blocks] */
 	_Atomic uint64_t *moves; /* [nr_nodes] */
