@@ -134,7 +134,8 @@ static int runtime_targets(const struct runtime *rt, char *line, size_t len)
  * Whether the code built for @rt covers @arch; if not, says so in @rt's
  * reason and makes its devices unusable.
  */
-static void runtime_check_arch(struct runtime *rt, const char *arch)
+static void runtime_check_arch(struct runtime *rt, const char *loaded,
+			       const char *arch)
 {
 	char targets[256];
 
@@ -143,7 +144,7 @@ static void runtime_check_arch(struct runtime *rt, const char *arch)
 		return;
 	snprintf(rt->reason, sizeof(rt->reason),
 		 "%s: %.80s: no code object for %s (%s has %.96s)", rt->api,
-		 rt->loaded, arch, rt->targets_file, targets);
+		 loaded, arch, rt->targets_file, targets);
 	rt->nr_devices = 0;
 }
 
@@ -227,11 +228,12 @@ static void hip_probe(struct runtime *rt)
 	version_fn get_version;
 	count_fn get_count;
 	init_fn init;
+	char loaded[LOADED_LEN];
 	void *lib;
 
 	if (rocm && *rocm)
 		snprintf(rocm_lib, sizeof(rocm_lib), "%s/lib", rocm);
-	lib = agile__gpu_lib_open(names, dirs, rt->loaded, sizeof(rt->loaded));
+	lib = agile__gpu_lib_open(names, dirs, loaded, sizeof(loaded));
 	if (!lib) {
 		snprintf(rt->reason, sizeof(rt->reason),
 			 "HIP: libamdhip64.so.7/.6/.5 or libamdhip64.so not "
@@ -239,19 +241,20 @@ static void hip_probe(struct runtime *rt)
 			 AGILE_HIP_LIB_DEFAULT_DIR);
 		return;
 	}
+	memcpy(rt->loaded, loaded, sizeof(loaded));
 	init = (init_fn)dlsym(lib, "hipInit");
 	get_version = (version_fn)dlsym(lib, "hipDriverGetVersion");
 	get_count = (count_fn)dlsym(lib, "hipGetDeviceCount");
 	if (init && (err = init(0))) {
 		snprintf(rt->reason, sizeof(rt->reason),
-			 "HIP: %s: hipInit failed: error %d", rt->loaded, err);
+			 "HIP: %.100s: hipInit failed: error %d", loaded, err);
 		return;
 	}
 	if (get_version && get_version(&version))
 		version = 0;
 	if (!get_count) {
 		snprintf(rt->reason, sizeof(rt->reason),
-			 "HIP: %s lacks hipGetDeviceCount", rt->loaded);
+			 "HIP: %.100s lacks hipGetDeviceCount", loaded);
 		return;
 	}
 	err = get_count(&count);
@@ -259,24 +262,24 @@ static void hip_probe(struct runtime *rt)
 		snprintf(rt->reason, sizeof(rt->reason),
 			 "HIP: %.100s (driver %d): hipGetDeviceCount failed: "
 			 "error %d",
-			 rt->loaded, version, err);
+			 loaded, version, err);
 		return;
 	}
 	if (count <= 0) {
 		snprintf(rt->reason, sizeof(rt->reason),
 			 "HIP: %.100s (driver %d): hipGetDeviceCount reports "
 			 "no device",
-			 rt->loaded, version);
+			 loaded, version);
 		return;
 	}
 	rt->nr_devices = count;
 	kfd_arch(arch, sizeof(arch));
 	snprintf(rt->reason, sizeof(rt->reason),
-		 "HIP: %s, driver %d, %d device%s%s%s", rt->loaded, version,
+		 "HIP: %.100s, driver %d, %d device%s%s%s", loaded, version,
 		 count, count == 1 ? "" : "s", arch[0] ? ", device 0 " : "",
 		 arch);
 	if (arch[0])
-		runtime_check_arch(rt, arch);
+		runtime_check_arch(rt, loaded, arch);
 }
 
 /*
@@ -295,15 +298,17 @@ static void cuda_probe(struct runtime *rt)
 	cu_attr_fn get_attr;
 	cu_get_fn get_device;
 	init_fn init;
+	char loaded[LOADED_LEN];
 	void *lib;
 
-	lib = agile__gpu_lib_open(names, NULL, rt->loaded, sizeof(rt->loaded));
+	lib = agile__gpu_lib_open(names, NULL, loaded, sizeof(loaded));
 	if (!lib) {
 		snprintf(rt->reason, sizeof(rt->reason),
 			 "CUDA: libcuda.so.1 or libcuda.so (the NVIDIA "
 			 "driver's library) not found");
 		return;
 	}
+	memcpy(rt->loaded, loaded, sizeof(loaded));
 	init = (init_fn)dlsym(lib, "cuInit");
 	get_version = (version_fn)dlsym(lib, "cuDriverGetVersion");
 	get_count = (count_fn)dlsym(lib, "cuDeviceGetCount");
@@ -316,8 +321,8 @@ static void cuda_probe(struct runtime *rt)
 	       !get_attr    ? "cuDeviceGetAttribute" :
 			      NULL;
 	if (step) {
-		snprintf(rt->reason, sizeof(rt->reason), "CUDA: %s lacks %s",
-			 rt->loaded, step);
+		snprintf(rt->reason, sizeof(rt->reason),
+			 "CUDA: %.100s lacks %s", loaded, step);
 		return;
 	}
 	step = "cuInit";
@@ -346,23 +351,23 @@ static void cuda_probe(struct runtime *rt)
 			 version / 1000, version % 1000 / 10);
 	if (err) {
 		snprintf(rt->reason, sizeof(rt->reason),
-			 "CUDA: %.100s%s: %s failed: error %d", rt->loaded,
-			 driver, step, err);
+			 "CUDA: %.100s%s: %s failed: error %d", loaded, driver,
+			 step, err);
 		return;
 	}
 	if (count <= 0) {
 		snprintf(rt->reason, sizeof(rt->reason),
 			 "CUDA: %.100s%s: cuDeviceGetCount reports no device",
-			 rt->loaded, driver);
+			 loaded, driver);
 		return;
 	}
 	rt->nr_devices = count;
 	snprintf(arch, sizeof(arch), "sm_%d%d", major, minor);
 	snprintf(rt->reason, sizeof(rt->reason),
-		 "CUDA: %s, driver %d.%d, %d device%s, device 0 %s", rt->loaded,
+		 "CUDA: %.100s, driver %d.%d, %d device%s, device 0 %s", loaded,
 		 version / 1000, version % 1000 / 10, count,
 		 count == 1 ? "" : "s", arch);
-	runtime_check_arch(rt, arch);
+	runtime_check_arch(rt, loaded, arch);
 }
 
 static void runtime_probe(struct runtime *rt)
