@@ -43,6 +43,10 @@
 #define MAX_REGS 64
 #define MAX_BLOCKS (MOCK_CUS * MOCK_PER_CU)
 
+/* The probe's failures, asked for by $GPU_MOCK_PROBE: the block at the end. */
+static bool probe_fails(const char *what);
+static int probe_cc(int attr);
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	char *host;
@@ -75,6 +79,10 @@ int mock_registered(void)
 
 int hipGetDeviceCount(int *count)
 {
+	if (probe_fails("no-device")) {
+		*count = 0;
+		return HIP_OK;
+	}
 	*count = 1;
 	return HIP_OK;
 }
@@ -387,17 +395,25 @@ int hipModuleLaunchKernel(void *function, unsigned int gx, unsigned int gy,
 /* gpu.c's probe asks the runtime API first (libcudart.so.13). */
 int cudaGetDeviceCount(int *count)
 {
+	if (probe_fails("cudart-35"))
+		return 35; /* cudaErrorInsufficientDriver */
 	*count = 1;
 	return 0;
 }
 
 int cuInit(unsigned int flags)
 {
+	if (probe_fails("init-fails"))
+		return 100; /* CUDA_ERROR_NO_DEVICE */
 	return flags ? CU_ERR_INVALID_VALUE : CU_OK;
 }
 
 int cuDeviceGetCount(int *count)
 {
+	if (probe_fails("no-device")) {
+		*count = 0;
+		return CU_OK;
+	}
 	*count = 1;
 	return CU_OK;
 }
@@ -414,7 +430,7 @@ int cuDeviceGetAttribute(int *value, int attr, int device)
 {
 	if (device != 0)
 		return CU_ERR_INVALID_VALUE;
-	*value = attr == 16 ? MOCK_CUS : attr == 95 ? 1 : 0;
+	*value = attr == 16 ? MOCK_CUS : attr == 95 ? 1 : probe_cc(attr);
 	return CU_OK;
 }
 
@@ -542,4 +558,49 @@ int cuLaunchCooperativeKernel(void *function, unsigned int gx, unsigned int gy,
 		return 720; /* CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE */
 	return launch(function, gx, gy, gz, bx, by, bz, shared, stream, params,
 		      NULL);
+}
+
+/* ---- the probe's steps (libagile/src/eu/gpu.c; eu-gpu-probe-steps) ---- */
+
+/*
+ * $GPU_MOCK_PROBE makes one step of the probe fail or answer otherwise:
+ * "init-fails" (cuInit, hipInit: error 100), "no-device" (the device
+ * counts are 0), "cudart-35" (libcudart's cudaGetDeviceCount says 35, as
+ * a CUDA 13 runtime does on a CUDA 12 driver), "sm_XY" (the compute
+ * capability; sm_80 otherwise).  The driver is CUDA 12.8 / HIP 60342000.
+ */
+static bool probe_fails(const char *what)
+{
+	const char *knob = getenv("GPU_MOCK_PROBE");
+
+	return knob && !strcmp(knob, what);
+}
+
+static int probe_cc(int attr)
+{
+	const char *knob = getenv("GPU_MOCK_PROBE");
+	int cc = 80;
+
+	if (knob && !strncmp(knob, "sm_", 3))
+		cc = atoi(knob + 3);
+	return attr == 75 ? cc / 10 : attr == 76 ? cc % 10 : 0;
+}
+
+int cuDriverGetVersion(int *version)
+{
+	*version = 12080;
+	return CU_OK;
+}
+
+int hipInit(unsigned int flags)
+{
+	if (probe_fails("init-fails"))
+		return 100; /* hipErrorNoDevice */
+	return flags ? HIP_ERR_INVALID : HIP_OK;
+}
+
+int hipDriverGetVersion(int *version)
+{
+	*version = 60342000;
+	return HIP_OK;
 }

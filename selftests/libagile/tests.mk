@@ -14,7 +14,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	dev-doorbell eu-pool eu-race \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
-	sched-eu sched-offload-fault eu-gpu-probe \
+	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu \
 	dev-group-args dev-group-members dev-group-one-process \
 	dev-group-killed dev-group-all-dead dev-group-sweep dev-group-mode \

@@ -223,7 +223,7 @@ enum { API_HIP, API_CUDA, NR_APIS };
 
 struct api_lib {
 	const char *name; /* "HIP", "CUDA" */
-	const char *libs[3]; /* tried in order */
+	const char *const *libs; /* gpu_runtime.h's soname family */
 	const struct sym *syms;
 	void *table;
 	size_t table_size;
@@ -240,15 +240,17 @@ struct api_lib {
  */
 static struct hip_api hip;
 static struct cuda_api cu;
+static const char *const hip_libs[] = AGILE_HIP_LIB_NAMES;
+static const char *const cuda_libs[] = AGILE_CUDA_LIB_NAMES;
 static struct api_lib apis[NR_APIS] = {
 	[API_HIP] = { .name = "HIP",
-		      .libs = { "libamdhip64.so.5", "libamdhip64.so", NULL },
+		      .libs = hip_libs,
 		      .syms = hip_syms,
 		      .table = &hip,
 		      .table_size = sizeof(hip),
 		      .code_file = AGILE_GPU_CODE_HIP },
 	[API_CUDA] = { .name = "CUDA",
-		       .libs = { "libcuda.so.1", NULL },
+		       .libs = cuda_libs,
 		       .syms = cuda_syms,
 		       .table = &cu,
 		       .table_size = sizeof(cu),
@@ -256,33 +258,38 @@ static struct api_lib apis[NR_APIS] = {
 };
 static pthread_once_t apis_once = PTHREAD_ONCE_INIT;
 
+/* The same library gpu.c's probe found (agile__gpu_lib_open). */
 static void api_load(struct api_lib *a)
 {
-	for (int i = 0; a->libs[i]; i++) {
-		void *lib = dlopen(a->libs[i], RTLD_NOW | RTLD_LOCAL);
-		const struct sym *s;
+	const char *rocm = getenv("ROCM_PATH");
+	char rocm_lib[PATH_MAX] = "", loaded[PATH_MAX];
+	const char *dirs[] = { rocm_lib, AGILE_HIP_LIB_DEFAULT_DIR, NULL };
+	const struct sym *s;
+	void *lib;
 
-		if (!lib)
-			continue;
-		for (s = a->syms; s->name; s++) {
-			void *fn = dlsym(lib, s->name);
-
-			if (!fn && !s->optional)
-				break;
-			memcpy((char *)a->table + s->offset, &fn, sizeof(fn));
-		}
-		if (!s->name) {
-			a->loaded = true;
-			return;
-		}
-		snprintf(a->reason, sizeof(a->reason), "%s: %s lacks %s",
-			 a->name, a->libs[i], s->name);
-		memset(a->table, 0, a->table_size);
-		dlclose(lib); /* nothing of it was run */
+	if (rocm && *rocm)
+		snprintf(rocm_lib, sizeof(rocm_lib), "%s/lib", rocm);
+	lib = agile__gpu_lib_open(a->libs, a->table == &hip ? dirs : NULL,
+				  loaded, sizeof(loaded));
+	if (!lib) {
+		snprintf(a->reason, sizeof(a->reason), "%s: %s not found",
+			 a->name, a->libs[0]);
 		return;
 	}
-	snprintf(a->reason, sizeof(a->reason), "%s: %s not found", a->name,
-		 a->libs[0]);
+	for (s = a->syms; s->name; s++) {
+		void *fn = dlsym(lib, s->name);
+
+		if (!fn && !s->optional)
+			break;
+		memcpy((char *)a->table + s->offset, &fn, sizeof(fn));
+	}
+	if (!s->name) {
+		a->loaded = true;
+		return;
+	}
+	snprintf(a->reason, sizeof(a->reason), "%s: %.100s lacks %s", a->name,
+		 loaded, s->name);
+	memset(a->table, 0, a->table_size);
 }
 
 static void apis_load(void)

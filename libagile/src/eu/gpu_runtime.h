@@ -76,4 +76,68 @@
 	X(StreamSynchronize, cuStreamSynchronize)                \
 	X(StreamDestroy, cuStreamDestroy_v2)
 
+/* ---- probing (gpu.c): which library, which device, which code ---- */
+#include <stddef.h>
+
+/*
+ * The runtime libraries by soname family, newest first: a process runs
+ * whichever ROCm or NVIDIA driver is installed, not the one agile was
+ * built beside.  HIP is also looked for in $ROCM_PATH/lib and
+ * /opt/rocm/lib (ROCm 6 and 7 install there and not always in ld.so's
+ * path).  CUDA is the driver API only (libcuda, installed with the
+ * driver): the runtime API's libcudart.so.N is tied to one toolkit and
+ * refuses an older driver (error 35), which says nothing of the GPU.
+ */
+#define AGILE_HIP_LIB_NAMES                                                 \
+	{                                                                   \
+		"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", \
+			"libamdhip64.so", NULL                              \
+	}
+#define AGILE_CUDA_LIB_NAMES                       \
+	{                                          \
+		"libcuda.so.1", "libcuda.so", NULL \
+	}
+#define AGILE_HIP_LIB_DEFAULT_DIR "/opt/rocm/lib"
+
+/* A CUDA device's architecture, sm_<major><minor>. */
+#define AGILE_CU_ATTR_COMPUTE_MAJOR \
+	75 /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
+#define AGILE_CU_ATTR_COMPUTE_MINOR \
+	76 /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR */
+
+/*
+ * Beside each code object, `make gpu` writes the targets it holds, one
+ * line, e.g. "gfx908 gfx90a gfx1030" or "sm_80 sm_90 compute_90": the
+ * probe compares them with the device's architecture.
+ */
+#define AGILE_GPU_TARGETS_HIP "agile-gpu-hip.targets"
+#define AGILE_GPU_TARGETS_CUDA "agile-gpu-cuda.targets"
+
+/*
+ * agile__gpu_lib_open - dlopen the first library of @names (NULL
+ * terminated) found: one already loaded in the process first (an
+ * application's own runtime is the one to share), then each name in turn,
+ * newest first, in ld.so's path and then in each of @dirs (NULL
+ * terminated; NULL or empty entries skipped).  Returns the handle with the name or path that
+ * answered in @loaded (@len bytes), or NULL.  Never unloaded.
+ */
+void *agile__gpu_lib_open(const char *const *names, const char *const *dirs,
+			  char *loaded, size_t len);
+
+/*
+ * agile__gpu_arch_covered - whether code built for @targets (the line of
+ * a .targets file) runs on a device of architecture @arch: an AMD
+ * "gfxNNN" needs its own ISA; an NVIDIA "sm_XY" runs SASS of sm_XZ with
+ * Z <= Y (same major) or JIT-compiles PTX of compute_AB with AB <= XY.
+ */
+int agile__gpu_arch_covered(const char *arch, const char *targets);
+
+/*
+ * agile__gpu_gfx_name - the ISA name of a KFD topology node's
+ * gfx_target_version (major * 10000 + minor * 100 + stepping; 90402 is
+ * "gfx942", 90010 "gfx90a"), into @name (@len bytes).
+ */
+void agile__gpu_gfx_name(unsigned int version, char *name, size_t len);
+/* ---- end of probing ---- */
+
 #endif /* AGILE_GPU_RUNTIME_H */
