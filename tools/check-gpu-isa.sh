@@ -63,7 +63,7 @@ check_ptx() {
 		fail "$file: no agile_gpu_persistent"
 		return
 	fi
-	out=$(printf '%s\n' "$body" | awk '
+	if ! out=$(printf '%s\n' "$body" | awk '
 		function bad(m) { print m; nbad++ }
 		{ line[NR] = $0 }
 		/^\$L__[A-Za-z0-9_]+:/ { lab = $1; sub(":", "", lab); at[lab] = NR }
@@ -103,8 +103,7 @@ check_ptx() {
 					if (line[l] ~ ("ld\\.global[^[]*\\[" base "\\+(3[2-9]|[4-9][0-9])") && l > bar1)
 						bad("argument read from host memory after the barrier (every lane): " line[l])
 			exit nbad > 0
-		}')
-	if [ $? -ne 0 ]; then
+		}'); then
 		fail "$file:"
 		printf '%s\n' "$out" | sed 's/^/    /'
 	else
@@ -112,12 +111,22 @@ check_ptx() {
 	fi
 }
 
-# The LLVM tools of the clang hipcc runs.
+# The LLVM tools of the clang hipcc runs: $HIP_CLANG_PATH, else the folder
+# hipcc -### names (clang-offload-bundler's options differ between LLVM
+# versions, so not any LLVM will do), else the newest found.
 find_llvm_tool() {
-	local d
+	local d dirs=()
 
+	if [ -z "${HIP_CLANG_PATH:-}" ] && command -v hipcc >/dev/null; then
+		HIP_CLANG_PATH=$(hipcc -### -x hip -c /dev/null -o /dev/null \
+			--offload-arch=gfx908 2>&1 |
+			sed -n 's|^ *"\(/[^"]*\)/clang".*|\1|p' | head -n 1)
+	fi
+	for d in /usr/lib/llvm-*/bin; do
+		dirs=("$d" "${dirs[@]}")
+	done
 	for d in ${HIP_CLANG_PATH:-} /opt/rocm/llvm/bin /opt/rocm*/llvm/bin \
-		$(ls -d /usr/lib/llvm-*/bin 2>/dev/null | sort -t- -k2 -n -r); do
+		"${dirs[@]}"; do
 		if [ -x "$d/$1" ]; then
 			echo "$d/$1"
 			return 0
@@ -152,7 +161,7 @@ check_gfx() {
 		fail "$co $gfx: no agile_gpu_persistent"
 		return
 	fi
-	out=$(printf '%s\n' "$s" | awk -v bits="$poll_bits" -v acq="$acq" -v rel="$rel" '
+	if ! out=$(printf '%s\n' "$s" | awk -v bits="$poll_bits" -v acq="$acq" -v rel="$rel" '
 		function bad(m) { print m; nbad++ }
 		function hex(h,  i, n) {
 			n = 0; h = tolower(h); sub(/^0x/, "", h)
@@ -221,8 +230,7 @@ check_gfx() {
 			}
 			if (nrel != 1) bad("expected 1 system-scope release (" rel ") before the IDLE store, found " nrel + 0)
 			exit nbad > 0
-		}')
-	if [ $? -ne 0 ]; then
+		}'); then
 		fail "$co $gfx:"
 		printf '%s\n' "$out" | sed 's/^/    /'
 	else
