@@ -51,9 +51,9 @@ step "build (modules for $kernels, selftests, libagile, tools)" build.log \
 step "lint (checkpatch --strict, sparse, W=1)" lint.log \
 	"$make" --no-print-directory lint
 # No GPU here: the persistent kernel is compiled for every target only.
-step "GPU persistent kernel compiles (HIP and CUDA targets)" gpu.log \
+step "GPU persistent kernel compiles (HIP and CUDA targets; ISA/PTX read back)" gpu.log \
 	"$make" --no-print-directory -C libagile gpu
-grep -E 'compiled|code object|not found' "$results/gpu.log"
+grep -E 'compiled|code object|not found|check-gpu-isa' "$results/gpu.log"
 # GPU EUs where there is a GPU; a SKIP line (a pass) elsewhere.
 step "libagile check-gpu (GPU EUs; SKIP without a GPU)" check-gpu.log \
 	"$make" --no-print-directory -C libagile check-gpu

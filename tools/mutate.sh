@@ -28,6 +28,9 @@
 #   mpi NP...     make -C libagile check-mpi MPI_NP="NP..." (selftests/libagile/
 #                 coll-mpi.c under mpirun, NP processes each, no network
 #                 namespace run)
+#   gpu           the GPU code objects and PTX (make -C libagile/gpu code)
+#                 and their read-back (check-isa: tools/check-gpu-isa.sh);
+#                 needs hipcc and nvcc, or it cannot fail
 #   kdebug P...   agile.ko for the 6.1-debug kernel (KASAN, lockdep, kmemleak,
 #                 DEBUG_ATOMIC_SLEEP: tools/vm/debug.config) and the kmod
 #                 programs P... in its guest: caught when a test fails or
@@ -204,6 +207,9 @@ build_suite() {
 		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
 			$make --no-print-directory -C libagile guest-tests \
 				TESTS="$*") >"$log" 2>&1 ;;
+	gpu)
+		(cd "$TREE" && $make --no-print-directory -C libagile/gpu \
+			code) >"$log" 2>&1 ;;
 	kdebug)
 		(cd "$TREE" && tools/vm/kernels.sh 6.1-debug &&
 			tools/build-kmod.sh 6.1-debug &&
@@ -237,6 +243,12 @@ run_suite() {
 			MPI_NP="$*") >>"$log" 2>&1
 		rc=$?
 		grep -E '^not ok' "$log" >"$log.fails"
+		;;
+	gpu)
+		(cd "$TREE" && $make --no-print-directory -C libagile/gpu \
+			check-isa) >>"$log" 2>&1
+		rc=$?
+		grep -E 'check-gpu-isa: FAIL|^    ' "$log" >"$log.fails"
 		;;
 	kmod)
 		script=$(guest_script "$TREE/selftests/kmod/run.sh" \

@@ -8,10 +8,16 @@
  * header maps the few things the kernel and its launcher need onto each
  * vendor's own API:
  *
- *	agile_gpu_load_acquire_sys / agile_gpu_store_release_sys
- *		32-bit loads and stores with system scope (the doorbell, which
- *		a CPU thread writes and reads through host-registered pages)
- *	agile_gpu_fence_sys, agile_gpu_barrier, agile_gpu_backoff
+ *	agile_gpu_load_relaxed_sys / agile_gpu_store_relaxed_sys
+ *		32-bit atomic loads and stores with system scope and no
+ *		ordering (the doorbell, which a CPU thread writes and reads
+ *		through host-registered pages): never cached on the way, so
+ *		a poll sees the CPU's store, and no cache maintenance each
+ *		time
+ *	agile_gpu_fence_acquire_sys / agile_gpu_fence_release_sys
+ *		the one system-scope fence after a poll saw POSTED, and the
+ *		one before the store of IDLE
+ *	agile_gpu_barrier, agile_gpu_backoff
  *	agile_gpu_lane, agile_gpu_group, agile_gpu_nr_lanes
  *	agile_gpu* host calls: device attributes, occupancy, cooperative launch
  *
@@ -73,16 +79,27 @@ int agile_gpu_launch(const struct agile_gpu_params *params, uint32_t nr_lanes,
 
 #define AGILE_GPU_VENDOR "hip"
 
-static __device__ inline uint32_t agile_gpu_load_acquire_sys(uint32_t *p)
+static __device__ inline uint32_t agile_gpu_load_relaxed_sys(uint32_t *p)
 {
-	return __hip_atomic_load(p, __ATOMIC_ACQUIRE,
+	return __hip_atomic_load(p, __ATOMIC_RELAXED,
 				 __HIP_MEMORY_SCOPE_SYSTEM);
 }
 
-static __device__ inline void agile_gpu_store_release_sys(uint32_t *p,
+static __device__ inline void agile_gpu_store_relaxed_sys(uint32_t *p,
 							  uint32_t v)
 {
-	__hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+	__hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+
+/* Sync scope "" is the system scope of clang's AMDGPU memory model. */
+static __device__ inline void agile_gpu_fence_acquire_sys(void)
+{
+	__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "");
+}
+
+static __device__ inline void agile_gpu_fence_release_sys(void)
+{
+	__builtin_amdgcn_fence(__ATOMIC_RELEASE, "");
 }
 
 /* One polling round's pause: s_sleep takes a constant (64 clocks each). */
@@ -110,19 +127,31 @@ typedef hipStream_t agile_gpu_stream_t;
 
 #define AGILE_GPU_VENDOR "cuda"
 
-static __device__ inline uint32_t agile_gpu_load_acquire_sys(uint32_t *p)
+static __device__ inline uint32_t agile_gpu_load_relaxed_sys(uint32_t *p)
 {
 	cuda::atomic_ref<uint32_t, cuda::thread_scope_system> a(*p);
 
-	return a.load(cuda::memory_order_acquire);
+	return a.load(cuda::memory_order_relaxed);
 }
 
-static __device__ inline void agile_gpu_store_release_sys(uint32_t *p,
+static __device__ inline void agile_gpu_store_relaxed_sys(uint32_t *p,
 							  uint32_t v)
 {
 	cuda::atomic_ref<uint32_t, cuda::thread_scope_system> a(*p);
 
-	a.store(v, cuda::memory_order_release);
+	a.store(v, cuda::memory_order_relaxed);
+}
+
+static __device__ inline void agile_gpu_fence_acquire_sys(void)
+{
+	cuda::atomic_thread_fence(cuda::memory_order_acquire,
+				  cuda::thread_scope_system);
+}
+
+static __device__ inline void agile_gpu_fence_release_sys(void)
+{
+	cuda::atomic_thread_fence(cuda::memory_order_release,
+				  cuda::thread_scope_system);
 }
 
 /* One polling round's pause: short at first, then about a microsecond. */
@@ -142,12 +171,6 @@ typedef cudaStream_t agile_gpu_stream_t;
 #define agile_gpu_launch_coop cudaLaunchCooperativeKernel
 
 #endif /* vendor */
-
-/* A full fence at system scope: CPU threads see our stores in order. */
-static __device__ inline void agile_gpu_fence_sys(void)
-{
-	__threadfence_system();
-}
 
 /* The work-group barrier (and block-scope fence) between phases. */
 static __device__ inline void agile_gpu_barrier(void)

@@ -5,20 +5,25 @@
  * and by nvcc for NVIDIA through agile_gpu.h.
  *
  * One work-group per EU: work-group k serves slot k (doorbell k, task
- * register k).  Lane 0 is the primary: it polls the doorbell with a
- * system-scope acquire load, reads the task and decides; the barrier
- * releases the secondaries; each lane below nr_parts runs its part of every
- * phase (lanes at or above nr_parts idle), with the work-group barrier
- * between phases - the same phase functions the CPU EUs run
- * (kernels_body.h).  Lanes record success and the first failure in
- * work-group shared memory; the primary copies them into the task register,
- * issues a system-scope fence and stores IDLE with release.
+ * register k).  Lane 0 is the primary: it polls the doorbell with relaxed
+ * system-scope loads (uncached, no cache maintenance per poll), and once it
+ * sees POSTED issues the one system-scope acquire fence of the task, reads
+ * the task, decides, and copies the arguments into work-group shared
+ * memory; the barrier releases the secondaries; each lane below nr_parts
+ * runs its part of every phase (lanes at or above nr_parts idle) on the
+ * shared copy of the arguments, with the work-group barrier between phases
+ * - the same phase functions the CPU EUs run (kernels_body.h).  Lanes
+ * record success and the first failure in work-group shared memory; the
+ * primary copies them into the task register, issues the one system-scope
+ * release fence of the task and stores IDLE.
  *
  * The completion bits and the first-failure CAS are done on shared-memory
  * copies rather than on the task register itself: the register lives in
  * host memory, where device atomics need PCIe atomics (which not every
  * platform has); the primary's plain stores followed by the fence and the
- * release store publish the same values.
+ * store of IDLE publish the same values.  The arguments are staged for the
+ * same reason the bits are gathered: the register is across the bus, and
+ * lanes times phases reads of it would each be a PCIe round trip.
  */
 #include "agile_gpu.h"
 #include "kernels/kernels_body.h"
@@ -29,18 +34,27 @@
 
 static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
 	      "agile_gpu_params.opcodes must cover every common kernel");
+static_assert(sizeof(struct agile_task_reg) +
+			      AGILE_COMMON_NR_ARGS * sizeof(__u64) <=
+		      AGILE_TASK_REG_MIN_SIZE,
+	      "the staged arguments must fit the smallest task register");
 
 /*
  * What lane 0 decides for one task (kernels_body.h: agile_task_decide) and
- * the lanes share: work-group shared memory, one per kernel instance.
+ * reads of it, which the lanes share: work-group shared memory, one per
+ * kernel instance.
  */
 struct task_shared {
+	__u64 args[AGILE_COMMON_NR_ARGS];
 	uint32_t quit, kernel, parts, error_lane;
 	int error;
 	unsigned long long status;
 };
 
-/* Steps 614-618 on lane 0. */
+/*
+ * Steps 614-618 on lane 0, after the acquire (or the launch): the only
+ * reads of the task register, the arguments included.
+ */
 static __device__ void task_decide(const struct agile_gpu_params &p,
 				   const struct agile_task_reg *reg,
 				   struct task_shared *s)
@@ -54,13 +68,17 @@ static __device__ void task_decide(const struct agile_gpu_params &p,
 	s->error = d.error;
 	s->error_lane = d.error_lane;
 	s->status = 0;
+	if (d.kernel != AGILE_TASK_NO_KERNEL)
+		for (uint32_t i = 0; i < AGILE_COMMON_NR_ARGS; i++)
+			s->args[i] = reg->args[i];
 }
 
 /*
  * Steps 622-624 and 646 on every lane, after task_decide and a barrier:
  * each lane its part, phase by phase, then lane 0 copies the outcome into
- * the task register and fences it out to the system.  The caller's
- * release (or the kernel's end) publishes it.
+ * the task register.  The caller's release fence and store of IDLE (or the
+ * kernel's end) publish it.  No kernel (DISCONNECT, or a refused task)
+ * runs no phase and leaves status 0 and the decision's error.
  */
 static __device__ void task_run(struct agile_task_reg *reg,
 				struct task_shared *s, uint32_t lane)
@@ -75,7 +93,7 @@ static __device__ void task_run(struct agile_task_reg *reg,
 	for (uint32_t phase = 0; phase < nr_phases; phase++) {
 		if (live) {
 			int err = agile_common_phase(kernel, phase, lane, parts,
-						     reg->args, &state, NULL);
+						     s->args, &state, NULL);
 
 			if (err) {
 				/* A positive code breaks the contract. */
@@ -100,8 +118,6 @@ static __device__ void task_run(struct agile_task_reg *reg,
 		reg->status = s->status;
 		reg->error = s->error;
 		reg->error_lane = s->error ? s->error_lane : 0;
-		/* The status and error reach the system before what follows. */
-		agile_gpu_fence_sys();
 	}
 }
 
@@ -126,43 +142,47 @@ agile_gpu_persistent(struct agile_gpu_params p)
 	struct agile_task_reg *reg = task_reg_of(p, eu);
 
 	for (;;) {
+		bool quit;
+
 		if (lane == 0) {
 			uint32_t round = 0;
 
 			/*
-			 * Step 612.  Acquire, system scope: pairs with the
-			 * poster's release store of POSTED, so the task
-			 * register is ours until we store IDLE.
+			 * Step 612.  Relaxed polls, then one acquire fence,
+			 * system scope: the fence pairs with the poster's
+			 * release store of POSTED (agile_dev_post), so the
+			 * task register is ours until we store IDLE.
 			 */
-			while (agile_gpu_load_acquire_sys(&db->value) !=
+			while (agile_gpu_load_relaxed_sys(&db->value) !=
 			       AGILE_DOORBELL_POSTED)
 				agile_gpu_backoff(round < 64 ? round++ : round);
+			agile_gpu_fence_acquire_sys();
 			task_decide(p, reg, &s);
 		}
 		/* Step 620: release the secondaries. */
 		agile_gpu_barrier();
-
-		if (s.quit) {
-			if (lane == 0) {
-				reg->status = 0;
-				reg->error = 0;
-				reg->error_lane = 0;
-				agile_gpu_fence_sys();
-				agile_gpu_store_release_sys(
-					&db->value, AGILE_DOORBELL_IDLE);
-			}
-			return;
-		}
+		/*
+		 * Read before task_run's last barrier: after it lane 0 may
+		 * publish, and then rewrite s for the next task.
+		 */
+		quit = s.quit;
 
 		task_run(reg, &s, lane);
 
-		if (lane == 0)
+		if (lane == 0) {
 			/*
-			 * Steps 626-628: release, system scope: pairs with
-			 * the poster's acquire load of IDLE (agile_eu_wait).
+			 * Steps 626-628: one release fence, system scope,
+			 * then IDLE: pairs with the poster's acquire load of
+			 * IDLE (agile_eu_wait).  It orders every lane's
+			 * stores before the doorbell, the others' through
+			 * task_run's last barrier.
 			 */
-			agile_gpu_store_release_sys(&db->value,
+			agile_gpu_fence_release_sys();
+			agile_gpu_store_relaxed_sys(&db->value,
 						    AGILE_DOORBELL_IDLE);
+		}
+		if (quit)
+			return;
 		/*
 		 * The secondaries read nothing of s after task_run's last
 		 * barrier: lane 0 may rewrite it while they wait at step 620.
@@ -187,14 +207,6 @@ agile_gpu_run_once(struct agile_gpu_params p, uint32_t slot)
 	if (lane == 0)
 		task_decide(p, reg, &s);
 	agile_gpu_barrier();
-	if (s.quit) {
-		if (lane == 0) {
-			reg->status = 0;
-			reg->error = 0;
-			reg->error_lane = 0;
-		}
-		return;
-	}
 	task_run(reg, &s, lane);
 }
 

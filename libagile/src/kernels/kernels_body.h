@@ -33,6 +33,13 @@ enum {
 	AGILE_COMMON_NR
 };
 
+/*
+ * Arguments any kernel here reads (args[0 .. AGILE_COMMON_NR_ARGS - 1]):
+ * what fits the smallest task register, and what the GPU EU's lane 0
+ * copies into shared memory for its lanes (persistent.cu).
+ */
+#define AGILE_COMMON_NR_ARGS 4
+
 /* ---- axpy: y = a x + y, lanes cut [0, n) into nr_lanes blocks ---- */
 
 /* args: a (double bits), x, y, n.  One phase; any number of lanes. */
