@@ -14,8 +14,20 @@
  * hipExtHostRegisterCoarseGrained, device pointers of unregistered
  * memory, unregistering what is not registered, a code object that is not
  * an offload bundle, kernels looked up by mangled names, launching more
- * work-groups than are co-resident.  mock_registered() says how many
- * registrations are left (0 after a pool's destroy).
+ * work-groups than are co-resident.
+ *
+ * The tests' hooks (selftests/libagile/gpumock.h's mock_call), each
+ * int (int): mock_registered says how many registrations are left (0
+ * after a pool's destroy), mock_hangs how many unregisters would have
+ * hung, mock_running how many work-groups run.
+ *
+ * Where a real runtime blocks, so does this one: hipHostUnregister (and
+ * cuMemHostUnregister) waits for every kernel of the device to end, as
+ * ROCm 6 does, so unregistering while the persistent kernel runs would
+ * hang.  Here the wait is bounded (MOCK_HANG_MS): past it the call fails
+ * and mock_hangs() counts it, so a test reports the hang instead of
+ * hanging.  Launches are asynchronous, the one-shot kernel's included (a
+ * thread on its stream, joined by the stream's synchronise).
  *
  * It tests libagile's host side, not the GPU code: persistent.cu itself
  * is compile-checked only where there is no GPU.
@@ -42,8 +54,18 @@
 #define MOCK_PER_CU 2
 #define MAX_REGS 64
 #define MAX_BLOCKS (MOCK_CUS * MOCK_PER_CU)
+/* How long an unregister waits for the kernels before calling it a hang. */
+#define MOCK_HANG_MS 1000
 
+/*
+ * lock guards regs, nr_regs, running and hangs; kernels_ended is
+ * broadcast when running drops to 0.
+ */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t kernels_ended = PTHREAD_COND_INITIALIZER;
+/* Work-groups (threads) of launched kernels that have not returned. */
+static int running;
+static int hangs;
 static struct {
 	char *host;
 	size_t bytes;
@@ -51,26 +73,60 @@ static struct {
 static int nr_regs;
 
 struct stream {
-	pthread_t threads[MAX_BLOCKS];
+	pthread_t threads[MAX_BLOCKS + 1];
 	int nr_threads;
+	int persistent; /* the persistent kernel was launched on it */
 };
 
 struct block {
 	struct agile_gpu_params p;
 	uint32_t index;
+	bool once; /* the one-shot kernel: run slot @index's task, return */
 };
 
 static int function_persistent, function_run_once, module_token, ctx_token;
 static _Thread_local void *current_ctx;
 
-int mock_registered(void)
+int mock_registered(int unused)
 {
 	int n;
 
+	(void)unused;
 	pthread_mutex_lock(&lock);
 	n = nr_regs;
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+int mock_hangs(int unused)
+{
+	int n;
+
+	(void)unused;
+	pthread_mutex_lock(&lock);
+	n = hangs;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* Work-groups still running, of every kernel launched. */
+int mock_running(int unused)
+{
+	int n;
+
+	(void)unused;
+	pthread_mutex_lock(&lock);
+	n = running;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+static void block_ended(void)
+{
+	pthread_mutex_lock(&lock);
+	if (!--running)
+		pthread_cond_broadcast(&kernels_ended);
+	pthread_mutex_unlock(&lock);
 }
 
 int hipGetDeviceCount(int *count)
@@ -120,9 +176,31 @@ int hipHostRegister(void *host, size_t bytes, unsigned int flags)
 
 int hipHostUnregister(void *host)
 {
+	struct timespec until;
 	int i, rc = HIP_ERR_INVALID;
 
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += MOCK_HANG_MS / 1000;
+	until.tv_nsec += (MOCK_HANG_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
 	pthread_mutex_lock(&lock);
+	/* ROCm 6: waits for every stream of the device, the persistent one too. */
+	while (running)
+		if (pthread_cond_timedwait(&kernels_ended, &lock, &until) ==
+		    ETIMEDOUT)
+			break;
+	if (running) {
+		hangs++;
+		pthread_mutex_unlock(&lock);
+		fprintf(stderr,
+			"gpu-mock: unregister of %p while a kernel runs: a "
+			"real runtime would hang here\n",
+			host);
+		return HIP_ERR_INVALID;
+	}
 	i = find_reg(host);
 	if (i >= 0 && regs[i].host == host) {
 		regs[i] = regs[--nr_regs];
@@ -215,6 +293,7 @@ int hipStreamSynchronize(void *stream)
 	for (int i = 0; i < s->nr_threads; i++)
 		pthread_join(s->threads[i], NULL);
 	s->nr_threads = 0;
+	s->persistent = 0;
 	return HIP_OK;
 }
 
@@ -295,6 +374,14 @@ static void *persistent_block(void *arg)
 	struct agile_task_reg *reg = reg_of(&b->p, b->index);
 	struct task_shared s;
 
+	if (b->once) {
+		task_decide(&b->p, reg, &s);
+		if (!s.quit)
+			task_run(reg, &s);
+		free(b);
+		block_ended();
+		return NULL;
+	}
 	for (;;) {
 		unsigned int round = 0;
 
@@ -317,7 +404,32 @@ static void *persistent_block(void *arg)
 				 __ATOMIC_RELEASE);
 	}
 	free(b);
+	block_ended();
 	return NULL;
+}
+
+/* One work-group of @p on a thread of stream @s; 0 or 2 (no memory). */
+static int block_start(struct stream *s, const struct agile_gpu_params *p,
+		       uint32_t index, bool once)
+{
+	struct block *b = malloc(sizeof(*b));
+
+	if (!b)
+		return 2;
+	b->p = *p;
+	b->index = index;
+	b->once = once;
+	pthread_mutex_lock(&lock);
+	running++;
+	pthread_mutex_unlock(&lock);
+	if (pthread_create(&s->threads[s->nr_threads], NULL, persistent_block,
+			   b)) {
+		free(b);
+		block_ended();
+		return 2;
+	}
+	s->nr_threads++;
+	return HIP_OK;
 }
 
 static int launch(void *function, unsigned int gx, unsigned int gy,
@@ -340,31 +452,22 @@ static int launch(void *function, unsigned int gx, unsigned int gy,
 	pthread_mutex_unlock(&lock);
 	if (function == &function_run_once) {
 		uint32_t slot = *(uint32_t *)params[1];
-		struct task_shared ts;
 
-		if (gx != 1 || slot >= p->nr_eus)
+		/* Asynchronous, as a real launch: the synchronise waits. */
+		if (gx != 1 || slot >= p->nr_eus || s->persistent ||
+		    s->nr_threads == MAX_BLOCKS + 1)
 			return HIP_ERR_INVALID;
-		task_decide(p, reg_of(p, slot), &ts);
-		if (!ts.quit)
-			task_run(reg_of(p, slot), &ts);
-		return HIP_OK;
+		return block_start(s, p, slot, true);
 	}
 	if (function != &function_persistent || gx != p->nr_eus ||
 	    gx > MAX_BLOCKS || s->nr_threads)
 		return HIP_ERR_INVALID;
+	s->persistent = 1;
 	for (unsigned int i = 0; i < gx; i++) {
-		struct block *b = malloc(sizeof(*b));
+		int rc = block_start(s, p, i, false);
 
-		if (!b)
-			return 2;
-		b->p = *p;
-		b->index = i;
-		if (pthread_create(&s->threads[s->nr_threads], NULL,
-				   persistent_block, b)) {
-			free(b);
-			return 2;
-		}
-		s->nr_threads++;
+		if (rc)
+			return rc;
 	}
 	return HIP_OK;
 }

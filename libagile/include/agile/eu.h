@@ -357,12 +357,14 @@ int agile_eu_stats(struct agile_eu_pool *pool, uint32_t eu,
  * says with which flags), and gives the device's address for it, which
  * need not equal @addr.  Map each buffer (segments included) the tasks
  * point into before posting them; it stays mapped until
- * agile_eu_pool_unmap or the pool's destroy.  CPU EUs: *@eu_addr = @addr.
+ * agile_eu_pool_unmap or the pool's destroy, and registered until the
+ * pool's destroy (see agile_eu_pool_unmap).  CPU EUs: *@eu_addr = @addr.
  *
  * Thread safety: thread safe (GPU EUs: under the pool's map lock).
  *
- * Return: 0, -EINVAL, -EEXIST (@addr is mapped already), -ENOMEM or -EIO
- * (the runtime refused).
+ * Return: 0, -EINVAL, -EEXIST (@addr is mapped already), -EBUSY (GPU EUs:
+ * @addr was unmapped with another size and is still registered), -ENOMEM
+ * or -EIO (the runtime refused, e.g. @addr overlaps a registered range).
  */
 int agile_eu_pool_map(struct agile_eu_pool *pool, void *addr, size_t bytes,
 		      uint64_t *eu_addr);
@@ -372,7 +374,12 @@ int agile_eu_pool_map(struct agile_eu_pool *pool, void *addr, size_t bytes,
  * @pool: the pool
  * @addr: the @addr given to agile_eu_pool_map
  *
- * No task in flight may still use the memory.
+ * No task in flight may still use the memory.  GPU EUs: the mapping is
+ * forgotten, but the memory stays registered with the runtime until the
+ * pool's destroy has seen the persistent kernel end (unregistering while
+ * it runs hangs on ROCm 6: docs/gpu.md, "What an application may not
+ * do"), so it must stay allocated until then; mapping the same @addr and
+ * size again gives the same address back.
  *
  * Thread safety: thread safe (GPU EUs: under the pool's map lock).
  *

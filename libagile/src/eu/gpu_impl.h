@@ -91,7 +91,10 @@ const char *agile__gpu_eus_name(const struct agile__gpu_eus *g);
 /*
  * agile__gpu_map / agile__gpu_unmap - register host memory the tasks'
  * arguments point into, and the address the GPU uses for it.  0, -EINVAL,
- * -EEXIST (already mapped), -ENOENT (unmap: not mapped), -ENOMEM, -EIO.
+ * -EEXIST (already mapped), -EBUSY (unmapped but still registered, with
+ * another size), -ENOENT (unmap: not mapped), -ENOMEM, -EIO.  Unmap
+ * unregisters nothing: registrations last until agile__gpu_eus_stop has
+ * seen the kernel end (docs/gpu.md, "What an application may not do").
  * Thread safe.
  */
 int agile__gpu_map(struct agile__gpu_eus *g, void *host, size_t bytes,

@@ -293,9 +293,17 @@ static void apis_load(void)
 
 /* ---- a launched persistent kernel ---- */
 
+/*
+ * A buffer registered by agile__gpu_map.  It stays registered until the
+ * kernel has ended (gpu_teardown): unregistering while the persistent
+ * kernel runs blocks until every kernel of the device ends on ROCm 6,
+ * which is never.  agile__gpu_unmap only marks it @unmapped.
+ */
 struct mapping {
 	void *host;
+	size_t bytes;
 	uint64_t device;
+	bool unmapped;
 };
 
 struct agile__gpu_eus {
@@ -741,10 +749,24 @@ int agile__gpu_map(struct agile__gpu_eus *g, void *host, size_t bytes,
 	if (!g || !host || !bytes || !device)
 		return -EINVAL;
 	pthread_mutex_lock(&g->lock);
-	for (size_t i = 0; i < g->nr_maps; i++)
-		if (g->maps[i].host == host)
+	for (size_t i = 0; i < g->nr_maps; i++) {
+		struct mapping *m = &g->maps[i];
+
+		if (m->host != host)
+			continue;
+		/* Unmapped, still registered: the same range maps again. */
+		if (!m->unmapped)
 			err = -EEXIST;
-	if (!err && g->nr_maps == g->max_maps) {
+		else if (m->bytes != bytes)
+			err = -EBUSY;
+		else {
+			m->unmapped = false;
+			*device = m->device;
+		}
+		pthread_mutex_unlock(&g->lock);
+		return err;
+	}
+	if (g->nr_maps == g->max_maps) {
 		size_t max = g->max_maps ? 2 * g->max_maps : 8;
 		struct mapping *m = realloc(g->maps, max * sizeof(*m));
 
@@ -762,8 +784,9 @@ int agile__gpu_map(struct agile__gpu_eus *g, void *host, size_t bytes,
 		if (rc)
 			err = -EIO;
 		else
-			g->maps[g->nr_maps++] =
-				(struct mapping){ host, *device };
+			g->maps[g->nr_maps++] = (struct mapping){
+				.host = host, .bytes = bytes, .device = *device
+			};
 	}
 	pthread_mutex_unlock(&g->lock);
 	return err;
@@ -777,11 +800,10 @@ int agile__gpu_unmap(struct agile__gpu_eus *g, void *host)
 		return -EINVAL;
 	pthread_mutex_lock(&g->lock);
 	for (size_t i = 0; i < g->nr_maps; i++) {
-		if (g->maps[i].host != host)
+		if (g->maps[i].host != host || g->maps[i].unmapped)
 			continue;
-		gpu_enter(g);
-		gpu_unregister(g, host);
-		g->maps[i] = g->maps[--g->nr_maps];
+		/* Unregistered by gpu_teardown, once the kernel has ended. */
+		g->maps[i].unmapped = true;
 		err = 0;
 		break;
 	}
