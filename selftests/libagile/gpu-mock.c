@@ -29,6 +29,17 @@
  * hanging.  Launches are asynchronous, the one-shot kernel's included (a
  * thread on its stream, joined by the stream's synchronise).
  *
+ * Its device can die as a GPU does: a task whose pointer arguments are
+ * not registered memory faults (error 700, hipErrorIllegalAddress /
+ * CUDA_ERROR_ILLEGAL_ADDRESS), and mock_kill(err) kills it from the test.
+ * Either way the error is sticky, as a CUDA context's is: every
+ * work-group returns without answering its doorbell, and stream queries,
+ * synchronises and launches return it (mock_revive clears it, which no
+ * real device does, so that one test process can go on).  mock_stall(1)
+ * makes the work-groups stop looking at their doorbells (a stuck kernel)
+ * until mock_stall(0).  MOCK_GPU_WATCHDOG=1 in the environment gives the
+ * device a kernel run-time limit (KERNEL_EXEC_TIMEOUT: a display GPU).
+ *
  * It tests libagile's host side, not the GPU code: persistent.cu itself
  * is compile-checked only where there is no GPU.
  */
@@ -66,6 +77,9 @@ static pthread_cond_t kernels_ended = PTHREAD_COND_INITIALIZER;
 /* Work-groups (threads) of launched kernels that have not returned. */
 static int running;
 static int hangs;
+/* Read by the work-groups without the lock: __atomic loads and stores. */
+static int sticky; /* the device's error, 0 while it is healthy */
+static int stalled;
 static struct {
 	char *host;
 	size_t bytes;
@@ -76,9 +90,11 @@ struct stream {
 	pthread_t threads[MAX_BLOCKS + 1];
 	int nr_threads;
 	int persistent; /* the persistent kernel was launched on it */
+	int live; /* its work-groups that have not returned (__atomic) */
 };
 
 struct block {
+	struct stream *stream;
 	struct agile_gpu_params p;
 	uint32_t index;
 	bool once; /* the one-shot kernel: run slot @index's task, return */
@@ -121,6 +137,37 @@ int mock_running(int unused)
 	return n;
 }
 
+int mock_kill(int err)
+{
+	__atomic_store_n(&sticky, err ? err : 700, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mock_revive(int unused)
+{
+	(void)unused;
+	__atomic_store_n(&sticky, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mock_stall(int on)
+{
+	__atomic_store_n(&stalled, on, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int dead(void)
+{
+	return __atomic_load_n(&sticky, __ATOMIC_ACQUIRE);
+}
+
+static int watchdog(void)
+{
+	const char *w = getenv("MOCK_GPU_WATCHDOG");
+
+	return w && !strcmp(w, "1");
+}
+
 static void block_ended(void)
 {
 	pthread_mutex_lock(&lock);
@@ -144,7 +191,8 @@ int hipDeviceGetAttribute(int *value, int attr, int device)
 {
 	if (device != 0)
 		return HIP_ERR_INVALID;
-	*value = attr == 63 ? MOCK_CUS : 0; /* no cooperative launch */
+	/* No cooperative launch (10). */
+	*value = attr == 63 ? MOCK_CUS : attr == 18 ? watchdog() : 0;
 	return HIP_OK;
 }
 
@@ -294,7 +342,30 @@ int hipStreamSynchronize(void *stream)
 		pthread_join(s->threads[i], NULL);
 	s->nr_threads = 0;
 	s->persistent = 0;
-	return HIP_OK;
+	return dead();
+}
+
+int hipStreamQuery(void *stream)
+{
+	struct stream *s = stream;
+
+	if (dead())
+		return dead();
+	return __atomic_load_n(&s->live, __ATOMIC_ACQUIRE) ? 600 : HIP_OK;
+}
+
+const char *hipGetErrorString(int err)
+{
+	switch (err) {
+	case 0:
+		return "hipSuccess";
+	case 600:
+		return "hipErrorNotReady";
+	case 700:
+		return "hipErrorIllegalAddress";
+	default:
+		return "hipErrorUnknown";
+	}
 }
 
 int hipStreamDestroy(void *stream)
@@ -327,6 +398,37 @@ static void task_decide(const struct agile_gpu_params *p,
 	s->parts = d.parts;
 	s->error = d.error;
 	s->error_lane = d.error_lane;
+}
+
+/* Whether @addr is device-visible: in memory registered with us. */
+static bool mapped(uint64_t addr)
+{
+	int i;
+
+	pthread_mutex_lock(&lock);
+	i = find_reg((const void *)(uintptr_t)addr);
+	pthread_mutex_unlock(&lock);
+	return i >= 0;
+}
+
+/*
+ * A GPU's page fault: a pointer argument of a built-in kernel outside
+ * registered memory kills the device (sticky error 700).  Returns true
+ * when the task faulted.
+ */
+static bool task_faults(const struct agile_task_reg *reg,
+			const struct task_shared *s)
+{
+	bool ok = true;
+
+	if (s->kernel == AGILE_COMMON_AXPY)
+		ok = mapped(reg->args[1]) && mapped(reg->args[2]);
+	else if (s->kernel == AGILE_COMMON_MATLIST_MUL)
+		ok = mapped(reg->args[0]) && mapped(reg->args[1]);
+	if (ok)
+		return false;
+	mock_kill(700);
+	return true;
 }
 
 static void task_run(struct agile_task_reg *reg, struct task_shared *s)
@@ -376,21 +478,25 @@ static void *persistent_block(void *arg)
 
 	if (b->once) {
 		task_decide(&b->p, reg, &s);
-		if (!s.quit)
+		if (!s.quit && !task_faults(reg, &s))
 			task_run(reg, &s);
-		free(b);
-		block_ended();
-		return NULL;
+		goto out;
 	}
 	for (;;) {
 		unsigned int round = 0;
 
-		while (__atomic_load_n(&db->value, __ATOMIC_ACQUIRE) !=
-		       AGILE_DOORBELL_POSTED) {
+		while (dead() || __atomic_load_n(&stalled, __ATOMIC_ACQUIRE) ||
+		       __atomic_load_n(&db->value, __ATOMIC_ACQUIRE) !=
+			       AGILE_DOORBELL_POSTED) {
+			/* A dead device's work-groups are gone. */
+			if (dead())
+				goto out;
 			if (++round > 64)
 				usleep(20);
 		}
 		task_decide(&b->p, reg, &s);
+		if (task_faults(reg, &s))
+			goto out;
 		if (s.quit) {
 			reg->status = 0;
 			reg->error = 0;
@@ -403,6 +509,8 @@ static void *persistent_block(void *arg)
 		__atomic_store_n(&db->value, AGILE_DOORBELL_IDLE,
 				 __ATOMIC_RELEASE);
 	}
+out:
+	__atomic_fetch_sub(&b->stream->live, 1, __ATOMIC_RELEASE);
 	free(b);
 	block_ended();
 	return NULL;
@@ -416,14 +524,17 @@ static int block_start(struct stream *s, const struct agile_gpu_params *p,
 
 	if (!b)
 		return 2;
+	b->stream = s;
 	b->p = *p;
 	b->index = index;
 	b->once = once;
 	pthread_mutex_lock(&lock);
 	running++;
 	pthread_mutex_unlock(&lock);
+	__atomic_fetch_add(&s->live, 1, __ATOMIC_RELAXED);
 	if (pthread_create(&s->threads[s->nr_threads], NULL, persistent_block,
 			   b)) {
+		__atomic_fetch_sub(&s->live, 1, __ATOMIC_RELAXED);
 		free(b);
 		block_ended();
 		return 2;
@@ -443,6 +554,8 @@ static int launch(void *function, unsigned int gx, unsigned int gy,
 	if (!s || extra || gy != 1 || gz != 1 || bx != AGILE_MAX_LANES ||
 	    by != 1 || bz != 1 || shared)
 		return HIP_ERR_INVALID;
+	if (dead())
+		return dead();
 	/* What the host hands the GPU must be device-visible. */
 	pthread_mutex_lock(&lock);
 	if (find_reg(p->doorbells) < 0 || find_reg(p->task_regs) < 0) {
@@ -517,7 +630,10 @@ int cuDeviceGetAttribute(int *value, int attr, int device)
 {
 	if (device != 0)
 		return CU_ERR_INVALID_VALUE;
-	*value = attr == 16 ? MOCK_CUS : attr == 95 ? 1 : 0;
+	*value = attr == 16 ? MOCK_CUS :
+		 attr == 95 ? 1 :
+		 attr == 17 ? watchdog() :
+			      0;
 	return CU_OK;
 }
 
@@ -614,6 +730,30 @@ int cuStreamSynchronize(void *stream)
 {
 	NEED_CTX();
 	return hipStreamSynchronize(stream);
+}
+
+int cuStreamQuery(void *stream)
+{
+	NEED_CTX();
+	return hipStreamQuery(stream);
+}
+
+int cuGetErrorString(int err, const char **str)
+{
+	switch (err) {
+	case 0:
+		*str = "no error";
+		return CU_OK;
+	case 600:
+		*str = "device not ready";
+		return CU_OK;
+	case 700:
+		*str = "an illegal memory access was encountered";
+		return CU_OK;
+	default:
+		*str = NULL;
+		return CU_ERR_INVALID_VALUE;
+	}
 }
 
 int cuStreamDestroy_v2(void *stream)

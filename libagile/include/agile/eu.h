@@ -122,7 +122,9 @@ struct agile_eu_pool_opts {
  * struct agile_eu_pool_info - what a pool runs on, and why
  * @kind:     AGILE_EU_KIND_*: what the EUs are
  * @fallback: 1 when GPU EUs were asked for and CPU EUs were started
- * @reason:   with @fallback, why (what the GPU probe saw); else ""
+ * @reason:   with @fallback, why (what the GPU probe saw); GPU EUs whose
+ *            kernel was found dead or ended (-AGILE_E_GPU): what
+ *            happened, with the device's error; else ""
  */
 struct agile_eu_pool_info {
 	uint32_t kind;
@@ -191,8 +193,17 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
  * Thread safety: not thread safe against any other call on @pool (an
  * offload object using it included: destroy that first).
  *
- * Return: 0, -EINVAL, or -EBUSY (a task is still in flight on some EU:
- * wait for it first; nothing was changed).
+ * GPU EUs: bounded.  A dead kernel's tasks in flight do not count
+ * (nothing runs them); the work-groups get AGILE_GPU_STOP_TIMEOUT_MS
+ * (default 10000) in all to take DISCONNECT and the kernel to end, and
+ * only then is anything unregistered.  A kernel still running after that
+ * is abandoned: the pool is freed, but the kernel, its streams and its
+ * registrations stay until the process ends (unregistering under it
+ * would hang), and so does the device's claim (docs/gpu.md).
+ *
+ * Return: 0, -EINVAL, -EBUSY (a task is still in flight on some EU:
+ * wait for it first; nothing was changed), or -ETIMEDOUT (GPU EUs
+ * abandoned as above; the pool is freed all the same).
  */
 int agile_eu_pool_destroy(struct agile_eu_pool *pool);
 
@@ -258,8 +269,9 @@ int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
  *
  * Thread safety: one poster per EU.
  *
- * Return: 0, -EINVAL, -ENOTCONN (the EU was disconnected) or -EBUSY (the
- * previous task is not finished: nothing was written, it runs on).
+ * Return: 0, -EINVAL, -ENOTCONN (the EU was disconnected), -EBUSY (the
+ * previous task is not finished: nothing was written, it runs on) or
+ * -AGILE_E_GPU (GPU EUs found dead by an earlier wait).
  */
 int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu);
 
@@ -276,7 +288,10 @@ int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu);
  * Return: 0 (every lane's bit set), the failed lane's negative error
  * (-AGILE_E_OPCODE: no kernel for the opcode), -AGILE_E_STATUS (a bit is
  * missing without an error), -ETIMEDOUT (the task is still running: wait
- * again later) or -EINVAL.
+ * again later), -AGILE_E_GPU (GPU EUs: the runtime says their kernel died
+ * or ended, so the task will never finish; agile_eu_pool_info has the
+ * device's error) or -EINVAL.  A wait on a GPU EU asks the runtime
+ * (hipStreamQuery / cuStreamQuery) every 200 us it sleeps.
  */
 int agile_eu_wait(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
 		  uint32_t *error_lane);

@@ -80,10 +80,30 @@ int agile__gpu_eus_start(const struct agile__gpu_areas *areas,
 			 size_t rlen);
 
 /*
- * agile__gpu_eus_stop - after every EU took DISCONNECT: wait for the
- * kernel to end, unregister everything, unload the code object.
+ * agile__gpu_eus_stop - after every EU took DISCONNECT (or the kernel
+ * died): wait up to @timeout_ns for the stream to say the kernel ended,
+ * then unregister everything and unload the code object.  Returns 0,
+ * -AGILE_E_GPU (the kernel had died; all the same freed), or -ETIMEDOUT:
+ * the kernel still runs, and @g is abandoned as it is (nothing
+ * unregistered, which would wait for the kernel), kept until the process
+ * ends.  @g is not to be used again either way.
  */
-void agile__gpu_eus_stop(struct agile__gpu_eus *g);
+int agile__gpu_eus_stop(struct agile__gpu_eus *g, uint64_t timeout_ns);
+
+/*
+ * agile__gpu_eus_check - liveness: asks the runtime about the persistent
+ * kernel's stream (hipStreamQuery / cuStreamQuery) unless an earlier
+ * query found it gone.  0: it runs; 1: it ended (every work-group took
+ * DISCONNECT, or it returned early); -AGILE_E_GPU: it died, and
+ * agile__gpu_eus_error has the device's error.  Thread safe.
+ */
+int agile__gpu_eus_check(struct agile__gpu_eus *g);
+
+/* Nonzero once a check found the kernel ended or dead; asks nothing. */
+int agile__gpu_eus_gone(const struct agile__gpu_eus *g);
+
+/* Once gone: what happened, with the device's error string; else "". */
+const char *agile__gpu_eus_error(const struct agile__gpu_eus *g);
 
 /* The runtime and device serving, e.g. "HIP device 0". */
 const char *agile__gpu_eus_name(const struct agile__gpu_eus *g);
