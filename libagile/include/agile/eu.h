@@ -86,6 +86,13 @@ struct agile_eu_pool;
 
 #define AGILE_EU_IDLE_SPIN_NS_DEFAULT 50000ULL
 #define AGILE_EU_WAIT_SPIN_NS_DEFAULT 50000ULL
+/*
+ * GPU EUs take at most this percentage of the work-groups the device can
+ * hold at once (SM/CU count x the persistent kernel's occupancy), so that
+ * other kernels, the library's own plain launches included, still find
+ * room (docs/gpu.md, "Headroom").
+ */
+#define AGILE_EU_GPU_SHARE_DEFAULT 50
 
 /**
  * struct agile_eu_pool_opts - how to start a pool (agile_eu_pool_opts_init)
@@ -94,7 +101,10 @@ struct agile_eu_pool;
  * @idle_spin_ns: an idle EU spins this long on its doorbell, then sleeps
  * @wait_spin_ns: agile_eu_wait spins this long, then sleeps
  * @stack_size:   EU thread stack in bytes; 0: the system default
- * @reserved:     must be zero
+ * @gpu_share:    GPU EUs: the most of the device's co-resident work-groups
+ *                they may take, in percent (1-100); 0: $AGILE_GPU_SHARE
+ *                if set, else AGILE_EU_GPU_SHARE_DEFAULT
+ * @reserved32, @reserved: must be zero
  */
 struct agile_eu_pool_opts {
 	uint32_t nr_eus;
@@ -102,7 +112,9 @@ struct agile_eu_pool_opts {
 	uint64_t idle_spin_ns;
 	uint64_t wait_spin_ns;
 	size_t stack_size;
-	uint64_t reserved[4];
+	uint32_t gpu_share;
+	uint32_t reserved32;
+	uint64_t reserved[3];
 };
 
 /* struct agile_eu_pool_opts.flags: at most one of these. */
@@ -176,10 +188,13 @@ int agile_eu_pool_opts_init(struct agile_eu_pool_opts *opts);
  *
  * Return: 0, -EINVAL (bad arguments, unknown or several kind flags, more
  * EUs than slots, AGILE_EU_POOL set to something other than cpu, gpu or
- * auto), -EBUSY (a doorbell is not IDLE), -ENOMEM or -EAGAIN (no thread).
- * GPU EUs required and not started: -ENODEV (no usable GPU or runtime),
- * -ENOENT (no code object), -ENOSPC (the EUs do not fit on the GPU at
- * once), -EIO (the runtime refused a step) or -ENOTSUP (a static build);
+ * auto, @gpu_share over 100, AGILE_GPU_SHARE not a number from 1 to 100),
+ * -EBUSY (a doorbell is not IDLE), -ENOMEM or -EAGAIN (no thread).
+ * GPU EUs required and not started: -ENODEV (no usable GPU or runtime, or
+ * a kernel run-time limit), -ENOENT (no code object), -ENOSPC (the EUs do
+ * not fit in their share of the GPU), -EBUSY (another pool's GPU EUs run
+ * on the device: one persistent kernel per device and process), -EIO (the
+ * runtime refused a step) or -ENOTSUP (a static build);
  * the reason goes to stderr unless AGILE_QUIET is set.
  */
 int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,

@@ -75,6 +75,7 @@ struct agile_eu_pool {
 	struct eu *eus;
 	/* Set when GPU EUs serve the slots; then no EU has a thread. */
 	struct agile__gpu_eus *gpu;
+	uint32_t gpu_share; /* percent, gpu_share() */
 };
 
 /*
@@ -260,6 +261,8 @@ static int check_opts(const struct agile_eu_pool_opts *o)
 	     i++)
 		if (o->reserved[i])
 			return -EINVAL;
+	if (o->reserved32 || o->gpu_share > 100)
+		return -EINVAL;
 	if (o->flags & ~AGILE_EU_POOL_KINDS)
 		return -EINVAL;
 	/* At most one bit. */
@@ -309,6 +312,25 @@ static void fallback_announce(const struct agile_eu_pool_info *info,
 			info->reason);
 }
 
+/*
+ * The share of the GPU a pool's EUs may take: @opts_share, else
+ * $AGILE_GPU_SHARE, else the default; 0 when the variable is not a
+ * number from 1 to 100.
+ */
+static uint32_t gpu_share(uint32_t opts_share)
+{
+	const char *v = getenv("AGILE_GPU_SHARE");
+	unsigned long share;
+	char *end;
+
+	if (opts_share)
+		return opts_share;
+	if (!v || !*v)
+		return AGILE_EU_GPU_SHARE_DEFAULT;
+	share = strtoul(v, &end, 10);
+	return *end || share < 1 || share > 100 ? 0 : (uint32_t)share;
+}
+
 /* The doorbell and task-register areas, every slot, whole pages. */
 static void gpu_areas(struct agile_eu_pool *pool, struct agile__gpu_areas *a)
 {
@@ -329,6 +351,7 @@ static void gpu_areas(struct agile_eu_pool *pool, struct agile__gpu_areas *a)
 		((size_t)nr_slots * reg_size + page - 1) / page * page;
 	a->task_reg_size = reg_size;
 	a->nr_eus = pool->nr_eus;
+	a->share = pool->gpu_share;
 	agile__kernels_builtin_opcodes(pool->kernels, a->opcodes);
 }
 
@@ -458,6 +481,8 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 	if (env == ENV_BAD)
 		return -EINVAL;
 	want_gpu = opts->flags != 0;
+	if (want_gpu && !gpu_share(opts->gpu_share))
+		return -EINVAL;
 	required = (opts->flags & AGILE_EU_POOL_GPU_ONLY) ||
 		   (want_gpu && env == ENV_GPU_ONLY);
 	nr_slots = agile_dev_nr_slots(dev);
@@ -475,6 +500,7 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 			sizeof(uint64_t);
 	pool->idle_spin_ns = opts->idle_spin_ns;
 	pool->wait_spin_ns = opts->wait_spin_ns;
+	pool->gpu_share = gpu_share(opts->gpu_share);
 	pool->info.kind = AGILE_EU_KIND_CPU;
 	pool->eus = aligned_alloc(_Alignof(struct eu),
 				  pool->nr_eus * sizeof(struct eu));

@@ -52,6 +52,8 @@ int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
  * @task_regs, @task_reg_bytes: the task-register area (likewise)
  * @task_reg_size: bytes per task register
  * @nr_eus:        work-groups to launch, serving slots 0 .. nr_eus - 1
+ * @share:         the most of the device's co-resident work-groups the
+ *                 EUs may take, in percent (1-100)
  * @opcodes:       the registry opcode of each common kernel, 0 if absent
  */
 struct agile__gpu_areas {
@@ -61,6 +63,7 @@ struct agile__gpu_areas {
 	size_t task_reg_bytes;
 	uint32_t task_reg_size;
 	uint32_t nr_eus;
+	uint32_t share;
 	uint32_t opcodes[AGILE_GPU_NR_COMMON];
 };
 
@@ -71,9 +74,11 @@ struct agile__gpu_eus;
  * GPU (HIP first, then CUDA), one work-group of AGILE_MAX_LANES lanes per
  * EU, after registering both areas with the runtime.  Returns 0, or a
  * negative errno with the precise reason in @reason (-ENODEV no runtime
- * or device, -ENOENT no code object, -ENOSPC the EUs do not all fit at
- * once, -EIO the runtime refused a step, -ENOTSUP a static build); a
- * failure leaves nothing registered or loaded.
+ * or device, or a kernel run-time limit; -ENOENT no code object; -ENOSPC
+ * the EUs do not fit in @areas->share of the device; -EBUSY GPU EUs of
+ * another pool hold the device; -EIO the runtime refused a step;
+ * -ENOTSUP a static build); a failure leaves nothing registered or
+ * loaded.
  */
 int agile__gpu_eus_start(const struct agile__gpu_areas *areas,
 			 struct agile__gpu_eus **out, char *reason,

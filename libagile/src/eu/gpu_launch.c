@@ -353,6 +353,40 @@ struct agile__gpu_eus {
 static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct agile__gpu_eus *abandoned;
 
+/*
+ * The GPU EUs holding each runtime's device 0: one persistent kernel per
+ * device and process.  A second one would not share the device's
+ * capacity with the first's EUs but compete for it (on ROCm a second
+ * cooperative launch queues behind the first for ever), and one kernel
+ * cannot serve two pools' slots (they are different areas).  Claimed at
+ * the start of a start, released by gpu_teardown; an abandoned kernel
+ * keeps it.  Global because the device is.
+ */
+static pthread_mutex_t owners_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct agile__gpu_eus *owners[NR_APIS];
+
+/* Claims @g's device for it; 0, or -EBUSY when another holds it. */
+static int gpu_claim(struct agile__gpu_eus *g)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&owners_lock);
+	if (owners[g->api])
+		err = -EBUSY;
+	else
+		owners[g->api] = g;
+	pthread_mutex_unlock(&owners_lock);
+	return err;
+}
+
+static void gpu_release(struct agile__gpu_eus *g)
+{
+	pthread_mutex_lock(&owners_lock);
+	if (owners[g->api] == g)
+		owners[g->api] = NULL;
+	pthread_mutex_unlock(&owners_lock);
+}
+
 /* Makes @g's device current on the calling thread; 0 or a runtime code. */
 static int gpu_enter(const struct agile__gpu_eus *g)
 {
@@ -447,6 +481,7 @@ static void gpu_teardown(struct agile__gpu_eus *g)
 	}
 	if (g->api == API_CUDA && g->ctx)
 		cu.DevicePrimaryCtxRelease(g->device);
+	gpu_release(g);
 	pthread_mutex_destroy(&g->lock);
 	free(g->maps);
 	free(g);
@@ -672,6 +707,15 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 	snprintf(g->name, sizeof(g->name), "%s device %d", lib->name,
 		 g->device);
 	*opened = true;
+	if (gpu_claim(g)) {
+		REASON(reason, rlen,
+		       "%s already runs the GPU EUs of another pool (one "
+		       "persistent kernel per device and process: destroy "
+		       "that pool first)",
+		       g->name);
+		err = -EBUSY;
+		goto fail;
+	}
 	if (watchdog) {
 		const char *w = getenv("AGILE_GPU_WATCHDOG");
 
@@ -712,11 +756,15 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 		err = -EIO;
 		goto fail;
 	}
-	if ((uint64_t)a->nr_eus > (uint64_t)per_sm * (uint64_t)sms) {
+	/* Headroom: a share of what fits at once. */
+	if ((uint64_t)a->nr_eus * 100 >
+	    (uint64_t)per_sm * (uint64_t)sms * a->share) {
 		REASON(reason, rlen,
-		       "%s: %u EUs do not fit at once (%d work-groups per SM/CU "
-		       "x %d SM/CUs)",
-		       lib->name, a->nr_eus, per_sm, sms);
+		       "%s: %u EUs do not fit in %u%% of the device (%d "
+		       "work-groups per SM/CU x %d SM/CUs at once; "
+		       "AGILE_GPU_SHARE or agile_eu_pool_opts.gpu_share "
+		       "sets the share)",
+		       lib->name, a->nr_eus, a->share, per_sm, sms);
 		err = -ENOSPC;
 		goto fail;
 	}
@@ -764,7 +812,8 @@ int agile__gpu_eus_start(const struct agile__gpu_areas *a,
 	int err, first_err = -ENODEV;
 	bool first_opened = false;
 
-	if (!a || !out || !a->nr_eus || !a->doorbells || !a->task_regs)
+	if (!a || !out || !a->nr_eus || !a->doorbells || !a->task_regs ||
+	    !a->share || a->share > 100)
 		return -EINVAL;
 	pthread_once(&apis_once, apis_load);
 	/*
