@@ -225,6 +225,7 @@ static void test_stuck(struct agile_kernels *reg)
 		usleep(1000);
 	tap_ok(mock_call(lib, "mock_running", 0) == 0,
 	       "the abandoned kernel ended once unstuck");
+	mock_call(lib, "mock_reap", 0);
 	agile_dev_close(dev);
 }
 

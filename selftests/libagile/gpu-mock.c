@@ -37,7 +37,8 @@
  * synchronises and launches return it (mock_revive clears it, which no
  * real device does, so that one test process can go on).  mock_stall(1)
  * makes the work-groups stop looking at their doorbells (a stuck kernel)
- * until mock_stall(0).  MOCK_GPU_WATCHDOG=1 in the environment gives the
+ * until mock_stall(0); mock_reap joins what an abandoned kernel leaves.
+ * MOCK_GPU_WATCHDOG=1 in the environment gives the
  * device a kernel run-time limit (KERNEL_EXEC_TIMEOUT: a display GPU).
  *
  * It tests libagile's host side, not the GPU code: persistent.cu itself
@@ -326,12 +327,58 @@ int hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks,
 	return HIP_OK;
 }
 
+/* Every stream not destroyed, for mock_reap; under lock. */
+static struct stream *streams[MAX_REGS];
+
 int hipStreamCreateWithFlags(void **stream, unsigned int flags)
 {
+	struct stream *s;
+	int i;
+
 	if (flags != 1) /* hipStreamNonBlocking: nothing may wait on us */
 		return HIP_ERR_INVALID;
-	*stream = calloc(1, sizeof(struct stream));
-	return *stream ? HIP_OK : 2;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return 2;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < MAX_REGS && streams[i]; i++)
+		;
+	if (i < MAX_REGS)
+		streams[i] = s;
+	pthread_mutex_unlock(&lock);
+	if (i == MAX_REGS) {
+		free(s);
+		return 2;
+	}
+	*stream = s;
+	return HIP_OK;
+}
+
+/*
+ * Joins the threads of every stream whose kernels have all returned,
+ * those of streams libagile abandoned included (a stuck kernel's, once
+ * unstuck), so that a test process leaves no thread behind.  Call it
+ * only while no other thread uses the streams.
+ */
+int mock_reap(int unused)
+{
+	struct stream *done[MAX_REGS];
+	int nr = 0;
+
+	(void)unused;
+	/* Joined without the lock: a returning work-group takes it. */
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_REGS; i++)
+		if (streams[i] &&
+		    !__atomic_load_n(&streams[i]->live, __ATOMIC_ACQUIRE))
+			done[nr++] = streams[i];
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < nr; i++) {
+		for (int t = 0; t < done[i]->nr_threads; t++)
+			pthread_join(done[i]->threads[t], NULL);
+		done[i]->nr_threads = 0;
+	}
+	return 0;
 }
 
 int hipStreamSynchronize(void *stream)
@@ -374,6 +421,11 @@ int hipStreamDestroy(void *stream)
 
 	if (s->nr_threads)
 		return HIP_ERR_INVALID; /* a kernel still runs on it */
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_REGS; i++)
+		if (streams[i] == s)
+			streams[i] = NULL;
+	pthread_mutex_unlock(&lock);
 	free(s);
 	return HIP_OK;
 }
