@@ -30,11 +30,17 @@ _Static_assert(AGILE_HIP_ATTR_COOPERATIVE_LAUNCH ==
 _Static_assert(AGILE_HIP_ATTR_MULTIPROCESSOR_COUNT ==
 		       (int)hipDeviceAttributeMultiprocessorCount,
 	       "hipDeviceAttributeMultiprocessorCount");
+_Static_assert(AGILE_HIP_ERROR_NOT_READY == (int)hipErrorNotReady,
+	       "hipErrorNotReady");
+_Static_assert(AGILE_HIP_ATTR_KERNEL_EXEC_TIMEOUT ==
+		       (int)hipDeviceAttributeKernelExecTimeout,
+	       "hipDeviceAttributeKernelExecTimeout");
 
 void agile_gpu_runtime_check(void);
 void agile_gpu_runtime_check(void)
 {
 	AGILE_HIP_CALLS(CHECK_CALL, OPTIONAL_CALL)
+	AGILE_HIP_LIVENESS_CALLS(CHECK_CALL, OPTIONAL_CALL)
 }
 
 #elif defined(AGILE_CHECK_CUDA)
@@ -55,11 +61,17 @@ _Static_assert(AGILE_CU_ATTR_MULTIPROCESSOR_COUNT ==
 _Static_assert(AGILE_CU_ATTR_COOPERATIVE_LAUNCH ==
 		       (int)CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
 	       "CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH");
+_Static_assert(AGILE_CU_ERROR_NOT_READY == (int)CUDA_ERROR_NOT_READY,
+	       "CUDA_ERROR_NOT_READY");
+_Static_assert(AGILE_CU_ATTR_KERNEL_EXEC_TIMEOUT ==
+		       (int)CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT,
+	       "CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT");
 
 void agile_gpu_runtime_check(void);
 void agile_gpu_runtime_check(void)
 {
 	AGILE_CUDA_CALLS(CHECK_CALL)
+	AGILE_CUDA_LIVENESS_CALLS(CHECK_CALL)
 }
 
 #else

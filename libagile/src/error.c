@@ -18,6 +18,9 @@ static const char *const agile_messages[] = {
 	[AGILE_E_SYNC - AGILE_ERRNO_BASE] =
 		"Spawn and sync do not match: a sync of another task, a sync "
 		"with no spawn left, or a task returned with spawns unsynced",
+	[AGILE_E_GPU - AGILE_ERRNO_BASE] =
+		"The GPU execution units' kernel died or ended (the pool's "
+		"info has the device's error)",
 };
 
 const char *agile_strerror(int err)

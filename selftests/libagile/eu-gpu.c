@@ -27,34 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
-#ifndef AGILE_NO_DLOPEN
-#include <dlfcn.h>
-#endif
 
 #include "eu/gpu_impl.h"
 #include "tap.h"
 #include "gputest.h"
 
 #ifndef AGILE_NO_DLOPEN
-#define MOCK_DIR AGILE_GPU_BUILD_DIR "/mock"
-
-static const struct {
-	const char *api, *lib, *code;
-} mocks[] = {
-	{ "hip", "libamdhip64.so.5", AGILE_GPU_CODE_HIP },
-	{ "cuda", "libcuda.so.1", AGILE_GPU_CODE_CUDA },
-};
-
-/* The stand-in runtime's count of registrations still in place. */
-static int mock_registered(const char *name)
-{
-	void *lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
-	int (*fn)(void) = lib ? (int (*)(void))dlsym(lib, "mock_registered") :
-				NULL;
-
-	return fn ? fn() : -1;
-}
+#include "gpumock.h"
 
 /* eu-gpu --mock LIB: the GPU part against gpu-mock.c, TAP on stdout. */
 static int mock_child(const char *lib)
@@ -72,70 +51,18 @@ static int mock_child(const char *lib)
 	       lib);
 	test_modes(dev, reg, 1);
 	test_gpu(dev, reg, 1);
-	tap_ok(mock_registered(lib) == 0,
-	       "nothing left registered with the runtime");
+	tap_ok(mock_call(lib, "mock_registered", 0) == 0 &&
+		       mock_call(lib, "mock_hangs", 0) == 0,
+	       "nothing left registered with the runtime, no unregister hung");
 	agile_dev_close(dev);
 	agile_kernels_destroy(reg);
 	return tap_done();
 }
 
-/* Runs eu-gpu --mock with stand-in @m first on the library path. */
-static void test_mock_one(int m)
-{
-	char dir[1024], lib[2048], code[2048], line[1024];
-	int fds[2], status, bad = 0, n = 0;
-	FILE *out;
-	pid_t pid;
-
-	snprintf(dir, sizeof(dir), "%s/%s", MOCK_DIR, mocks[m].api);
-	snprintf(lib, sizeof(lib), "%s/%s", dir, mocks[m].lib);
-	snprintf(code, sizeof(code), "%s/%s", AGILE_GPU_BUILD_DIR,
-		 mocks[m].code);
-	if (access(lib, R_OK) || access(code, R_OK)) {
-		tap_skip("GPU EUs on a stand-in runtime",
-			 "%s or %s not built (make -C libagile gpu; no "
-			 "compiler?)",
-			 lib, code);
-		return;
-	}
-	if (pipe(fds)) {
-		tap_ok(0, "pipe");
-		return;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[0]);
-		close(fds[1]);
-		setenv("LD_LIBRARY_PATH", dir, 1);
-		unsetenv("AGILE_GPU_CODE_DIR");
-		execl("/proc/self/exe", "eu-gpu", "--mock", mocks[m].lib,
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	out = fdopen(fds[0], "r");
-	while (out && fgets(line, sizeof(line), out)) {
-		line[strcspn(line, "\n")] = '\0';
-		tap_diag("%s mock: %s", mocks[m].api, line);
-		bad += !strncmp(line, "not ok", 6);
-		n += !strncmp(line, "ok", 2);
-	}
-	if (out)
-		fclose(out);
-	waitpid(pid, &status, 0);
-	tap_ok(pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status) && !bad &&
-		       n > 10,
-	       "GPU EUs on the stand-in %s runtime: %d passed, %d failed",
-	       mocks[m].lib, n, bad);
-}
-
 static void test_mock(void)
 {
 	for (int m = 0; m < (int)(sizeof(mocks) / sizeof(mocks[0])); m++)
-		test_mock_one(m);
+		mock_run_one(m, 11);
 }
 #else
 static void test_mock(void)

@@ -14,8 +14,32 @@
  * hipExtHostRegisterCoarseGrained, device pointers of unregistered
  * memory, unregistering what is not registered, a code object that is not
  * an offload bundle, kernels looked up by mangled names, launching more
- * work-groups than are co-resident.  mock_registered() says how many
- * registrations are left (0 after a pool's destroy).
+ * work-groups than are co-resident.
+ *
+ * The tests' hooks (selftests/libagile/gpumock.h's mock_call), each
+ * int (int): mock_registered says how many registrations are left (0
+ * after a pool's destroy), mock_hangs how many unregisters would have
+ * hung, mock_running how many work-groups run.
+ *
+ * Where a real runtime blocks, so does this one: hipHostUnregister (and
+ * cuMemHostUnregister) waits for every kernel of the device to end, as
+ * ROCm 6 does, so unregistering while the persistent kernel runs would
+ * hang.  Here the wait is bounded (MOCK_HANG_MS): past it the call fails
+ * and mock_hangs() counts it, so a test reports the hang instead of
+ * hanging.  Launches are asynchronous, the one-shot kernel's included (a
+ * thread on its stream, joined by the stream's synchronise).
+ *
+ * Its device can die as a GPU does: a task whose pointer arguments are
+ * not registered memory faults (error 700, hipErrorIllegalAddress /
+ * CUDA_ERROR_ILLEGAL_ADDRESS), and mock_kill(err) kills it from the test.
+ * Either way the error is sticky, as a CUDA context's is: every
+ * work-group returns without answering its doorbell, and stream queries,
+ * synchronises and launches return it (mock_revive clears it, which no
+ * real device does, so that one test process can go on).  mock_stall(1)
+ * makes the work-groups stop looking at their doorbells (a stuck kernel)
+ * until mock_stall(0); mock_reap joins what an abandoned kernel leaves.
+ * MOCK_GPU_WATCHDOG=1 in the environment gives the
+ * device a kernel run-time limit (KERNEL_EXEC_TIMEOUT: a display GPU).
  *
  * It tests libagile's host side, not the GPU code: persistent.cu itself
  * is compile-checked only where there is no GPU.
@@ -42,12 +66,25 @@
 #define MOCK_PER_CU 2
 #define MAX_REGS 64
 #define MAX_BLOCKS (MOCK_CUS * MOCK_PER_CU)
+/* How long an unregister waits for the kernels before calling it a hang. */
+#define MOCK_HANG_MS 1000
 
 /* The probe's failures, asked for by $GPU_MOCK_PROBE: the block at the end. */
 static bool probe_fails(const char *what);
 static int probe_cc(int attr);
 
+/*
+ * lock guards regs, nr_regs, running and hangs; kernels_ended is
+ * broadcast when running drops to 0.
+ */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t kernels_ended = PTHREAD_COND_INITIALIZER;
+/* Work-groups (threads) of launched kernels that have not returned. */
+static int running;
+static int hangs;
+/* Read by the work-groups without the lock: __atomic loads and stores. */
+static int sticky; /* the device's error, 0 while it is healthy */
+static int stalled;
 static struct {
 	char *host;
 	size_t bytes;
@@ -55,26 +92,93 @@ static struct {
 static int nr_regs;
 
 struct stream {
-	pthread_t threads[MAX_BLOCKS];
+	pthread_t threads[MAX_BLOCKS + 1];
 	int nr_threads;
+	int persistent; /* the persistent kernel was launched on it */
+	int live; /* its work-groups that have not returned (__atomic) */
 };
 
 struct block {
+	struct stream *stream;
 	struct agile_gpu_params p;
 	uint32_t index;
+	bool once; /* the one-shot kernel: run slot @index's task, return */
 };
 
 static int function_persistent, function_run_once, module_token, ctx_token;
 static _Thread_local void *current_ctx;
 
-int mock_registered(void)
+int mock_registered(int unused)
 {
 	int n;
 
+	(void)unused;
 	pthread_mutex_lock(&lock);
 	n = nr_regs;
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+int mock_hangs(int unused)
+{
+	int n;
+
+	(void)unused;
+	pthread_mutex_lock(&lock);
+	n = hangs;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* Work-groups still running, of every kernel launched. */
+int mock_running(int unused)
+{
+	int n;
+
+	(void)unused;
+	pthread_mutex_lock(&lock);
+	n = running;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+int mock_kill(int err)
+{
+	__atomic_store_n(&sticky, err ? err : 700, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mock_revive(int unused)
+{
+	(void)unused;
+	__atomic_store_n(&sticky, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int mock_stall(int on)
+{
+	__atomic_store_n(&stalled, on, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int dead(void)
+{
+	return __atomic_load_n(&sticky, __ATOMIC_ACQUIRE);
+}
+
+static int watchdog(void)
+{
+	const char *w = getenv("MOCK_GPU_WATCHDOG");
+
+	return w && !strcmp(w, "1");
+}
+
+static void block_ended(void)
+{
+	pthread_mutex_lock(&lock);
+	if (!--running)
+		pthread_cond_broadcast(&kernels_ended);
+	pthread_mutex_unlock(&lock);
 }
 
 int hipGetDeviceCount(int *count)
@@ -96,7 +200,8 @@ int hipDeviceGetAttribute(int *value, int attr, int device)
 {
 	if (device != 0)
 		return HIP_ERR_INVALID;
-	*value = attr == 63 ? MOCK_CUS : 0; /* no cooperative launch */
+	/* No cooperative launch (10). */
+	*value = attr == 63 ? MOCK_CUS : attr == 18 ? watchdog() : 0;
 	return HIP_OK;
 }
 
@@ -128,9 +233,31 @@ int hipHostRegister(void *host, size_t bytes, unsigned int flags)
 
 int hipHostUnregister(void *host)
 {
+	struct timespec until;
 	int i, rc = HIP_ERR_INVALID;
 
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += MOCK_HANG_MS / 1000;
+	until.tv_nsec += (MOCK_HANG_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
 	pthread_mutex_lock(&lock);
+	/* ROCm 6: waits for every stream of the device, the persistent one too. */
+	while (running)
+		if (pthread_cond_timedwait(&kernels_ended, &lock, &until) ==
+		    ETIMEDOUT)
+			break;
+	if (running) {
+		hangs++;
+		pthread_mutex_unlock(&lock);
+		fprintf(stderr,
+			"gpu-mock: unregister of %p while a kernel runs: a "
+			"real runtime would hang here\n",
+			host);
+		return HIP_ERR_INVALID;
+	}
 	i = find_reg(host);
 	if (i >= 0 && regs[i].host == host) {
 		regs[i] = regs[--nr_regs];
@@ -208,12 +335,58 @@ int hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks,
 	return HIP_OK;
 }
 
+/* Every stream not destroyed, for mock_reap; under lock. */
+static struct stream *streams[MAX_REGS];
+
 int hipStreamCreateWithFlags(void **stream, unsigned int flags)
 {
+	struct stream *s;
+	int i;
+
 	if (flags != 1) /* hipStreamNonBlocking: nothing may wait on us */
 		return HIP_ERR_INVALID;
-	*stream = calloc(1, sizeof(struct stream));
-	return *stream ? HIP_OK : 2;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return 2;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < MAX_REGS && streams[i]; i++)
+		;
+	if (i < MAX_REGS)
+		streams[i] = s;
+	pthread_mutex_unlock(&lock);
+	if (i == MAX_REGS) {
+		free(s);
+		return 2;
+	}
+	*stream = s;
+	return HIP_OK;
+}
+
+/*
+ * Joins the threads of every stream whose kernels have all returned,
+ * those of streams libagile abandoned included (a stuck kernel's, once
+ * unstuck), so that a test process leaves no thread behind.  Call it
+ * only while no other thread uses the streams.
+ */
+int mock_reap(int unused)
+{
+	struct stream *done[MAX_REGS];
+	int nr = 0;
+
+	(void)unused;
+	/* Joined without the lock: a returning work-group takes it. */
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_REGS; i++)
+		if (streams[i] &&
+		    !__atomic_load_n(&streams[i]->live, __ATOMIC_ACQUIRE))
+			done[nr++] = streams[i];
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < nr; i++) {
+		for (int t = 0; t < done[i]->nr_threads; t++)
+			pthread_join(done[i]->threads[t], NULL);
+		done[i]->nr_threads = 0;
+	}
+	return 0;
 }
 
 int hipStreamSynchronize(void *stream)
@@ -223,7 +396,31 @@ int hipStreamSynchronize(void *stream)
 	for (int i = 0; i < s->nr_threads; i++)
 		pthread_join(s->threads[i], NULL);
 	s->nr_threads = 0;
-	return HIP_OK;
+	s->persistent = 0;
+	return dead();
+}
+
+int hipStreamQuery(void *stream)
+{
+	struct stream *s = stream;
+
+	if (dead())
+		return dead();
+	return __atomic_load_n(&s->live, __ATOMIC_ACQUIRE) ? 600 : HIP_OK;
+}
+
+const char *hipGetErrorString(int err)
+{
+	switch (err) {
+	case 0:
+		return "hipSuccess";
+	case 600:
+		return "hipErrorNotReady";
+	case 700:
+		return "hipErrorIllegalAddress";
+	default:
+		return "hipErrorUnknown";
+	}
 }
 
 int hipStreamDestroy(void *stream)
@@ -232,6 +429,11 @@ int hipStreamDestroy(void *stream)
 
 	if (s->nr_threads)
 		return HIP_ERR_INVALID; /* a kernel still runs on it */
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_REGS; i++)
+		if (streams[i] == s)
+			streams[i] = NULL;
+	pthread_mutex_unlock(&lock);
 	free(s);
 	return HIP_OK;
 }
@@ -256,6 +458,37 @@ static void task_decide(const struct agile_gpu_params *p,
 	s->parts = d.parts;
 	s->error = d.error;
 	s->error_lane = d.error_lane;
+}
+
+/* Whether @addr is device-visible: in memory registered with us. */
+static bool mapped(uint64_t addr)
+{
+	int i;
+
+	pthread_mutex_lock(&lock);
+	i = find_reg((const void *)(uintptr_t)addr);
+	pthread_mutex_unlock(&lock);
+	return i >= 0;
+}
+
+/*
+ * A GPU's page fault: a pointer argument of a built-in kernel outside
+ * registered memory kills the device (sticky error 700).  Returns true
+ * when the task faulted.
+ */
+static bool task_faults(const struct agile_task_reg *reg,
+			const struct task_shared *s)
+{
+	bool ok = true;
+
+	if (s->kernel == AGILE_COMMON_AXPY)
+		ok = mapped(reg->args[1]) && mapped(reg->args[2]);
+	else if (s->kernel == AGILE_COMMON_MATLIST_MUL)
+		ok = mapped(reg->args[0]) && mapped(reg->args[1]);
+	if (ok)
+		return false;
+	mock_kill(700);
+	return true;
 }
 
 static void task_run(struct agile_task_reg *reg, struct task_shared *s)
@@ -303,15 +536,27 @@ static void *persistent_block(void *arg)
 	struct agile_task_reg *reg = reg_of(&b->p, b->index);
 	struct task_shared s;
 
+	if (b->once) {
+		task_decide(&b->p, reg, &s);
+		if (!s.quit && !task_faults(reg, &s))
+			task_run(reg, &s);
+		goto out;
+	}
 	for (;;) {
 		unsigned int round = 0;
 
-		while (__atomic_load_n(&db->value, __ATOMIC_ACQUIRE) !=
-		       AGILE_DOORBELL_POSTED) {
+		while (dead() || __atomic_load_n(&stalled, __ATOMIC_ACQUIRE) ||
+		       __atomic_load_n(&db->value, __ATOMIC_ACQUIRE) !=
+			       AGILE_DOORBELL_POSTED) {
+			/* A dead device's work-groups are gone. */
+			if (dead())
+				goto out;
 			if (++round > 64)
 				usleep(20);
 		}
 		task_decide(&b->p, reg, &s);
+		if (task_faults(reg, &s))
+			goto out;
 		if (s.quit) {
 			reg->status = 0;
 			reg->error = 0;
@@ -324,8 +569,38 @@ static void *persistent_block(void *arg)
 		__atomic_store_n(&db->value, AGILE_DOORBELL_IDLE,
 				 __ATOMIC_RELEASE);
 	}
+out:
+	__atomic_fetch_sub(&b->stream->live, 1, __ATOMIC_RELEASE);
 	free(b);
+	block_ended();
 	return NULL;
+}
+
+/* One work-group of @p on a thread of stream @s; 0 or 2 (no memory). */
+static int block_start(struct stream *s, const struct agile_gpu_params *p,
+		       uint32_t index, bool once)
+{
+	struct block *b = malloc(sizeof(*b));
+
+	if (!b)
+		return 2;
+	b->stream = s;
+	b->p = *p;
+	b->index = index;
+	b->once = once;
+	pthread_mutex_lock(&lock);
+	running++;
+	pthread_mutex_unlock(&lock);
+	__atomic_fetch_add(&s->live, 1, __ATOMIC_RELAXED);
+	if (pthread_create(&s->threads[s->nr_threads], NULL, persistent_block,
+			   b)) {
+		__atomic_fetch_sub(&s->live, 1, __ATOMIC_RELAXED);
+		free(b);
+		block_ended();
+		return 2;
+	}
+	s->nr_threads++;
+	return HIP_OK;
 }
 
 static int launch(void *function, unsigned int gx, unsigned int gy,
@@ -339,6 +614,8 @@ static int launch(void *function, unsigned int gx, unsigned int gy,
 	if (!s || extra || gy != 1 || gz != 1 || bx != AGILE_MAX_LANES ||
 	    by != 1 || bz != 1 || shared)
 		return HIP_ERR_INVALID;
+	if (dead())
+		return dead();
 	/* What the host hands the GPU must be device-visible. */
 	pthread_mutex_lock(&lock);
 	if (find_reg(p->doorbells) < 0 || find_reg(p->task_regs) < 0) {
@@ -348,31 +625,22 @@ static int launch(void *function, unsigned int gx, unsigned int gy,
 	pthread_mutex_unlock(&lock);
 	if (function == &function_run_once) {
 		uint32_t slot = *(uint32_t *)params[1];
-		struct task_shared ts;
 
-		if (gx != 1 || slot >= p->nr_eus)
+		/* Asynchronous, as a real launch: the synchronise waits. */
+		if (gx != 1 || slot >= p->nr_eus || s->persistent ||
+		    s->nr_threads == MAX_BLOCKS + 1)
 			return HIP_ERR_INVALID;
-		task_decide(p, reg_of(p, slot), &ts);
-		if (!ts.quit)
-			task_run(reg_of(p, slot), &ts);
-		return HIP_OK;
+		return block_start(s, p, slot, true);
 	}
 	if (function != &function_persistent || gx != p->nr_eus ||
 	    gx > MAX_BLOCKS || s->nr_threads)
 		return HIP_ERR_INVALID;
+	s->persistent = 1;
 	for (unsigned int i = 0; i < gx; i++) {
-		struct block *b = malloc(sizeof(*b));
+		int rc = block_start(s, p, i, false);
 
-		if (!b)
-			return 2;
-		b->p = *p;
-		b->index = i;
-		if (pthread_create(&s->threads[s->nr_threads], NULL,
-				   persistent_block, b)) {
-			free(b);
-			return 2;
-		}
-		s->nr_threads++;
+		if (rc)
+			return rc;
 	}
 	return HIP_OK;
 }
@@ -430,7 +698,10 @@ int cuDeviceGetAttribute(int *value, int attr, int device)
 {
 	if (device != 0)
 		return CU_ERR_INVALID_VALUE;
-	*value = attr == 16 ? MOCK_CUS : attr == 95 ? 1 : probe_cc(attr);
+	*value = attr == 16 ? MOCK_CUS :
+		 attr == 95 ? 1 :
+		 attr == 17 ? watchdog() :
+			      probe_cc(attr);
 	return CU_OK;
 }
 
@@ -527,6 +798,30 @@ int cuStreamSynchronize(void *stream)
 {
 	NEED_CTX();
 	return hipStreamSynchronize(stream);
+}
+
+int cuStreamQuery(void *stream)
+{
+	NEED_CTX();
+	return hipStreamQuery(stream);
+}
+
+int cuGetErrorString(int err, const char **str)
+{
+	switch (err) {
+	case 0:
+		*str = "no error";
+		return CU_OK;
+	case 600:
+		*str = "device not ready";
+		return CU_OK;
+	case 700:
+		*str = "an illegal memory access was encountered";
+		return CU_OK;
+	default:
+		*str = NULL;
+		return CU_ERR_INVALID_VALUE;
+	}
 }
 
 int cuStreamDestroy_v2(void *stream)

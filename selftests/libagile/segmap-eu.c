@@ -355,6 +355,12 @@ static int make_pool(struct agile_dev *dev, struct agile_kernels *reg,
 	agile_eu_pool_opts_init(&o);
 	o.nr_eus = NR_EUS;
 	o.flags = flags;
+	/*
+	 * The stand-in GPU holds 8 work-groups at once: 8 EUs are all of it,
+	 * past the default share (a cap; a real GPU has room to spare).
+	 */
+	if (flags)
+		o.gpu_share = 100;
 	return agile_eu_pool_create(dev, reg, &o, eus);
 }
 

@@ -15,7 +15,8 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
 	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \
-	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu \
+	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu eu-gpu-memory \
+	eu-gpu-liveness eu-gpu-headroom \
 	dev-group-args dev-group-members dev-group-one-process \
 	dev-group-killed dev-group-all-dead dev-group-sweep dev-group-mode \
 	dev-segments \
@@ -33,4 +34,5 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 GPU_TESTS := eu-pool sched-eu \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
-	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu segmap-eu
+	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu segmap-eu \
+	eu-gpu-memory

@@ -27,12 +27,17 @@ extern "C" {
  * AGILE_E_SYNC:   a fork/join task misused spawn and sync (agile/sched.h):
  *                 it synced another task than its newest spawn, synced
  *                 with no spawn left, or returned with spawns unsynced
+ * AGILE_E_GPU:    the GPU execution units' persistent kernel died (the
+ *                 device reported an error, e.g. a task's bad pointer) or
+ *                 ended: agile_eu_pool_info's reason has the device's
+ *                 error
  */
 #define AGILE_E_ABI (AGILE_ERRNO_BASE + 0)
 #define AGILE_E_OPCODE (AGILE_ERRNO_BASE + 1)
 #define AGILE_E_STATUS (AGILE_ERRNO_BASE + 2)
 #define AGILE_E_SYNC (AGILE_ERRNO_BASE + 3)
-#define AGILE_E_LAST AGILE_E_SYNC
+#define AGILE_E_GPU (AGILE_ERRNO_BASE + 4)
+#define AGILE_E_LAST AGILE_E_GPU
 
 /**
  * agile_strerror - a short English description of a libagile result

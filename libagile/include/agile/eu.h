@@ -86,6 +86,13 @@ struct agile_eu_pool;
 
 #define AGILE_EU_IDLE_SPIN_NS_DEFAULT 50000ULL
 #define AGILE_EU_WAIT_SPIN_NS_DEFAULT 50000ULL
+/*
+ * GPU EUs take at most this percentage of the work-groups the device can
+ * hold at once (SM/CU count x the persistent kernel's occupancy), so that
+ * other kernels, the library's own plain launches included, still find
+ * room (docs/gpu.md, "Headroom").
+ */
+#define AGILE_EU_GPU_SHARE_DEFAULT 50
 
 /**
  * struct agile_eu_pool_opts - how to start a pool (agile_eu_pool_opts_init)
@@ -94,7 +101,10 @@ struct agile_eu_pool;
  * @idle_spin_ns: an idle EU spins this long on its doorbell, then sleeps
  * @wait_spin_ns: agile_eu_wait spins this long, then sleeps
  * @stack_size:   EU thread stack in bytes; 0: the system default
- * @reserved:     must be zero
+ * @gpu_share:    GPU EUs: the most of the device's co-resident work-groups
+ *                they may take, in percent (1-100); 0: $AGILE_GPU_SHARE
+ *                if set, else AGILE_EU_GPU_SHARE_DEFAULT
+ * @reserved32, @reserved: must be zero
  */
 struct agile_eu_pool_opts {
 	uint32_t nr_eus;
@@ -102,7 +112,9 @@ struct agile_eu_pool_opts {
 	uint64_t idle_spin_ns;
 	uint64_t wait_spin_ns;
 	size_t stack_size;
-	uint64_t reserved[4];
+	uint32_t gpu_share;
+	uint32_t reserved32;
+	uint64_t reserved[3];
 };
 
 /* struct agile_eu_pool_opts.flags: at most one of these. */
@@ -122,7 +134,9 @@ struct agile_eu_pool_opts {
  * struct agile_eu_pool_info - what a pool runs on, and why
  * @kind:     AGILE_EU_KIND_*: what the EUs are
  * @fallback: 1 when GPU EUs were asked for and CPU EUs were started
- * @reason:   with @fallback, why (what the GPU probe saw); else ""
+ * @reason:   with @fallback, why (what the GPU probe saw); GPU EUs whose
+ *            kernel was found dead or ended (-AGILE_E_GPU): what
+ *            happened, with the device's error; else ""
  */
 struct agile_eu_pool_info {
 	uint32_t kind;
@@ -174,10 +188,13 @@ int agile_eu_pool_opts_init(struct agile_eu_pool_opts *opts);
  *
  * Return: 0, -EINVAL (bad arguments, unknown or several kind flags, more
  * EUs than slots, AGILE_EU_POOL set to something other than cpu, gpu or
- * auto), -EBUSY (a doorbell is not IDLE), -ENOMEM or -EAGAIN (no thread).
- * GPU EUs required and not started: -ENODEV (no usable GPU or runtime),
- * -ENOENT (no code object), -ENOSPC (the EUs do not fit on the GPU at
- * once), -EIO (the runtime refused a step) or -ENOTSUP (a static build);
+ * auto, @gpu_share over 100, AGILE_GPU_SHARE not a number from 1 to 100),
+ * -EBUSY (a doorbell is not IDLE), -ENOMEM or -EAGAIN (no thread).
+ * GPU EUs required and not started: -ENODEV (no usable GPU or runtime, or
+ * a kernel run-time limit), -ENOENT (no code object), -ENOSPC (the EUs do
+ * not fit in their share of the GPU), -EBUSY (another pool's GPU EUs run
+ * on the device: one persistent kernel per device and process), -EIO (the
+ * runtime refused a step) or -ENOTSUP (a static build);
  * the reason goes to stderr unless AGILE_QUIET is set.
  */
 int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
@@ -191,8 +208,17 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
  * Thread safety: not thread safe against any other call on @pool (an
  * offload object using it included: destroy that first).
  *
- * Return: 0, -EINVAL, or -EBUSY (a task is still in flight on some EU:
- * wait for it first; nothing was changed).
+ * GPU EUs: bounded.  A dead kernel's tasks in flight do not count
+ * (nothing runs them); the work-groups get AGILE_GPU_STOP_TIMEOUT_MS
+ * (default 10000) in all to take DISCONNECT and the kernel to end, and
+ * only then is anything unregistered.  A kernel still running after that
+ * is abandoned: the pool is freed, but the kernel, its streams and its
+ * registrations stay until the process ends (unregistering under it
+ * would hang), and so does the device's claim (docs/gpu.md).
+ *
+ * Return: 0, -EINVAL, -EBUSY (a task is still in flight on some EU:
+ * wait for it first; nothing was changed), or -ETIMEDOUT (GPU EUs
+ * abandoned as above; the pool is freed all the same).
  */
 int agile_eu_pool_destroy(struct agile_eu_pool *pool);
 
@@ -258,8 +284,9 @@ int agile_eu_task_reg(struct agile_eu_pool *pool, uint32_t eu,
  *
  * Thread safety: one poster per EU.
  *
- * Return: 0, -EINVAL, -ENOTCONN (the EU was disconnected) or -EBUSY (the
- * previous task is not finished: nothing was written, it runs on).
+ * Return: 0, -EINVAL, -ENOTCONN (the EU was disconnected), -EBUSY (the
+ * previous task is not finished: nothing was written, it runs on) or
+ * -AGILE_E_GPU (GPU EUs found dead by an earlier wait).
  */
 int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu);
 
@@ -276,7 +303,10 @@ int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu);
  * Return: 0 (every lane's bit set), the failed lane's negative error
  * (-AGILE_E_OPCODE: no kernel for the opcode), -AGILE_E_STATUS (a bit is
  * missing without an error), -ETIMEDOUT (the task is still running: wait
- * again later) or -EINVAL.
+ * again later), -AGILE_E_GPU (GPU EUs: the runtime says their kernel died
+ * or ended, so the task will never finish; agile_eu_pool_info has the
+ * device's error) or -EINVAL.  A wait on a GPU EU asks the runtime
+ * (hipStreamQuery / cuStreamQuery) every 200 us it sleeps.
  */
 int agile_eu_wait(struct agile_eu_pool *pool, uint32_t eu, uint64_t timeout_ns,
 		  uint32_t *error_lane);
@@ -357,12 +387,14 @@ int agile_eu_stats(struct agile_eu_pool *pool, uint32_t eu,
  * says with which flags), and gives the device's address for it, which
  * need not equal @addr.  Map each buffer (segments included) the tasks
  * point into before posting them; it stays mapped until
- * agile_eu_pool_unmap or the pool's destroy.  CPU EUs: *@eu_addr = @addr.
+ * agile_eu_pool_unmap or the pool's destroy, and registered until the
+ * pool's destroy (see agile_eu_pool_unmap).  CPU EUs: *@eu_addr = @addr.
  *
  * Thread safety: thread safe (GPU EUs: under the pool's map lock).
  *
- * Return: 0, -EINVAL, -EEXIST (@addr is mapped already), -ENOMEM or -EIO
- * (the runtime refused).
+ * Return: 0, -EINVAL, -EEXIST (@addr is mapped already), -EBUSY (GPU EUs:
+ * @addr was unmapped with another size and is still registered), -ENOMEM
+ * or -EIO (the runtime refused, e.g. @addr overlaps a registered range).
  */
 int agile_eu_pool_map(struct agile_eu_pool *pool, void *addr, size_t bytes,
 		      uint64_t *eu_addr);
@@ -372,7 +404,12 @@ int agile_eu_pool_map(struct agile_eu_pool *pool, void *addr, size_t bytes,
  * @pool: the pool
  * @addr: the @addr given to agile_eu_pool_map
  *
- * No task in flight may still use the memory.
+ * No task in flight may still use the memory.  GPU EUs: the mapping is
+ * forgotten, but the memory stays registered with the runtime until the
+ * pool's destroy has seen the persistent kernel end (unregistering while
+ * it runs hangs on ROCm 6: docs/gpu.md, "What an application may not
+ * do"), so it must stay allocated until then; mapping the same @addr and
+ * size again gives the same address back.
  *
  * Thread safety: thread safe (GPU EUs: under the pool's map lock).
  *

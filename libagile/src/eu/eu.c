@@ -34,6 +34,12 @@
  * no poller to notice it (the kmod one does, at its poll interval).
  */
 #define GPU_WAIT_SLICE_NS 200000ULL
+/*
+ * How long a GPU pool's destroy waits for its work-groups to take
+ * DISCONNECT and the kernel to end, in all, before it abandons them
+ * (agile__gpu_eus_stop); AGILE_GPU_STOP_TIMEOUT_MS overrides it.
+ */
+#define GPU_STOP_TIMEOUT_NS (10ULL * 1000 * 1000 * 1000)
 
 /* An EU's kernel memory: lane states and shared memory, grown on demand. */
 struct scratch {
@@ -69,6 +75,7 @@ struct agile_eu_pool {
 	struct eu *eus;
 	/* Set when GPU EUs serve the slots; then no EU has a thread. */
 	struct agile__gpu_eus *gpu;
+	uint32_t gpu_share; /* percent, gpu_share() */
 };
 
 /*
@@ -254,6 +261,8 @@ static int check_opts(const struct agile_eu_pool_opts *o)
 	     i++)
 		if (o->reserved[i])
 			return -EINVAL;
+	if (o->reserved32 || o->gpu_share > 100)
+		return -EINVAL;
 	if (o->flags & ~AGILE_EU_POOL_KINDS)
 		return -EINVAL;
 	/* At most one bit. */
@@ -303,6 +312,25 @@ static void fallback_announce(const struct agile_eu_pool_info *info,
 			info->reason);
 }
 
+/*
+ * The share of the GPU a pool's EUs may take: @opts_share, else
+ * $AGILE_GPU_SHARE, else the default; 0 when the variable is not a
+ * number from 1 to 100.
+ */
+static uint32_t gpu_share(uint32_t opts_share)
+{
+	const char *v = getenv("AGILE_GPU_SHARE");
+	unsigned long share;
+	char *end;
+
+	if (opts_share)
+		return opts_share;
+	if (!v || !*v)
+		return AGILE_EU_GPU_SHARE_DEFAULT;
+	share = strtoul(v, &end, 10);
+	return *end || share < 1 || share > 100 ? 0 : (uint32_t)share;
+}
+
 /* The doorbell and task-register areas, every slot, whole pages. */
 static void gpu_areas(struct agile_eu_pool *pool, struct agile__gpu_areas *a)
 {
@@ -323,6 +351,7 @@ static void gpu_areas(struct agile_eu_pool *pool, struct agile__gpu_areas *a)
 		((size_t)nr_slots * reg_size + page - 1) / page * page;
 	a->task_reg_size = reg_size;
 	a->nr_eus = pool->nr_eus;
+	a->share = pool->gpu_share;
 	agile__kernels_builtin_opcodes(pool->kernels, a->opcodes);
 }
 
@@ -404,13 +433,30 @@ static void eu_join(struct eu *eu)
 	}
 }
 
-static void pool_free(struct agile_eu_pool *pool)
+/* Frees @pool; what agile__gpu_eus_stop said of its GPU EUs (else 0). */
+static int pool_free(struct agile_eu_pool *pool, uint64_t gpu_timeout_ns)
 {
-	agile__gpu_eus_stop(pool->gpu);
+	int err = agile__gpu_eus_stop(pool->gpu, gpu_timeout_ns);
+
 	for (uint32_t i = 0; i < pool->nr_eus; i++)
 		free(pool->eus[i].scratch.mem);
 	free(pool->eus);
 	free(pool);
+	return err;
+}
+
+static uint64_t gpu_stop_timeout_ns(void)
+{
+	const char *v = getenv("AGILE_GPU_STOP_TIMEOUT_MS");
+	char *end;
+	unsigned long long ms;
+
+	if (!v || !*v)
+		return GPU_STOP_TIMEOUT_NS;
+	ms = strtoull(v, &end, 10);
+	if (*end || ms > UINT64_MAX / 1000000)
+		return GPU_STOP_TIMEOUT_NS;
+	return ms * 1000000;
 }
 
 int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
@@ -435,6 +481,8 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 	if (env == ENV_BAD)
 		return -EINVAL;
 	want_gpu = opts->flags != 0;
+	if (want_gpu && !gpu_share(opts->gpu_share))
+		return -EINVAL;
 	required = (opts->flags & AGILE_EU_POOL_GPU_ONLY) ||
 		   (want_gpu && env == ENV_GPU_ONLY);
 	nr_slots = agile_dev_nr_slots(dev);
@@ -452,6 +500,7 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 			sizeof(uint64_t);
 	pool->idle_spin_ns = opts->idle_spin_ns;
 	pool->wait_spin_ns = opts->wait_spin_ns;
+	pool->gpu_share = gpu_share(opts->gpu_share);
 	pool->info.kind = AGILE_EU_KIND_CPU;
 	pool->eus = aligned_alloc(_Alignof(struct eu),
 				  pool->nr_eus * sizeof(struct eu));
@@ -496,10 +545,29 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 }
 
 /*
+ * Whether EU @eu's slot is IDLE, so that its task register is the
+ * poster's.  The acquire load pairs with the EU's release store of IDLE
+ * (agile_dev_signal in eu_main; the persistent kernel's system-scope
+ * release for a GPU EU): every read and write the EU made of the register
+ * for its last task happened before anything the caller does with it
+ * next.  Nothing may write a task register before this said true.
+ */
+static bool slot_idle(struct agile_eu_pool *pool, uint32_t eu)
+{
+	struct agile_doorbell *db;
+
+	agile_dev_slot(pool->dev, eu, &db, NULL);
+	return __atomic_load_n(&db->value, __ATOMIC_ACQUIRE) ==
+	       AGILE_DOORBELL_IDLE;
+}
+
+/*
  * The poster's wait for EU @eu's doorbell to come back IDLE: its acquire
  * load pairs with the EU's release store of IDLE (eu_main for a CPU EU,
  * the persistent kernel's system-scope release for a GPU EU).  Waits on
- * GPU EUs sleep in slices (GPU_WAIT_SLICE_NS).
+ * GPU EUs sleep in slices (GPU_WAIT_SLICE_NS) and ask the runtime after
+ * each whether the kernel still runs: a dead one never answers, and the
+ * wait returns -AGILE_E_GPU instead of waiting for ever.
  */
 static int slot_wait(struct agile_eu_pool *pool, uint32_t eu,
 		     uint64_t timeout_ns)
@@ -527,28 +595,18 @@ static int slot_wait(struct agile_eu_pool *pool, uint32_t eu,
 		err = agile_dev_wait_spin(pool->dev, eu, AGILE_CMP_EQ,
 					  AGILE_DOORBELL_IDLE,
 					  pool->wait_spin_ns, slice, NULL);
-		if (err != -ETIMEDOUT || !slice ||
-		    (timeout_ns != AGILE_TIMEOUT_INFINITE &&
-		     agile_mono_ns() >= deadline))
+		if (err != -ETIMEDOUT)
+			return err;
+		/*
+		 * Ended or died.  A work-group's last store of IDLE comes
+		 * before its kernel's end, which the query has seen.
+		 */
+		if (agile__gpu_eus_check(pool->gpu))
+			return slot_idle(pool, eu) ? 0 : -AGILE_E_GPU;
+		if (!slice || (timeout_ns != AGILE_TIMEOUT_INFINITE &&
+			       agile_mono_ns() >= deadline))
 			return err;
 	}
-}
-
-/*
- * Whether EU @eu's slot is IDLE, so that its task register is the
- * poster's.  The acquire load pairs with the EU's release store of IDLE
- * (agile_dev_signal in eu_main; the persistent kernel's system-scope
- * release for a GPU EU): every read and write the EU made of the register
- * for its last task happened before anything the caller does with it
- * next.  Nothing may write a task register before this said true.
- */
-static bool slot_idle(struct agile_eu_pool *pool, uint32_t eu)
-{
-	struct agile_doorbell *db;
-
-	agile_dev_slot(pool->dev, eu, &db, NULL);
-	return __atomic_load_n(&db->value, __ATOMIC_ACQUIRE) ==
-	       AGILE_DOORBELL_IDLE;
 }
 
 static bool eu_busy(struct agile_eu_pool *pool, struct eu *eu)
@@ -596,23 +654,44 @@ static int eu_disconnect(struct agile_eu_pool *pool, struct eu *eu,
 
 int agile_eu_pool_destroy(struct agile_eu_pool *pool)
 {
+	uint64_t budget = AGILE_TIMEOUT_INFINITE, deadline = 0, now;
+	bool gone;
+
 	if (!pool)
 		return -EINVAL;
-	for (uint32_t i = 0; i < pool->nr_eus; i++)
+	/* A dead kernel runs nothing: its tasks in flight never end. */
+	gone = pool->gpu && agile__gpu_eus_check(pool->gpu);
+	for (uint32_t i = 0; !gone && i < pool->nr_eus; i++)
 		if (eu_busy(pool, &pool->eus[i]))
 			return -EBUSY;
+	if (pool->gpu) {
+		budget = gpu_stop_timeout_ns();
+		deadline = agile_mono_ns() + budget;
+	}
 	for (uint32_t i = 0; i < pool->nr_eus; i++) {
 		struct eu *eu = &pool->eus[i];
 
-		if (eu->started ||
-		    (pool->gpu && (eu->disconnect_posted ||
-				   atomic_load_explicit(&eu->connected,
-							memory_order_relaxed))))
+		if (pool->gpu) {
+			/* Bounded: a stuck kernel does not hang destroy. */
+			now = agile_mono_ns();
+			budget = now < deadline ? deadline - now : 0;
+			if (!gone &&
+			    (eu->disconnect_posted ||
+			     atomic_load_explicit(&eu->connected,
+						  memory_order_relaxed)))
+				eu_disconnect(pool, eu, budget);
+			continue;
+		}
+		if (eu->started)
 			eu_disconnect(pool, eu, AGILE_TIMEOUT_INFINITE);
 		eu_join(eu);
 	}
-	pool_free(pool);
-	return 0;
+	if (pool->gpu) {
+		now = agile_mono_ns();
+		budget = now < deadline ? deadline - now : 0;
+	}
+	/* A dead kernel was reported by the waits and the pool's info. */
+	return pool_free(pool, budget) == -ETIMEDOUT ? -ETIMEDOUT : 0;
 }
 
 int agile_eu_pool_nr_eus(const struct agile_eu_pool *pool)
@@ -626,6 +705,9 @@ int agile_eu_pool_info(const struct agile_eu_pool *pool,
 	if (!pool || !info)
 		return -EINVAL;
 	*info = pool->info;
+	if (pool->gpu && agile__gpu_eus_gone(pool->gpu))
+		snprintf(info->reason, sizeof(info->reason), "%s",
+			 agile__gpu_eus_error(pool->gpu));
 	return 0;
 }
 
@@ -659,6 +741,9 @@ int agile_eu_submit(struct agile_eu_pool *pool, uint32_t eu)
 				  memory_order_relaxed) ||
 	    pool->eus[eu].disconnect_posted)
 		return -ENOTCONN;
+	/* Found dead by a wait: nothing would answer (no query here). */
+	if (pool->gpu && agile__gpu_eus_gone(pool->gpu))
+		return -AGILE_E_GPU;
 	/* The previous task still runs: its register is not ours. */
 	if (!slot_idle(pool, eu))
 		return -EBUSY;

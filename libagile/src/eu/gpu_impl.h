@@ -52,6 +52,8 @@ int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
  * @task_regs, @task_reg_bytes: the task-register area (likewise)
  * @task_reg_size: bytes per task register
  * @nr_eus:        work-groups to launch, serving slots 0 .. nr_eus - 1
+ * @share:         the most of the device's co-resident work-groups the
+ *                 EUs may take, in percent (1-100)
  * @opcodes:       the registry opcode of each common kernel, 0 if absent
  */
 struct agile__gpu_areas {
@@ -61,6 +63,7 @@ struct agile__gpu_areas {
 	size_t task_reg_bytes;
 	uint32_t task_reg_size;
 	uint32_t nr_eus;
+	uint32_t share;
 	uint32_t opcodes[AGILE_GPU_NR_COMMON];
 };
 
@@ -71,19 +74,41 @@ struct agile__gpu_eus;
  * GPU (HIP first, then CUDA), one work-group of AGILE_MAX_LANES lanes per
  * EU, after registering both areas with the runtime.  Returns 0, or a
  * negative errno with the precise reason in @reason (-ENODEV no runtime
- * or device, -ENOENT no code object, -ENOSPC the EUs do not all fit at
- * once, -EIO the runtime refused a step, -ENOTSUP a static build); a
- * failure leaves nothing registered or loaded.
+ * or device, or a kernel run-time limit; -ENOENT no code object; -ENOSPC
+ * the EUs do not fit in @areas->share of the device; -EBUSY GPU EUs of
+ * another pool hold the device; -EIO the runtime refused a step;
+ * -ENOTSUP a static build); a failure leaves nothing registered or
+ * loaded.
  */
 int agile__gpu_eus_start(const struct agile__gpu_areas *areas,
 			 struct agile__gpu_eus **out, char *reason,
 			 size_t rlen);
 
 /*
- * agile__gpu_eus_stop - after every EU took DISCONNECT: wait for the
- * kernel to end, unregister everything, unload the code object.
+ * agile__gpu_eus_stop - after every EU took DISCONNECT (or the kernel
+ * died): wait up to @timeout_ns for the stream to say the kernel ended,
+ * then unregister everything and unload the code object.  Returns 0,
+ * -AGILE_E_GPU (the kernel had died; all the same freed), or -ETIMEDOUT:
+ * the kernel still runs, and @g is abandoned as it is (nothing
+ * unregistered, which would wait for the kernel), kept until the process
+ * ends.  @g is not to be used again either way.
  */
-void agile__gpu_eus_stop(struct agile__gpu_eus *g);
+int agile__gpu_eus_stop(struct agile__gpu_eus *g, uint64_t timeout_ns);
+
+/*
+ * agile__gpu_eus_check - liveness: asks the runtime about the persistent
+ * kernel's stream (hipStreamQuery / cuStreamQuery) unless an earlier
+ * query found it gone.  0: it runs; 1: it ended (every work-group took
+ * DISCONNECT, or it returned early); -AGILE_E_GPU: it died, and
+ * agile__gpu_eus_error has the device's error.  Thread safe.
+ */
+int agile__gpu_eus_check(struct agile__gpu_eus *g);
+
+/* Nonzero once a check found the kernel ended or dead; asks nothing. */
+int agile__gpu_eus_gone(const struct agile__gpu_eus *g);
+
+/* Once gone: what happened, with the device's error string; else "". */
+const char *agile__gpu_eus_error(const struct agile__gpu_eus *g);
 
 /* The runtime and device serving, e.g. "HIP device 0". */
 const char *agile__gpu_eus_name(const struct agile__gpu_eus *g);
@@ -91,7 +116,10 @@ const char *agile__gpu_eus_name(const struct agile__gpu_eus *g);
 /*
  * agile__gpu_map / agile__gpu_unmap - register host memory the tasks'
  * arguments point into, and the address the GPU uses for it.  0, -EINVAL,
- * -EEXIST (already mapped), -ENOENT (unmap: not mapped), -ENOMEM, -EIO.
+ * -EEXIST (already mapped), -EBUSY (unmapped but still registered, with
+ * another size), -ENOENT (unmap: not mapped), -ENOMEM, -EIO.  Unmap
+ * unregisters nothing: registrations last until agile__gpu_eus_stop has
+ * seen the kernel end (docs/gpu.md, "What an application may not do").
  * Thread safe.
  */
 int agile__gpu_map(struct agile__gpu_eus *g, void *host, size_t bytes,

@@ -35,6 +35,7 @@
  * fails with -ENOTSUP.
  */
 #define _GNU_SOURCE
+#include <agile/error.h>
 #include <agile/eu.h>
 
 #include "eu/gpu_impl.h"
@@ -43,6 +44,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +169,9 @@ struct hip_api {
 	int (*StreamCreateWithFlags)(void **stream, unsigned int flags);
 	int (*StreamSynchronize)(void *stream);
 	int (*StreamDestroy)(void *stream);
+	/* Liveness (gpu_runtime.h's issue 14 block). */
+	int (*StreamQuery)(void *stream);
+	const char *(*GetErrorString)(int err); /* optional */
 };
 
 /* From cuda.h, likewise. */
@@ -202,6 +207,9 @@ struct cuda_api {
 	int (*StreamCreate)(void **stream, unsigned int flags);
 	int (*StreamSynchronize)(void *stream);
 	int (*StreamDestroy)(void *stream);
+	/* Liveness (gpu_runtime.h's issue 14 block). */
+	int (*StreamQuery)(void *stream);
+	int (*GetErrorString)(int err, const char **str);
 };
 
 struct sym {
@@ -212,12 +220,14 @@ struct sym {
 
 #define HIP_SYM(f) { "hip" #f, offsetof(struct hip_api, f), false },
 #define HIP_OPT(f) { "hip" #f, offsetof(struct hip_api, f), true },
-static const struct sym hip_syms[] = { AGILE_HIP_CALLS(HIP_SYM, HIP_OPT){
-	NULL, 0, false } };
+static const struct sym hip_syms[] = {
+	AGILE_HIP_CALLS(HIP_SYM, HIP_OPT)
+		AGILE_HIP_LIVENESS_CALLS(HIP_SYM, HIP_OPT){ NULL, 0, false }
+};
 
 #define CU_SYM(f, sym) { #sym, offsetof(struct cuda_api, f), false },
-static const struct sym cuda_syms[] = { AGILE_CUDA_CALLS(CU_SYM){ NULL, 0,
-								  false } };
+static const struct sym cuda_syms[] = { AGILE_CUDA_CALLS(
+	CU_SYM) AGILE_CUDA_LIVENESS_CALLS(CU_SYM){ NULL, 0, false } };
 
 enum { API_HIP, API_CUDA, NR_APIS };
 
@@ -300,10 +310,21 @@ static void apis_load(void)
 
 /* ---- a launched persistent kernel ---- */
 
+/*
+ * A buffer registered by agile__gpu_map.  It stays registered until the
+ * kernel has ended (gpu_teardown): unregistering while the persistent
+ * kernel runs blocks until every kernel of the device ends on ROCm 6,
+ * which is never.  agile__gpu_unmap only marks it @unmapped.
+ */
 struct mapping {
 	void *host;
+	size_t bytes;
 	uint64_t device;
+	bool unmapped;
 };
+
+/* struct agile__gpu_eus.state: what the last stream query said. */
+enum { GPU_RUNNING, GPU_ENDED, GPU_DEAD };
 
 struct agile__gpu_eus {
 	int api;
@@ -320,7 +341,58 @@ struct agile__gpu_eus {
 	pthread_mutex_t lock;
 	struct mapping *maps;
 	size_t nr_maps, max_maps;
+	/*
+	 * GPU_RUNNING until a stream query says the persistent kernel ended
+	 * or died; @error is written under @lock before the release store
+	 * of another state, and read after an acquire load of it.
+	 */
+	_Atomic int state;
+	char error[AGILE_EU_REASON_LEN];
+	struct agile__gpu_eus *abandoned_next;
 };
+
+/*
+ * GPU EUs whose kernel would not end by the stop's deadline: their
+ * registrations, streams and module stay as they are (the kernel may
+ * still use them) and the struct stays reachable here until the process
+ * ends.  Global by necessity: nothing else owns them any more.
+ */
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct agile__gpu_eus *abandoned;
+
+/*
+ * The GPU EUs holding each runtime's device 0: one persistent kernel per
+ * device and process.  A second one would not share the device's
+ * capacity with the first's EUs but compete for it (on ROCm a second
+ * cooperative launch queues behind the first for ever), and one kernel
+ * cannot serve two pools' slots (they are different areas).  Claimed at
+ * the start of a start, released by gpu_teardown; an abandoned kernel
+ * keeps it.  Global because the device is.
+ */
+static pthread_mutex_t owners_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct agile__gpu_eus *owners[NR_APIS];
+
+/* Claims @g's device for it; 0, or -EBUSY when another holds it. */
+static int gpu_claim(struct agile__gpu_eus *g)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&owners_lock);
+	if (owners[g->api])
+		err = -EBUSY;
+	else
+		owners[g->api] = g;
+	pthread_mutex_unlock(&owners_lock);
+	return err;
+}
+
+static void gpu_release(struct agile__gpu_eus *g)
+{
+	pthread_mutex_lock(&owners_lock);
+	if (owners[g->api] == g)
+		owners[g->api] = NULL;
+	pthread_mutex_unlock(&owners_lock);
+}
 
 /* Makes @g's device current on the calling thread; 0 or a runtime code. */
 static int gpu_enter(const struct agile__gpu_eus *g)
@@ -416,6 +488,7 @@ static void gpu_teardown(struct agile__gpu_eus *g)
 	}
 	if (g->api == API_CUDA && g->ctx)
 		cu.DevicePrimaryCtxRelease(g->device);
+	gpu_release(g);
 	pthread_mutex_destroy(&g->lock);
 	free(g->maps);
 	free(g);
@@ -423,12 +496,13 @@ static void gpu_teardown(struct agile__gpu_eus *g)
 
 /* Step 2: the device, and whether it can hold the EUs at all. */
 static int gpu_open_device(struct agile__gpu_eus *g, int *sms, int *coop,
-			   const char **step)
+			   int *watchdog, const char **step)
 {
 	int rc, count = 0;
 
 	*sms = 0;
 	*coop = 0;
+	*watchdog = 0;
 	if (g->api == API_HIP) {
 		*step = "hipGetDeviceCount";
 		rc = hip.GetDeviceCount(&count);
@@ -447,6 +521,11 @@ static int gpu_open_device(struct agile__gpu_eus *g, int *sms, int *coop,
 			rc = hip.DeviceGetAttribute(
 				coop, AGILE_HIP_ATTR_COOPERATIVE_LAUNCH,
 				g->device);
+		/* A runtime without the attribute: no limit known. */
+		if (!rc && hip.DeviceGetAttribute(
+				   watchdog, AGILE_HIP_ATTR_KERNEL_EXEC_TIMEOUT,
+				   g->device))
+			*watchdog = 0;
 		return rc;
 	}
 	*step = "cuInit";
@@ -479,6 +558,10 @@ static int gpu_open_device(struct agile__gpu_eus *g, int *sms, int *coop,
 	if (!rc)
 		rc = cu.DeviceGetAttribute(
 			coop, AGILE_CU_ATTR_COOPERATIVE_LAUNCH, g->device);
+	if (!rc &&
+	    cu.DeviceGetAttribute(watchdog, AGILE_CU_ATTR_KERNEL_EXEC_TIMEOUT,
+				  g->device))
+		*watchdog = 0;
 	return rc;
 }
 
@@ -591,15 +674,19 @@ static int gpu_launch(struct agile__gpu_eus *g, bool coop, const char **step)
 			       g->stream, args, NULL);
 }
 
-/* One runtime's whole start; 0 or a negative errno with @reason set. */
+/*
+ * One runtime's whole start; 0 or a negative errno with @reason set, and
+ * *@opened set once it got as far as a device.
+ */
 static int gpu_start_api(int api, const struct agile__gpu_areas *a,
-			 struct agile__gpu_eus **out, char *reason, size_t rlen)
+			 struct agile__gpu_eus **out, char *reason, size_t rlen,
+			 bool *opened)
 {
 	const struct api_lib *lib = &apis[api];
 	struct agile__gpu_eus *g;
 	char path[PATH_MAX];
 	const char *step = "";
-	int sms, coop, per_sm, rc, err;
+	int sms, coop, watchdog, per_sm, rc, err;
 	uint64_t dptr;
 
 	if (!lib->loaded) {
@@ -613,7 +700,7 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 	g->areas = *a;
 	pthread_mutex_init(&g->lock, NULL);
 
-	rc = gpu_open_device(g, &sms, &coop, &step);
+	rc = gpu_open_device(g, &sms, &coop, &watchdog, &step);
 	if (rc) {
 		if (rc == -1)
 			REASON(reason, rlen, "%s: %s reports no device",
@@ -626,6 +713,37 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 	}
 	snprintf(g->name, sizeof(g->name), "%s device %d", lib->name,
 		 g->device);
+	*opened = true;
+	if (gpu_claim(g)) {
+		REASON(reason, rlen,
+		       "%s already runs the GPU EUs of another pool (one "
+		       "persistent kernel per device and process: destroy "
+		       "that pool first)",
+		       g->name);
+		err = -EBUSY;
+		goto fail;
+	}
+	if (watchdog) {
+		const char *w = getenv("AGILE_GPU_WATCHDOG");
+
+		if (!w || strcmp(w, "ignore")) {
+			REASON(reason, rlen,
+			       "%s has a kernel run-time limit "
+			       "(KERNEL_EXEC_TIMEOUT: it drives a display?), "
+			       "which would kill the persistent kernel; "
+			       "AGILE_GPU_WATCHDOG=ignore starts it anyway",
+			       g->name);
+			err = -ENODEV;
+			goto fail;
+		}
+		if (!getenv("AGILE_QUIET"))
+			fprintf(stderr,
+				"agile: %s has a kernel run-time limit "
+				"(KERNEL_EXEC_TIMEOUT); GPU EUs started "
+				"anyway (AGILE_GPU_WATCHDOG=ignore): the "
+				"driver may kill them\n",
+				g->name);
+	}
 	err = agile__gpu_code_find(lib->code_file, path, sizeof(path), reason,
 				   rlen);
 	if (err)
@@ -645,11 +763,15 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 		err = -EIO;
 		goto fail;
 	}
-	if ((uint64_t)a->nr_eus > (uint64_t)per_sm * (uint64_t)sms) {
+	/* Headroom: a share of what fits at once. */
+	if ((uint64_t)a->nr_eus * 100 >
+	    (uint64_t)per_sm * (uint64_t)sms * a->share) {
 		REASON(reason, rlen,
-		       "%s: %u EUs do not fit at once (%d work-groups per SM/CU "
-		       "x %d SM/CUs)",
-		       lib->name, a->nr_eus, per_sm, sms);
+		       "%s: %u EUs do not fit in %u%% of the device (%d "
+		       "work-groups per SM/CU x %d SM/CUs at once; "
+		       "AGILE_GPU_SHARE or agile_eu_pool_opts.gpu_share "
+		       "sets the share)",
+		       lib->name, a->nr_eus, a->share, per_sm, sms);
 		err = -ENOSPC;
 		goto fail;
 	}
@@ -695,25 +817,29 @@ int agile__gpu_eus_start(const struct agile__gpu_areas *a,
 {
 	char first[AGILE_EU_REASON_LEN] = "";
 	int err, first_err = -ENODEV;
+	bool first_opened = false;
 
-	if (!a || !out || !a->nr_eus || !a->doorbells || !a->task_regs)
+	if (!a || !out || !a->nr_eus || !a->doorbells || !a->task_regs ||
+	    !a->share || a->share > 100)
 		return -EINVAL;
 	pthread_once(&apis_once, apis_load);
 	/*
 	 * HIP first, then CUDA.  The reason kept is that of the runtime that
-	 * got furthest: one that has a device (failed past -ENODEV) over
-	 * one that has none, else the first one that loaded.
+	 * got furthest: one that opened a device over one that has none,
+	 * else the first one that loaded.
 	 */
 	for (int api = 0; api < NR_APIS; api++) {
 		char why[AGILE_EU_REASON_LEN];
+		bool opened = false;
 
-		err = gpu_start_api(api, a, out, why, sizeof(why));
+		err = gpu_start_api(api, a, out, why, sizeof(why), &opened);
 		if (!err)
 			return 0;
 		if (apis[api].loaded &&
-		    (!first[0] || (first_err == -ENODEV && err != -ENODEV))) {
+		    (!first[0] || (!first_opened && opened))) {
 			snprintf(first, sizeof(first), "%s", why);
 			first_err = err;
+			first_opened = opened;
 		}
 	}
 	if (first[0])
@@ -724,14 +850,105 @@ int agile__gpu_eus_start(const struct agile__gpu_areas *a,
 	return first_err;
 }
 
-void agile__gpu_eus_stop(struct agile__gpu_eus *g)
+/* The runtime's name for error @rc, or NULL. */
+static const char *gpu_error_string(int api, int rc)
 {
+	const char *str = NULL;
+
+	if (api == API_HIP)
+		return hip.GetErrorString ? hip.GetErrorString(rc) : NULL;
+	if (cu.GetErrorString(rc, &str))
+		return NULL;
+	return str;
+}
+
+int agile__gpu_eus_check(struct agile__gpu_eus *g)
+{
+	int state = atomic_load_explicit(&g->state, memory_order_acquire);
+	const char *str;
+	int rc;
+
+	if (state != GPU_RUNNING)
+		return state == GPU_DEAD ? -AGILE_E_GPU : 1;
+	pthread_mutex_lock(&g->lock);
+	state = atomic_load_explicit(&g->state, memory_order_relaxed);
+	if (state == GPU_RUNNING) {
+		rc = gpu_enter(g);
+		if (!rc)
+			rc = g->api == API_HIP ? hip.StreamQuery(g->stream) :
+						 cu.StreamQuery(g->stream);
+		if (rc == (g->api == API_HIP ? AGILE_HIP_ERROR_NOT_READY :
+					       AGILE_CU_ERROR_NOT_READY)) {
+			pthread_mutex_unlock(&g->lock);
+			return 0;
+		}
+		if (!rc) {
+			snprintf(g->error, sizeof(g->error),
+				 "GPU EUs on %s: the persistent kernel ended",
+				 g->name);
+			state = GPU_ENDED;
+		} else {
+			str = gpu_error_string(g->api, rc);
+			snprintf(g->error, sizeof(g->error),
+				 "GPU EUs on %s: the persistent kernel died: "
+				 "%s (error %d)",
+				 g->name, str ? str : "no description", rc);
+			state = GPU_DEAD;
+			if (!getenv("AGILE_QUIET"))
+				fprintf(stderr, "agile: %s\n", g->error);
+		}
+		atomic_store_explicit(&g->state, state, memory_order_release);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return state == GPU_DEAD ? -AGILE_E_GPU : 1;
+}
+
+int agile__gpu_eus_gone(const struct agile__gpu_eus *g)
+{
+	return atomic_load_explicit(&g->state, memory_order_acquire) !=
+	       GPU_RUNNING;
+}
+
+const char *agile__gpu_eus_error(const struct agile__gpu_eus *g)
+{
+	return agile__gpu_eus_gone(g) ? g->error : "";
+}
+
+int agile__gpu_eus_stop(struct agile__gpu_eus *g, uint64_t timeout_ns)
+{
+	uint64_t waited = 0;
+	int err;
+
 	if (!g)
-		return;
-	/* Every work-group has returned on DISCONNECT: the kernel ends. */
+		return 0;
+	/*
+	 * Every work-group returns on DISCONNECT, and the kernel ends; a dead
+	 * one has ended already.  Nothing is unregistered before the stream
+	 * says so: that would wait for the kernel itself (ROCm 6).
+	 */
+	while (!(err = agile__gpu_eus_check(g)) && waited < timeout_ns) {
+		struct timespec ms = { 0, 1000000 };
+
+		nanosleep(&ms, NULL);
+		waited += 1000000;
+	}
+	if (!err) {
+		if (!getenv("AGILE_QUIET"))
+			fprintf(stderr,
+				"agile: GPU EUs on %s did not end; their "
+				"kernel, streams and registrations are left "
+				"in place until the process ends\n",
+				g->name);
+		pthread_mutex_lock(&abandoned_lock);
+		g->abandoned_next = abandoned;
+		abandoned = g;
+		pthread_mutex_unlock(&abandoned_lock);
+		return -ETIMEDOUT;
+	}
 	gpu_enter(g);
 	gpu_sync(g->stream, g->api);
 	gpu_teardown(g);
+	return err < 0 ? err : 0;
 }
 
 const char *agile__gpu_eus_name(const struct agile__gpu_eus *g)
@@ -748,10 +965,24 @@ int agile__gpu_map(struct agile__gpu_eus *g, void *host, size_t bytes,
 	if (!g || !host || !bytes || !device)
 		return -EINVAL;
 	pthread_mutex_lock(&g->lock);
-	for (size_t i = 0; i < g->nr_maps; i++)
-		if (g->maps[i].host == host)
+	for (size_t i = 0; i < g->nr_maps; i++) {
+		struct mapping *m = &g->maps[i];
+
+		if (m->host != host)
+			continue;
+		/* Unmapped, still registered: the same range maps again. */
+		if (!m->unmapped)
 			err = -EEXIST;
-	if (!err && g->nr_maps == g->max_maps) {
+		else if (m->bytes != bytes)
+			err = -EBUSY;
+		else {
+			m->unmapped = false;
+			*device = m->device;
+		}
+		pthread_mutex_unlock(&g->lock);
+		return err;
+	}
+	if (g->nr_maps == g->max_maps) {
 		size_t max = g->max_maps ? 2 * g->max_maps : 8;
 		struct mapping *m = realloc(g->maps, max * sizeof(*m));
 
@@ -769,8 +1000,9 @@ int agile__gpu_map(struct agile__gpu_eus *g, void *host, size_t bytes,
 		if (rc)
 			err = -EIO;
 		else
-			g->maps[g->nr_maps++] =
-				(struct mapping){ host, *device };
+			g->maps[g->nr_maps++] = (struct mapping){
+				.host = host, .bytes = bytes, .device = *device
+			};
 	}
 	pthread_mutex_unlock(&g->lock);
 	return err;
@@ -784,11 +1016,10 @@ int agile__gpu_unmap(struct agile__gpu_eus *g, void *host)
 		return -EINVAL;
 	pthread_mutex_lock(&g->lock);
 	for (size_t i = 0; i < g->nr_maps; i++) {
-		if (g->maps[i].host != host)
+		if (g->maps[i].host != host || g->maps[i].unmapped)
 			continue;
-		gpu_enter(g);
-		gpu_unregister(g, host);
-		g->maps[i] = g->maps[--g->nr_maps];
+		/* Unregistered by gpu_teardown, once the kernel has ended. */
+		g->maps[i].unmapped = true;
 		err = 0;
 		break;
 	}
@@ -803,6 +1034,8 @@ int agile__gpu_run_once(struct agile__gpu_eus *g, uint32_t slot)
 
 	if (!g || slot >= g->params.nr_eus)
 		return -EINVAL;
+	if (agile__gpu_eus_gone(g))
+		return -AGILE_E_GPU;
 	args[0] = &g->params;
 	args[1] = &slot;
 	rc = gpu_enter(g);
@@ -817,6 +1050,9 @@ int agile__gpu_run_once(struct agile__gpu_eus *g, uint32_t slot)
 					     g->once_stream, args, NULL);
 	if (!rc)
 		rc = gpu_sync(g->once_stream, g->api);
+	/* A fault there is the context's: the persistent kernel died too. */
+	if (rc && agile__gpu_eus_check(g) < 0)
+		return -AGILE_E_GPU;
 	return rc ? -EIO : 0;
 }
 
@@ -831,9 +1067,29 @@ int agile__gpu_eus_start(const struct agile__gpu_areas *a,
 	return -ENOTSUP;
 }
 
-void agile__gpu_eus_stop(struct agile__gpu_eus *g)
+int agile__gpu_eus_stop(struct agile__gpu_eus *g, uint64_t timeout_ns)
 {
 	(void)g;
+	(void)timeout_ns;
+	return 0;
+}
+
+int agile__gpu_eus_check(struct agile__gpu_eus *g)
+{
+	(void)g;
+	return 1;
+}
+
+int agile__gpu_eus_gone(const struct agile__gpu_eus *g)
+{
+	(void)g;
+	return 1;
+}
+
+const char *agile__gpu_eus_error(const struct agile__gpu_eus *g)
+{
+	(void)g;
+	return "";
 }
 
 const char *agile__gpu_eus_name(const struct agile__gpu_eus *g)

@@ -140,4 +140,24 @@ int agile__gpu_arch_covered(const char *arch, const char *targets);
 void agile__gpu_gfx_name(unsigned int version, char *name, size_t len);
 /* ---- end of probing ---- */
 
+/*
+ * ---- liveness and headroom (issue 14: gpu_launch.c's waits, stop and
+ * start checks; one block, kept apart from the probe's entries) ----
+ */
+#define AGILE_HIP_ERROR_NOT_READY 600 /* hipErrorNotReady */
+#define AGILE_HIP_ATTR_KERNEL_EXEC_TIMEOUT \
+	18 /* hipDeviceAttributeKernelExecTimeout */
+#define AGILE_CU_ERROR_NOT_READY 600 /* CUDA_ERROR_NOT_READY */
+#define AGILE_CU_ATTR_KERNEL_EXEC_TIMEOUT \
+	17 /* CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT */
+/* hipStreamQuery: hipSuccess (ended), hipErrorNotReady (runs), an error. */
+#define AGILE_HIP_LIVENESS_CALLS(X, OPT) \
+	X(StreamQuery)                   \
+	OPT(GetErrorString)
+/* cuGetErrorString: CUresult (CUresult, const char **). */
+#define AGILE_CUDA_LIVENESS_CALLS(X)  \
+	X(StreamQuery, cuStreamQuery) \
+	X(GetErrorString, cuGetErrorString)
+/* ---- end of issue 14's block ---- */
+
 #endif /* AGILE_GPU_RUNTIME_H */
