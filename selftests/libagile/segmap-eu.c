@@ -304,6 +304,50 @@ static void test_cpu(struct agile_eu_pool *eus, struct agile_sched *pool,
 	teardown(&ex);
 }
 
+/* agile_eu_pool_alloc on CPU EUs: pages, first fit, reuse, refusals. */
+static void test_arena(struct agile_eu_pool *eus)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *p[4] = { NULL };
+	uint64_t eu = 0;
+	void *v;
+	int err;
+
+	err = agile_eu_pool_alloc(eus, (size_t)page + 1, &v, &eu);
+	p[0] = v;
+	if (!tap_ok(!err && p[0] && eu == (uint64_t)(uintptr_t)p[0] &&
+			    (uintptr_t)p[0] % (uintptr_t)page == 0 &&
+			    !p[0][0] && !p[0][page],
+		    "arena: 2 zeroed pages, at their own address on CPU EUs: %s",
+		    agile_strerror(err)))
+		return;
+	memset(p[0], 0xa5, 2 * (size_t)page);
+	agile_eu_pool_alloc(eus, 1, &v, &eu);
+	p[1] = v;
+	tap_ok(p[1] == p[0] + 2 * page, "arena: the next page follows");
+	tap_ok(agile_eu_pool_free(eus, p[0]) == 0 &&
+		       agile_eu_pool_free(eus, p[0]) == -EINVAL &&
+		       agile_eu_pool_free(eus, p[1] + 1) == -EINVAL &&
+		       agile_eu_pool_free(eus, &eu) == -EINVAL &&
+		       agile_eu_pool_free(eus, NULL) == 0,
+	       "arena: a double free, an inner or foreign pointer: -EINVAL");
+	agile_eu_pool_alloc(eus, 1, &v, &eu);
+	p[2] = v;
+	tap_ok(p[2] == p[0] && !p[2][0], "arena: a freed page, zeroed again");
+	/* p[0]'s second page and p[1] join p[2]'s neighbours when freed */
+	agile_eu_pool_free(eus, p[1]);
+	agile_eu_pool_alloc(eus, 3 * (size_t)page, &v, &eu);
+	p[3] = v;
+	tap_ok(p[3] == p[2] + page, "arena: free pages coalesce (%td)",
+	       p[3] ? (p[3] - p[2]) / page : -1);
+	agile_eu_pool_free(eus, p[2]);
+	agile_eu_pool_free(eus, p[3]);
+	tap_ok(agile_eu_pool_alloc(eus, 0, &v, &eu) == -EINVAL &&
+		       agile_eu_pool_alloc(NULL, 1, &v, &eu) == -EINVAL &&
+		       agile_eu_pool_free(NULL, NULL) == -EINVAL,
+	       "arena: 0 bytes, NULL pool: -EINVAL");
+}
+
 static void test_maps(struct agile_eu_pool *eus)
 {
 	struct agile_segmap *sm;
@@ -435,11 +479,11 @@ static void test_gpu(struct agile_dev *dev, struct agile_kernels *reg,
 	struct agile_forall_eu_opts o = { 0 };
 	struct agile_forall_field f[3];
 	struct agile_rmap *rm_a = NULL, *rm_d = NULL;
-	struct agile_field *a = NULL, *d = NULL, *c = NULL;
+	struct agile_field *a = NULL, *d = NULL, *c = NULL, *e;
 	struct agile_eu_pool *eus;
 	struct agile_segmap *sm = NULL;
-	static double got[N * N];
-	int err, regs0, regs_after, bad = 0;
+	static double got[N * N], want[N * N];
+	int err, regs0, regs_homes, regs_after = -1, bad = 0, k;
 
 	setenv("AGILE_QUIET", "1", 1);
 	err = make_pool(dev, reg, AGILE_EU_POOL_GPU_ONLY, &eus);
@@ -472,9 +516,11 @@ static void test_gpu(struct agile_dev *dev, struct agile_kernels *reg,
 			err |= agile_field_put(a, &i, &va);
 			err |= agile_field_put(d, &i, &vd);
 		}
-	tap_ok(regs0 < 0 || registered() == regs0 + 3 * NR_NODES,
-	       "each node's home of each field is mapped (%d, %d before)",
-	       registered(), regs0);
+	regs_homes = registered();
+	tap_ok(regs0 < 0 || (regs_homes > regs0 &&
+			     regs_homes < regs0 + 3 * NR_NODES),
+	       "the %d homes come from the pool's arena: %d registrations, %d before",
+	       3 * NR_NODES, regs_homes, regs0);
 
 	agile_kernels_find(reg, AGILE_KERNEL_AXPY, &axpy);
 	o.opcode = axpy->opcode;
@@ -492,10 +538,64 @@ static void test_gpu(struct agile_dev *dev, struct agile_kernels *reg,
 	tap_ok(!err && !bad && moves(d) > 0,
 	       "A += D by the built-in axpy on GPU EUs: %d wrong, %llu of D's blocks moved: %s",
 	       bad, (unsigned long long)moves(d), agile_strerror(err));
-	tap_ok(regs0 < 0 || (regs_seen > regs0 + 3 * NR_NODES &&
-			     regs_after == regs0 + 3 * NR_NODES),
-	       "D's copies were mapped for the forall (%d), and only then (%d after)",
+	tap_ok(regs0 < 0 ||
+		       (regs_seen >= regs_homes && regs_after == regs_seen),
+	       "D's copies' mirrors come from the arena too (%d registrations during the forall, %d after)",
 	       regs_seen, regs_after);
+
+	/* 49 more: every forall takes mirrors and gives them back */
+	for (k = 1; k < 50 && !err; k++)
+		err = agile_forall_eu(sm, a, &o, f, 2, NULL);
+	if (!err)
+		err = agile_field_gather(a, got, sizeof(got));
+	bad = 0;
+	for (int64_t y = 0; y < N && !err; y++)
+		for (int64_t x = 0; x < N; x++) {
+			double v = value_a(x, y);
+
+			for (int i = 0; i < 50; i++)
+				v += value_b(x, y);
+			bad += got[y * N + x] != v;
+		}
+	tap_ok(!err && !bad, "A += D 50 times: %d wrong: %s %s", bad,
+	       agile_strerror(err), err ? agile_segmap_why() : "");
+	tap_ok(regs0 < 0 ||
+		       (registered() == regs_after && regs_seen == regs_after),
+	       "50 foralls' mirrors reuse the arena: %d registrations after the first, %d after the 50th (%d at most)",
+	       regs_after, registered(), regs_seen);
+
+	/* fields of changing sizes made and destroyed: their homes reuse it */
+	for (k = 0; k < 40 && !err; k++) {
+		struct agile_index i = idx2(k % N, 1);
+		double v = k, back = -1;
+
+		err = agile_field_create(sm, k % 2 ? rm_a : rm_d, &lv,
+					 (size_t)(1 + k % 5) * sizeof(double),
+					 &e);
+		if (err)
+			break;
+		err = agile_field_put(e, &i, &v);
+		if (!err)
+			err = agile_field_get(e, &i, &back);
+		if (!err && back != v)
+			err = -EIO;
+		agile_field_destroy(e);
+	}
+	tap_ok(!err && (regs0 < 0 || registered() == regs_after),
+	       "40 fields of 5 sizes made and destroyed: %s, %d registrations (%d before)",
+	       agile_strerror(err), registered(), regs_after);
+	memcpy(want, got, sizeof(want));
+	err = agile_forall_eu(sm, a, &o, f, 2, NULL);
+	if (!err)
+		err = agile_field_gather(a, got, sizeof(got));
+	bad = 0;
+	for (int64_t y = 0; y < N && !err; y++)
+		for (int64_t x = 0; x < N; x++)
+			bad += got[y * N + x] !=
+			       want[y * N + x] + value_b(x, y);
+	tap_ok(!err && !bad && (regs0 < 0 || registered() == regs_after),
+	       "and a forall after them: %d wrong, %d registrations: %s", bad,
+	       registered(), agile_strerror(err));
 
 	/* the example kernel is no built-in: a GPU EU refuses it */
 	o.opcode = add_op;
@@ -516,10 +616,12 @@ out:
 	agile_rmap_destroy(rm_d);
 	if (sm)
 		agile_segmap_destroy(sm);
-	tap_ok(regs0 < 0 || registered() == regs0,
-	       "fields gone: their homes unmapped (%d)", registered());
+	tap_ok(regs0 < 0 || regs_after < 0 || registered() == regs_after,
+	       "map gone: the arena's chunks stay registered with the pool (%d)",
+	       registered());
 	tap_ok_call(agile_eu_pool_destroy(eus), "GPU pool destroyed");
-	tap_ok(regs0 < 0 || registered() == 0, "nothing left registered");
+	tap_ok(regs0 < 0 || registered() == 0, "nothing left registered (%d)",
+	       registered());
 }
 
 /* The GPU part, in this process: a registry with the built-ins first. */
@@ -631,6 +733,7 @@ int main(int argc, char **argv)
 	/* flags 0: CPU EUs, whatever AGILE_EU_POOL says */
 	if (!tap_ok_call(make_pool(dev, reg, 0, &eus), "8 CPU EUs"))
 		return tap_done();
+	test_arena(eus);
 	test_maps(eus);
 	test_cpu(eus, NULL, op);
 	agile_sched_opts_init(&so);

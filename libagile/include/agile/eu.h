@@ -419,6 +419,46 @@ int agile_eu_pool_map(struct agile_eu_pool *pool, void *addr, size_t bytes,
 int agile_eu_pool_unmap(struct agile_eu_pool *pool, void *addr);
 
 /**
+ * agile_eu_pool_alloc - zeroed memory the pool's EUs can use, from its arena
+ * @pool:    the pool
+ * @bytes:   how much (rounded up to whole pages)
+ * @host:    receives the memory, page-aligned
+ * @eu_addr: receives the address to put in a task's args for *@host
+ *
+ * The memory comes from chunks of whole pages (256 at least) that the
+ * pool maps for its EUs once, when it makes them (agile_eu_pool_map), and
+ * keeps until its destroy; agile_eu_pool_free gives pages back to the
+ * chunk for the next allocation, first fit.  On GPU EUs, where nothing
+ * can be unregistered while the persistent kernel runs (see
+ * agile_eu_pool_unmap), memory that comes and goes this way costs no new
+ * registration once the arena is big enough, nor meets a freed range that
+ * is still registered.  CPU EUs: the same arena, unmapped (*@eu_addr =
+ * *@host).  Every allocation is invalid after agile_eu_pool_destroy, which
+ * frees the chunks (a GPU kernel that would not end keeps them).
+ *
+ * Thread safety: thread safe (under the pool's arena lock).
+ *
+ * Return: 0, -EINVAL (NULL pointers, @bytes 0), -ENOMEM, or what
+ * agile_eu_pool_map returned for a new chunk (-EIO: the runtime refused).
+ */
+int agile_eu_pool_alloc(struct agile_eu_pool *pool, size_t bytes, void **host,
+			uint64_t *eu_addr);
+
+/**
+ * agile_eu_pool_free - give agile_eu_pool_alloc's memory back to the arena
+ * @pool: the pool
+ * @host: what agile_eu_pool_alloc gave, or NULL (nothing is done)
+ *
+ * No task in flight may still use the memory.  It stays mapped and
+ * allocated (its chunk is the pool's) and is handed out again.
+ *
+ * Thread safety: thread safe (under the pool's arena lock).
+ *
+ * Return: 0, or -EINVAL (NULL @pool, @host not an allocation of @pool's).
+ */
+int agile_eu_pool_free(struct agile_eu_pool *pool, void *host);
+
+/**
  * agile_eu_run_launch - run EU @eu's task with a plain kernel launch
  * @pool:       the pool
  * @eu:         the EU

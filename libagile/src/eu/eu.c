@@ -65,6 +65,27 @@ struct eu {
 	_Atomic uint64_t tasks, failed, lanes;
 } __attribute__((aligned(128)));
 
+/*
+ * A chunk of agile_eu_pool_alloc's arena: whole pages, mapped once for
+ * the EUs (at @eu) when made and kept until the pool's destroy, so that
+ * a GPU pool's registrations stop growing once the arena is big enough
+ * (a GPU runtime cannot unregister while the persistent kernel runs:
+ * agile_eu_pool_unmap).  Sub-allocated by pages, first fit: @run[p] is
+ * the length in pages of the allocation starting at page p (0: none
+ * starts there), @used[p] whether page p is taken; a free clears both,
+ * so free neighbours join by themselves.
+ */
+struct arena_chunk {
+	unsigned char *mem;
+	size_t pages;
+	uint64_t eu;
+	size_t *run;
+	bool *used;
+};
+
+/* agile_eu_pool_alloc's chunks: at least this many pages each. */
+#define ARENA_CHUNK_PAGES 256
+
 struct agile_eu_pool {
 	struct agile_dev *dev;
 	struct agile_kernels *kernels;
@@ -76,6 +97,10 @@ struct agile_eu_pool {
 	/* Set when GPU EUs serve the slots; then no EU has a thread. */
 	struct agile__gpu_eus *gpu;
 	uint32_t gpu_share; /* percent, gpu_share() */
+	/* agile_eu_pool_alloc's chunks; the lock guards them all. */
+	pthread_mutex_t arena_lock;
+	struct arena_chunk *chunks;
+	size_t nr_chunks, max_chunks;
 };
 
 /*
@@ -438,6 +463,18 @@ static int pool_free(struct agile_eu_pool *pool, uint64_t gpu_timeout_ns)
 {
 	int err = agile__gpu_eus_stop(pool->gpu, gpu_timeout_ns);
 
+	/*
+	 * The chunks were unregistered with the rest by the stop; a kernel
+	 * that did not end keeps its registrations, and so its memory.
+	 */
+	for (size_t i = 0; i < pool->nr_chunks; i++) {
+		if (err != -ETIMEDOUT)
+			free(pool->chunks[i].mem);
+		free(pool->chunks[i].run);
+		free(pool->chunks[i].used);
+	}
+	free(pool->chunks);
+	pthread_mutex_destroy(&pool->arena_lock);
 	for (uint32_t i = 0; i < pool->nr_eus; i++)
 		free(pool->eus[i].scratch.mem);
 	free(pool->eus);
@@ -493,6 +530,7 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 	pool = calloc(1, sizeof(*pool));
 	if (!pool)
 		return -ENOMEM;
+	pthread_mutex_init(&pool->arena_lock, NULL);
 	pool->dev = dev;
 	pool->kernels = kernels;
 	pool->nr_eus = opts->nr_eus ? opts->nr_eus : (uint32_t)nr_slots;
@@ -840,6 +878,123 @@ int agile_eu_pool_unmap(struct agile_eu_pool *pool, void *addr)
 	if (!pool || !addr)
 		return -EINVAL;
 	return pool->gpu ? agile__gpu_unmap(pool->gpu, addr) : 0;
+}
+
+/* The first page of a run of @n free pages in @c, or @c->pages. */
+static size_t chunk_fit(const struct arena_chunk *c, size_t n)
+{
+	size_t start = 0, len = 0;
+
+	for (size_t p = 0; p < c->pages; p++) {
+		if (c->used[p]) {
+			len = 0;
+			start = p + 1;
+		} else if (++len == n) {
+			return start;
+		}
+	}
+	return c->pages;
+}
+
+/* A new chunk of @pages pages at pool->chunks[pool->nr_chunks], mapped. */
+static int chunk_add(struct agile_eu_pool *pool, size_t pages, size_t page)
+{
+	struct arena_chunk c = { 0 };
+	int err;
+
+	if (pool->nr_chunks == pool->max_chunks) {
+		size_t max = pool->max_chunks ? 2 * pool->max_chunks : 4;
+		struct arena_chunk *more =
+			realloc(pool->chunks, max * sizeof(*more));
+
+		if (!more)
+			return -ENOMEM;
+		pool->chunks = more;
+		pool->max_chunks = max;
+	}
+	c.pages = pages;
+	c.mem = aligned_alloc(page, pages * page);
+	c.run = calloc(pages, sizeof(*c.run));
+	c.used = calloc(pages, sizeof(*c.used));
+	err = c.mem && c.run && c.used ? 0 : -ENOMEM;
+	if (!err)
+		err = agile_eu_pool_map(pool, c.mem, pages * page, &c.eu);
+	if (err) {
+		free(c.mem);
+		free(c.run);
+		free(c.used);
+		return err;
+	}
+	pool->chunks[pool->nr_chunks++] = c;
+	return 0;
+}
+
+int agile_eu_pool_alloc(struct agile_eu_pool *pool, size_t bytes, void **host,
+			uint64_t *eu_addr)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n, i, p = 0;
+	struct arena_chunk *c;
+	int err = 0;
+
+	if (!pool || !bytes || !host || !eu_addr)
+		return -EINVAL;
+	if (bytes > SIZE_MAX - page || bytes / page >= SIZE_MAX / page)
+		return -ENOMEM;
+	n = (bytes + page - 1) / page;
+	pthread_mutex_lock(&pool->arena_lock);
+	for (i = 0; i < pool->nr_chunks; i++) {
+		p = chunk_fit(&pool->chunks[i], n);
+		if (p < pool->chunks[i].pages)
+			break;
+	}
+	if (i == pool->nr_chunks) {
+		err = chunk_add(pool,
+				n > ARENA_CHUNK_PAGES ? n : ARENA_CHUNK_PAGES,
+				page);
+		p = 0;
+	}
+	if (!err) {
+		c = &pool->chunks[i];
+		c->run[p] = n;
+		for (size_t q = p; q < p + n; q++)
+			c->used[q] = true;
+		memset(c->mem + p * page, 0, n * page);
+		*host = c->mem + p * page;
+		*eu_addr = c->eu + p * page;
+	}
+	pthread_mutex_unlock(&pool->arena_lock);
+	return err;
+}
+
+int agile_eu_pool_free(struct agile_eu_pool *pool, void *host)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *h = host;
+	int err = -EINVAL;
+
+	if (!pool)
+		return -EINVAL;
+	if (!host)
+		return 0;
+	pthread_mutex_lock(&pool->arena_lock);
+	for (size_t i = 0; i < pool->nr_chunks; i++) {
+		struct arena_chunk *c = &pool->chunks[i];
+		size_t p, n;
+
+		if (h < c->mem || h >= c->mem + c->pages * page)
+			continue;
+		p = (size_t)(h - c->mem) / page;
+		n = c->run[p];
+		if ((size_t)(h - c->mem) % page || !n)
+			break;
+		c->run[p] = 0;
+		for (size_t q = p; q < p + n; q++)
+			c->used[q] = false;
+		err = 0;
+		break;
+	}
+	pthread_mutex_unlock(&pool->arena_lock);
+	return err;
 }
 
 int agile_eu_run_launch(struct agile_eu_pool *pool, uint32_t eu,

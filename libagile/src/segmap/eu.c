@@ -5,19 +5,23 @@
  * through the doorbell of an EU of the tile's owner.
  *
  * The scope is the threads scope (every node in this process) with its
- * home memory replaced: page-aligned and mapped for the EUs, so that a
- * GPU EU can read and write a node's segments (the device address of a
- * home is kept beside it).  Owner-copies stay the core's (plain heap,
- * field.c); on GPU EUs forall_eu shows the ones its tasks read through
- * page-aligned mirrors, mapped for the length of the forall and freed at
- * its end, before written fields' copies are dropped.
+ * home memory replaced: from the EU pool's arena (agile_eu_pool_alloc),
+ * mapped for the EUs, so that a GPU EU can read and write a node's
+ * segments (the device address of a home is kept beside it).
+ * Owner-copies stay the core's (plain heap, field.c); on GPU EUs
+ * forall_eu shows the ones its tasks read through mirrors from the same
+ * arena, taken for the length of the forall and given back at its end,
+ * before written fields' copies are dropped.  Nothing here maps or
+ * unmaps memory itself: a GPU pool's registrations last until its
+ * destroy, and the arena's chunks, mapped once, are reused by every
+ * field and forall, so they stop growing.  The map must therefore be
+ * destroyed before its pool.
  */
 #include <agile/eu.h>
 #include <agile/error.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "segmap/segmap_impl.h"
 
@@ -38,7 +42,7 @@ struct eu_home {
 	struct eu_scope *es;
 	uint32_t nr_nodes;
 	struct {
-		unsigned char *mem;
+		unsigned char *mem; /* agile_eu_pool_alloc's */
 		size_t bytes;
 		uint64_t eu;
 	} node[];
@@ -63,12 +67,8 @@ static void eu_home_free(struct segmap_scope *sc, struct segmap_home *handle)
 	struct eu_home *h = eu_home_of(handle);
 
 	(void)sc;
-	for (uint32_t q = 0; q < h->nr_nodes; q++) {
-		if (!h->node[q].mem)
-			continue;
-		agile_eu_pool_unmap(h->es->eus, h->node[q].mem);
-		free(h->node[q].mem);
-	}
+	for (uint32_t q = 0; q < h->nr_nodes; q++)
+		agile_eu_pool_free(h->es->eus, h->node[q].mem);
 	free(h);
 }
 
@@ -76,7 +76,6 @@ static int eu_home_alloc(struct segmap_scope *sc, const uint64_t *bytes,
 			 struct segmap_home **out)
 {
 	struct eu_scope *es = sc->priv;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct eu_home *h;
 	int err = 0;
 
@@ -86,28 +85,17 @@ static int eu_home_alloc(struct segmap_scope *sc, const uint64_t *bytes,
 	h->es = es;
 	h->nr_nodes = sc->nr_nodes;
 	for (uint32_t q = 0; q < sc->nr_nodes && !err; q++) {
-		size_t size;
+		void *mem = NULL;
 
-		/* whole pages: a GPU runtime registers pages, not bytes */
-		if (bytes[q] > SIZE_MAX - page) {
+		if ((uint64_t)(size_t)bytes[q] != bytes[q]) {
 			err = -ENOMEM;
 			break;
 		}
-		size = bytes[q] ? ((size_t)bytes[q] + page - 1) / page * page :
-				  page;
-		h->node[q].mem = aligned_alloc(page, size);
-		if (!h->node[q].mem) {
-			err = -ENOMEM;
-			break;
-		}
-		memset(h->node[q].mem, 0, size);
-		h->node[q].bytes = size;
-		err = agile_eu_pool_map(es->eus, h->node[q].mem, size,
-					&h->node[q].eu);
-		if (err) {
-			free(h->node[q].mem);
-			h->node[q].mem = NULL;
-		}
+		/* zeroed, whole pages, mapped: a node without bytes gets one */
+		h->node[q].bytes = bytes[q] ? (size_t)bytes[q] : 1;
+		err = agile_eu_pool_alloc(es->eus, h->node[q].bytes, &mem,
+					  &h->node[q].eu);
+		h->node[q].mem = mem;
 	}
 	if (err) {
 		eu_home_free(sc, (struct segmap_home *)(void *)h);
@@ -257,10 +245,11 @@ int agile_segmap_node_eus(const struct agile_segmap *sm, uint32_t node,
 
 /*
  * A copy a GPU forall's tasks read: the core's copy (@copy, heap) shown
- * to the EUs through @mirror, whole pages of this forall's own, mapped at
+ * to the EUs through @mirror, from the pool's arena for this forall, at
  * @eu.  Heap copies are not mapped themselves: they share pages with
- * other allocations, and GPU runtimes register whole pages, refusing a
- * page that is registered already.
+ * other allocations, GPU runtimes register whole pages, refusing a page
+ * that is registered already, and nothing can be unregistered while the
+ * GPU EUs live (agile_eu_pool_unmap).
  */
 struct eu_mapping {
 	unsigned char *copy;
@@ -294,16 +283,15 @@ static void run_record(struct eu_run *run, int err)
 }
 
 /*
- * The EU address of copy @copy of @bytes: its mirror's, made, filled and
- * mapped at the first use in this forall.  Copies are read-only during a
+ * The EU address of copy @copy of @bytes: its mirror's, taken from the
+ * arena and filled at the first use in this forall.  Copies are read-only during a
  * forall (a node writes only its own blocks), so the mirror stays equal.
  */
 static int map_copy(struct eu_run *run, unsigned char *copy, size_t bytes,
 		    uint64_t *eu)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct eu_mapping m = { copy, NULL, 0 };
-	size_t size;
+	void *mirror;
 	int err = 0;
 
 	pthread_mutex_lock(&run->lock);
@@ -323,18 +311,12 @@ static int map_copy(struct eu_run *run, unsigned char *copy, size_t bytes,
 		run->maps = more;
 		run->max_maps = n;
 	}
-	size = (bytes + page - 1) / page * page;
-	m.mirror = aligned_alloc(page, size);
-	if (!m.mirror) {
-		err = -ENOMEM;
+	err = agile_eu_pool_alloc(run->es->eus, bytes ? bytes : 1, &mirror,
+				  &m.eu);
+	if (err)
 		goto out;
-	}
+	m.mirror = mirror;
 	memcpy(m.mirror, copy, bytes);
-	err = agile_eu_pool_map(run->es->eus, m.mirror, size, &m.eu);
-	if (err) {
-		free(m.mirror);
-		goto out;
-	}
 	run->maps[run->nr_maps++] = m;
 	*eu = m.eu;
 out:
@@ -344,10 +326,8 @@ out:
 
 static void unmap_copies(struct eu_run *run)
 {
-	for (size_t i = 0; i < run->nr_maps; i++) {
-		agile_eu_pool_unmap(run->es->eus, run->maps[i].mirror);
-		free(run->maps[i].mirror);
-	}
+	for (size_t i = 0; i < run->nr_maps; i++)
+		agile_eu_pool_free(run->es->eus, run->maps[i].mirror);
 	free(run->maps);
 	run->maps = NULL;
 	run->nr_maps = run->max_maps = 0;
