@@ -567,17 +567,18 @@ static void test_gpu(struct agile_dev *dev, struct agile_kernels *reg,
 	/* fields of changing sizes made and destroyed: their homes reuse it */
 	for (k = 0; k < 40 && !err; k++) {
 		struct agile_index i = idx2(k % N, 1);
-		double v = k, back = -1;
+		double v[5] = { k, -k, k, -k, k }, back[5] = { -1 };
 
 		err = agile_field_create(sm, k % 2 ? rm_a : rm_d, &lv,
 					 (size_t)(1 + k % 5) * sizeof(double),
 					 &e);
 		if (err)
 			break;
-		err = agile_field_put(e, &i, &v);
+		/* an element is 1 + k % 5 doubles */
+		err = agile_field_put(e, &i, v);
 		if (!err)
-			err = agile_field_get(e, &i, &back);
-		if (!err && back != v)
+			err = agile_field_get(e, &i, back);
+		if (!err && memcmp(back, v, (size_t)(1 + k % 5) * sizeof(v[0])))
 			err = -EIO;
 		agile_field_destroy(e);
 	}
