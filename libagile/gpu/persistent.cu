@@ -51,26 +51,44 @@ struct task_shared {
 	unsigned long long status;
 };
 
+/* The register's first 64 bytes: the head, then args[0 .. 3]. */
+static_assert(sizeof(struct agile_task_reg) == 32 &&
+		      AGILE_COMMON_NR_ARGS == 4 &&
+		      AGILE_TASK_REG_MIN_SIZE == 64,
+	      "task_decide reads the head and 4 arguments as 4 x 16 bytes");
+
+static __device__ uint64_t words64(uint32_t lo, uint32_t hi)
+{
+	return (uint64_t)hi << 32 | lo;
+}
+
 /*
  * Steps 614-618 on lane 0, after the acquire (or the launch): the only
- * reads of the task register, the arguments included.
+ * reads of the task register, the arguments included.  The register is
+ * in host memory, a bus round trip per dependent load: its first 64 bytes
+ * (task_reg_size is a power of two of at least 64, so they are aligned)
+ * come in four independent 16-byte loads, all in flight at once, instead
+ * of the opcode first and the arguments after the decision.
  */
 static __device__ void task_decide(const struct agile_gpu_params &p,
 				   const struct agile_task_reg *reg,
 				   struct task_shared *s)
 {
+	const uint4 *raw = (const uint4 *)reg;
+	const uint4 h = raw[0], a01 = raw[2], a23 = raw[3];
 	struct agile_task_decision d;
 
-	agile_task_decide(p.opcodes, agile_gpu_nr_lanes(), reg, &d);
+	agile_task_decide_op(p.opcodes, agile_gpu_nr_lanes(), h.x, h.y, &d);
 	s->quit = d.quit;
 	s->kernel = d.kernel;
 	s->parts = d.parts;
 	s->error = d.error;
 	s->error_lane = d.error_lane;
 	s->status = 0;
-	if (d.kernel != AGILE_TASK_NO_KERNEL)
-		for (uint32_t i = 0; i < AGILE_COMMON_NR_ARGS; i++)
-			s->args[i] = reg->args[i];
+	s->args[0] = words64(a01.x, a01.y);
+	s->args[1] = words64(a01.z, a01.w);
+	s->args[2] = words64(a23.x, a23.y);
+	s->args[3] = words64(a23.z, a23.w);
 }
 
 /*
