@@ -14,7 +14,8 @@
 #                 sparse and W=1 on the module
 #   make format   clang-format every C source and header in place
 #   make bench    agile-bench: every benchmark beside its baseline
-#   make check-gpu  the EU tests on GPU EUs; a SKIP line without a GPU
+#   make check-gpu  GPU EUs' bring-up sequence on a real GPU, the EU tests on
+#                 GPU EUs, agile-bench gpu; a SKIP line without a GPU
 #   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
 #   make fuzz     agile's fuzzer, trinity and stress-ng --dev in a guest for
 #                 FUZZ_MINUTES (default 10; FUZZ_KERNEL, default 6.1)
@@ -70,7 +71,9 @@ gpu: deps
 # The EU tests on GPU EUs (AGILE_EU_POOL=gpu); one SKIP line, exit 0,
 # where there is no usable GPU.
 check-gpu: deps
-	@$(MAKE) --no-print-directory -C libagile check-gpu
+	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
+	@$(MAKE) --no-print-directory -C libagile check-gpu \
+		AGILE_BENCH=$(BUILD)/tools/agile-bench
 
 # Tools go into the guests too, so they are linked statically.
 tools: $(BUILD)/tools/agile-demo

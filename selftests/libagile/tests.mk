@@ -16,7 +16,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	kernels-failures kernels-on-eus \
 	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu eu-gpu-memory \
-	eu-gpu-liveness eu-gpu-headroom \
+	eu-gpu-liveness eu-gpu-headroom eu-gpu-bringup \
 	dev-group-args dev-group-members dev-group-one-process \
 	dev-group-killed dev-group-all-dead dev-group-sweep dev-group-mode \
 	dev-segments \
