@@ -47,7 +47,7 @@ static struct row rows[512];
 static int nr_rows;
 static struct comparison comparisons[128];
 static int nr_comparisons;
-static char notes[24][200];
+static char notes[64][200];
 static int nr_notes;
 
 /*
