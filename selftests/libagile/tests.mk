@@ -28,6 +28,8 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	segmap-local-view segmap-forall segmap-copy-once segmap-seed-example \
 	segmap-eu \
 	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
+	rt-devices rt-context rt-queue-deps rt-queue-priority \
+	rt-queue-events rt-queue-destroy \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
