@@ -29,7 +29,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	segmap-eu \
 	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
 	rt-devices rt-context rt-queue-deps rt-queue-priority \
-	rt-queue-events rt-queue-destroy \
+	rt-queue-events rt-queue-destroy rt-fallback \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
