@@ -5,7 +5,8 @@
  * after completion runs at once), and errors: a failed entry's event
  * carries its error; the entries that depend on it, by data flow or by
  * after-event, fail with -AGILE_E_DEPENDENCY without running, and so do
- * theirs; an unrelated entry runs.  The counters say so.
+ * theirs; an unrelated entry runs; an entry that only overwrites the
+ * failed output runs, and readers after it.  The counters say so.
  */
 #include <agile/error.h>
 #include <agile/runtime.h>
@@ -160,8 +161,37 @@ int main(void)
 		       agile_strerror(err));
 	}
 
+	/*
+	 * Overwriting it (write only) orders after the failed writer and its
+	 * failed readers but does not fail: readers after that run.
+	 */
+	{
+		struct agile_rt_arg wa[] = { rt_buf(a, AGILE_RT_WRITE),
+					     rt_val(rt_bits(6)), rt_val(N) };
+		struct agile_rt_arg rb[] = { rt_buf(d, AGILE_RT_WRITE),
+					     rt_val(rt_bits(8)), rt_val(N),
+					     rt_buf(a, AGILE_RT_READ) };
+		struct agile_rt_event *w_ev = NULL, *r_ev = NULL;
+
+		err = rt_run(q, k.fill, 1, 0, wa, 3, &w_ev);
+		if (!err)
+			err = rt_run(q, k.fill, 1, 0, rb, 4, &r_ev);
+		if (!err)
+			err = agile_rt_event_wait(w_ev, RT_WAIT_NS);
+		if (!err)
+			err = agile_rt_event_wait(r_ev, RT_WAIT_NS);
+		tap_ok(!err && dh[0] == 8,
+		       "a write-only overwrite of the failed output runs, and "
+		       "readers after it: %s",
+		       agile_strerror(err));
+		if (w_ev)
+			agile_rt_event_release(w_ev);
+		if (r_ev)
+			agile_rt_event_release(r_ev);
+	}
+
 	err = agile_rt_stats(q, &st);
-	tap_ok(!err && st.enqueued == 6 && st.completed == 6 &&
+	tap_ok(!err && st.enqueued == 8 && st.completed == 8 &&
 		       st.failed == 1 && st.dep_failed == 3 && !st.pending,
 	       "stats: %llu enqueued, %llu completed, %llu failed, %llu by "
 	       "dependency",
@@ -172,7 +202,7 @@ int main(void)
 	err = mem ? agile_rt_stats_print(q, mem) : -ENOMEM;
 	if (mem)
 		fclose(mem);
-	tap_ok(!err && text && strstr(text, "6 enqueued") &&
+	tap_ok(!err && text && strstr(text, "8 enqueued") &&
 		       strstr(text, "1 failed") && strstr(text, "fallback"),
 	       "the printed table says so");
 	for (char *line = text ? strtok(text, "\n") : NULL; line;

@@ -603,8 +603,11 @@ int agile_rt_queue_destroy(struct agile_rt_queue *q);
  * buffer argument: an entry reading it waits for the last entry enqueued
  * before it that writes it (read after write); an entry writing it waits
  * for that writer and for every entry reading it since (write after
- * write, write after read).  An entry whose dependency failed fails with
- * -AGILE_E_DEPENDENCY without running, and so do its dependents.
+ * write, write after read).  An entry whose after-event failed, or that
+ * reads a buffer whose last writer failed, fails with -AGILE_E_DEPENDENCY
+ * without running, and so do its dependents; write after read and write
+ * after write by an entry that does not read the buffer only order (it
+ * overwrites the failed data and runs).
  *
  * Group g of the entry is one EU task: opcode of the kernel for the
  * device it lands on, nr_parts = @threads, args as @entry->args with

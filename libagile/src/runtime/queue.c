@@ -35,8 +35,14 @@ struct rt_entry {
 	uint32_t place;
 	uint32_t nr_args;
 	struct agile_rt_arg args[AGILE_RT_MAX_ARGS];
-	/* What it waits for, a reference each. */
+	/*
+	 * What it waits for, a reference each; @strict[i]: a failure of
+	 * deps[i] fails the entry (after-events, read after write), else
+	 * it only orders (write after read, write after write of an entry
+	 * that does not read the buffer: it overwrites what failed).
+	 */
 	struct agile_rt_event **deps;
+	bool *strict;
 	uint32_t nr_deps;
 	uint32_t deps_cap;
 	bool ready; /* every dependency completed, all succeeded */
@@ -72,11 +78,13 @@ struct agile_rt_queue {
 	struct rt_runner *runners;
 };
 
-static int add_dep(struct rt_entry *e, struct agile_rt_event *ev)
+static int add_dep(struct rt_entry *e, struct agile_rt_event *ev, bool strict)
 {
 	for (uint32_t i = 0; i < e->nr_deps; i++)
-		if (e->deps[i] == ev)
+		if (e->deps[i] == ev) {
+			e->strict[i] |= strict;
 			return 0;
+		}
 	if (e->nr_deps == e->deps_cap) {
 		uint32_t cap = e->deps_cap ? 2 * e->deps_cap : 8;
 		void *p = realloc(e->deps, cap * sizeof(*e->deps));
@@ -84,9 +92,14 @@ static int add_dep(struct rt_entry *e, struct agile_rt_event *ev)
 		if (!p)
 			return -ENOMEM;
 		e->deps = p;
+		p = realloc(e->strict, cap * sizeof(*e->strict));
+		if (!p)
+			return -ENOMEM;
+		e->strict = p;
 		e->deps_cap = cap;
 	}
 	agile_rt_event_retain(ev);
+	e->strict[e->nr_deps] = strict;
 	e->deps[e->nr_deps++] = ev;
 	return 0;
 }
@@ -132,11 +145,12 @@ static int data_flow(struct rt_entry *e)
 		if (e->args[i].kind != AGILE_RT_ARG_BUFFER)
 			continue;
 		if (b->last_writer)
-			err = add_dep(e, b->last_writer);
+			err = add_dep(e, b->last_writer,
+				      e->args[i].access & AGILE_RT_READ);
 		for (uint32_t r = 0; r < b->nr_readers && !err &&
 				     e->args[i].access & AGILE_RT_WRITE;
 		     r++)
-			err = add_dep(e, b->readers[r]);
+			err = add_dep(e, b->readers[r], false);
 	}
 	for (uint32_t i = 0; i < e->nr_args && !err; i++) {
 		struct agile_rt_buffer *b = e->args[i].buf;
@@ -168,6 +182,7 @@ static void entry_free(struct rt_entry *e)
 	if (e->ev)
 		agile_rt_event_release(e->ev);
 	free(e->deps);
+	free(e->strict);
 	free(e);
 }
 
@@ -183,7 +198,7 @@ static int deps_state(struct rt_entry *e)
 
 		if (s == AGILE_RT_PENDING)
 			waiting = 1;
-		else if (s)
+		else if (s && e->strict[i])
 			return -AGILE_E_DEPENDENCY;
 	}
 	e->ready = !waiting;
@@ -523,7 +538,7 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < entry->nr_after && !err; i++)
-		err = add_dep(e, entry->after[i]);
+		err = add_dep(e, entry->after[i], true);
 
 	pthread_mutex_lock(&q->lock);
 	if (!err && q->stopping)
