@@ -4,7 +4,7 @@
  * the CPU's row from the machine; then a table of made-up devices
  * (agile__rt_devices_set) matched all-must-match and by score, with the
  * exact ids and order each requirement list gives, and bad requirements
- * refused.
+ * refused; a context on two GPUs refused.
  */
 #include <agile/error.h>
 #include <agile/runtime.h>
@@ -219,6 +219,16 @@ int main(void)
 					    &nr);
 		tap_ok(!err && nr == 4 && ids[0] == 0,
 		       "room for 1 of 4: nr says 4");
+	}
+	{
+		struct agile_rt_ctx_opts o;
+		agile_rt_ctx ctx;
+
+		agile_rt_ctx_opts_init(&o);
+		o.devices = (uint32_t[]){ 0, 1, 2 };
+		o.nr_devices = 3;
+		tap_ok(agile_rt_ctx_create(&o, &ctx) == -EINVAL,
+		       "a context on two GPUs: -EINVAL");
 	}
 	agile__rt_devices_set(NULL, 0);
 	err = agile_rt_device_info(0, &info);

@@ -210,7 +210,9 @@ typedef uint64_t agile_rt_ctx;
  *
  * A GPU device's EUs are a pool asked for with AGILE_EU_POOL_GPU: where no
  * GPU EUs can start they are CPU EUs (the pool's fallback, agile/eu.h),
- * and agile_rt_stats says so.
+ * and agile_rt_stats says so.  GPU EUs run on their runtime's device 0
+ * (agile/eu.h), one persistent kernel per process: a context names at
+ * most one GPU.
  */
 struct agile_rt_ctx_opts {
 	const uint32_t *devices;
@@ -241,7 +243,8 @@ int agile_rt_ctx_opts_init(struct agile_rt_ctx_opts *opts);
  *
  * Thread safety: thread safe.
  *
- * Return: 0, -EINVAL (bad @opts), -ENODEV (an unknown device id),
+ * Return: 0, -EINVAL (bad @opts, a device twice, two GPUs), -ENODEV (an
+ * unknown device id),
  * -ENOSPC (AGILE_RT_MAX_CONTEXTS live), -ENOMEM, or what
  * agile_dev_open / agile_eu_pool_create returned.
  */

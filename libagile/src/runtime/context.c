@@ -246,7 +246,7 @@ int agile_rt_ctx_create(const struct agile_rt_ctx_opts *opts, agile_rt_ctx *out)
 		return -ENOMEM;
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->nr_devs = opts->nr_devices;
-	for (uint32_t i = 0; i < ctx->nr_devs; i++) {
+	for (uint32_t i = 0, gpus = 0; i < ctx->nr_devs; i++) {
 		struct agile_rt_device_info info;
 
 		err = rt_device_row(opts->devices[i], &info);
@@ -254,6 +254,12 @@ int agile_rt_ctx_create(const struct agile_rt_ctx_opts *opts, agile_rt_ctx *out)
 			goto fail;
 		ctx->devs[i].id = info.id;
 		ctx->devs[i].type = info.type;
+		/* GPU EUs: one persistent kernel per process, on device 0. */
+		gpus += info.type == AGILE_RT_DEVICE_GPU;
+		if (gpus > 1) {
+			err = -EINVAL;
+			goto fail;
+		}
 	}
 	err = agile_kernels_create(&ctx->reg);
 	if (!err)
