@@ -23,12 +23,12 @@ int agile_rt_buffer_create(agile_rt_ctx handle, size_t bytes,
 
 	if (!bytes || !out)
 		return -EINVAL;
-	ctx = rt_ctx_get(handle);
+	ctx = agile__rt_ctx_get(handle);
 	if (!ctx)
 		return -AGILE_E_INVALID_CONTEXT;
 	buf = calloc(1, sizeof(*buf));
 	if (!buf) {
-		rt_ctx_put(ctx);
+		agile__rt_ctx_put(ctx);
 		return -ENOMEM;
 	}
 	home = &ctx->devs[ctx->home];
@@ -49,11 +49,12 @@ int agile_rt_buffer_create(agile_rt_ctx handle, size_t bytes,
 		if (buf->host)
 			agile_eu_pool_free(home->pool, buf->host);
 		free(buf);
-		rt_ctx_put(ctx);
+		agile__rt_ctx_put(ctx);
 		return err;
 	}
 	buf->bytes = bytes;
-	buf->ctx = ctx; /* the reference rt_ctx_get took is the buffer's */
+	buf->ctx =
+		ctx; /* the reference agile__rt_ctx_get took is the buffer's */
 	atomic_init(&buf->refs, 1);
 	*out = buf;
 	return 0;
@@ -70,12 +71,12 @@ int agile_rt_buffer_host(struct agile_rt_buffer *buf, void **host,
 	return 0;
 }
 
-void rt_buffer_get(struct agile_rt_buffer *buf)
+void agile__rt_buffer_get(struct agile_rt_buffer *buf)
 {
 	atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
 }
 
-void rt_buffer_put(struct agile_rt_buffer *buf)
+void agile__rt_buffer_put(struct agile_rt_buffer *buf)
 {
 	struct rt_ctx *ctx = buf->ctx;
 
@@ -92,13 +93,13 @@ void rt_buffer_put(struct agile_rt_buffer *buf)
 		agile_rt_event_release(buf->readers[i]);
 	free(buf->readers);
 	free(buf);
-	rt_ctx_put(ctx);
+	agile__rt_ctx_put(ctx);
 }
 
 int agile_rt_buffer_release(struct agile_rt_buffer *buf)
 {
 	if (!buf)
 		return -EINVAL;
-	rt_buffer_put(buf);
+	agile__rt_buffer_put(buf);
 	return 0;
 }

@@ -79,7 +79,7 @@ static void ctx_free(struct rt_ctx *ctx)
 	free(ctx);
 }
 
-struct rt_ctx *rt_ctx_get(agile_rt_ctx handle)
+struct rt_ctx *agile__rt_ctx_get(agile_rt_ctx handle)
 {
 	struct rt_ctx *ctx = NULL;
 	int slot;
@@ -115,14 +115,14 @@ static int ctx_put_handle(agile_rt_ctx handle)
 	return 0;
 }
 
-void rt_ctx_put(struct rt_ctx *ctx)
+void agile__rt_ctx_put(struct rt_ctx *ctx)
 {
 	ctx_put_handle(ctx->handle);
 }
 
 int agile_rt_ctx_retain(agile_rt_ctx ctx)
 {
-	return rt_ctx_get(ctx) ? 0 : -AGILE_E_INVALID_CONTEXT;
+	return agile__rt_ctx_get(ctx) ? 0 : -AGILE_E_INVALID_CONTEXT;
 }
 
 int agile_rt_ctx_release(agile_rt_ctx ctx)
@@ -249,7 +249,7 @@ int agile_rt_ctx_create(const struct agile_rt_ctx_opts *opts, agile_rt_ctx *out)
 	for (uint32_t i = 0, gpus = 0; i < ctx->nr_devs; i++) {
 		struct agile_rt_device_info info;
 
-		err = rt_device_row(opts->devices[i], &info);
+		err = agile__rt_device_row(opts->devices[i], &info);
 		if (err)
 			goto fail;
 		ctx->devs[i].id = info.id;
@@ -306,7 +306,7 @@ int agile_rt_kernel_get(agile_rt_ctx handle, const char *name,
 
 	if (!name || !out)
 		return -EINVAL;
-	ctx = rt_ctx_get(handle);
+	ctx = agile__rt_ctx_get(handle);
 	if (!ctx)
 		return -AGILE_E_INVALID_CONTEXT;
 	pthread_mutex_lock(&ctx->lock);
@@ -314,7 +314,7 @@ int agile_rt_kernel_get(agile_rt_ctx handle, const char *name,
 		if (!strcmp(k->name, name))
 			break;
 	pthread_mutex_unlock(&ctx->lock);
-	rt_ctx_put(ctx);
+	agile__rt_ctx_put(ctx);
 	if (!k)
 		return -ENOENT;
 	*out = k;
@@ -332,7 +332,7 @@ int agile_rt_kernel_register(agile_rt_ctx handle,
 
 	if (!kernel || !out)
 		return -EINVAL;
-	ctx = rt_ctx_get(handle);
+	ctx = agile__rt_ctx_get(handle);
 	if (!ctx)
 		return -AGILE_E_INVALID_CONTEXT;
 	k = calloc(1, sizeof(*k));
@@ -350,6 +350,6 @@ int agile_rt_kernel_register(agile_rt_ctx handle,
 	} else {
 		free(k);
 	}
-	rt_ctx_put(ctx);
+	agile__rt_ctx_put(ctx);
 	return err;
 }

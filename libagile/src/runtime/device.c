@@ -195,7 +195,7 @@ int agile__rt_devices_set(const struct agile_rt_device_info *rows, uint32_t nr)
 	return 0;
 }
 
-int rt_device_row(uint32_t id, struct agile_rt_device_info *info)
+int agile__rt_device_row(uint32_t id, struct agile_rt_device_info *info)
 {
 	int err = -ENODEV;
 
@@ -224,7 +224,7 @@ int agile_rt_device_info(uint32_t id, struct agile_rt_device_info *info)
 {
 	if (!info)
 		return -EINVAL;
-	return rt_device_row(id, info);
+	return agile__rt_device_row(id, info);
 }
 
 static bool key_is_string(uint32_t key)

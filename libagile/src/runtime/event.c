@@ -23,7 +23,7 @@ struct rt_callback {
 struct agile_rt_event {
 	atomic_uint refs;
 	/*
-	 * AGILE_RT_PENDING until rt_event_complete's release store, which
+	 * AGILE_RT_PENDING until agile__rt_event_complete's release store, which
 	 * agile_rt_event_status's acquire load pairs with.
 	 */
 	atomic_int status;
@@ -34,7 +34,7 @@ struct agile_rt_event {
 	struct rt_callback *callbacks, **tail;
 };
 
-struct agile_rt_event *rt_event_new(void)
+struct agile_rt_event *agile__rt_event_new(void)
 {
 	struct agile_rt_event *ev = calloc(1, sizeof(*ev));
 	pthread_condattr_t attr;
@@ -52,7 +52,7 @@ struct agile_rt_event *rt_event_new(void)
 	return ev;
 }
 
-void rt_event_complete(struct agile_rt_event *ev, int status)
+void agile__rt_event_complete(struct agile_rt_event *ev, int status)
 {
 	struct rt_callback *cb, *next;
 

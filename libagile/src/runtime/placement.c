@@ -49,7 +49,7 @@ int agile_rt_place_opts_init(struct agile_rt_place_opts *opts)
 	return 0;
 }
 
-uint32_t rt_dev_busy(const struct rt_dev *d)
+uint32_t agile__rt_dev_busy(const struct rt_dev *d)
 {
 	uint32_t busy = 0;
 
@@ -65,9 +65,10 @@ uint32_t rt_dev_busy(const struct rt_dev *d)
 	return busy;
 }
 
-bool rt_dev_over(const struct rt_dev *d, uint32_t pct)
+bool agile__rt_dev_over(const struct rt_dev *d, uint32_t pct)
 {
-	return (uint64_t)rt_dev_busy(d) * 100 >= (uint64_t)pct * d->nr_eus;
+	return (uint64_t)agile__rt_dev_busy(d) * 100 >=
+	       (uint64_t)pct * d->nr_eus;
 }
 
 static bool runs_on(const struct agile_rt_kernel *k, const struct rt_dev *d)
@@ -85,15 +86,18 @@ static bool all_over(const struct rt_ctx *ctx, const struct agile_rt_kernel *k,
 	for (uint32_t i = 0; i < ctx->nr_devs; i++) {
 		const struct rt_dev *d = &ctx->devs[i];
 
-		if (d->type == type && runs_on(k, d) && !rt_dev_over(d, pct))
+		if (d->type == type && runs_on(k, d) &&
+		    !agile__rt_dev_over(d, pct))
 			return false;
 	}
 	return true;
 }
 
-bool rt_place_allows(const struct rt_ctx *ctx, uint32_t dev,
-		     const struct agile_rt_kernel *kernel, uint32_t place,
-		     const struct agile_rt_place_opts *opts, bool *fallback)
+bool agile__rt_place_allows(const struct rt_ctx *ctx, uint32_t dev,
+			    const struct agile_rt_kernel *kernel,
+			    uint32_t place,
+			    const struct agile_rt_place_opts *opts,
+			    bool *fallback)
 {
 	const struct rt_dev *d = &ctx->devs[dev];
 	bool gpu = d->type == AGILE_RT_DEVICE_GPU;
@@ -113,14 +117,15 @@ bool rt_place_allows(const struct rt_ctx *ctx, uint32_t dev,
 				     opts->gpu_busy_pct);
 		return *fallback;
 	default: /* AGILE_RT_PLACE_ANY: the CPU yields to an idler GPU */
-		return gpu || !rt_dev_over(d, opts->cpu_busy_pct) ||
+		return gpu || !agile__rt_dev_over(d, opts->cpu_busy_pct) ||
 		       all_over(ctx, kernel, AGILE_RT_DEVICE_GPU,
 				opts->gpu_busy_pct);
 	}
 }
 
-bool rt_place_possible(const struct rt_ctx *ctx,
-		       const struct agile_rt_kernel *kernel, uint32_t place)
+bool agile__rt_place_possible(const struct rt_ctx *ctx,
+			      const struct agile_rt_kernel *kernel,
+			      uint32_t place)
 {
 	for (uint32_t i = 0; i < ctx->nr_devs; i++) {
 		const struct rt_dev *d = &ctx->devs[i];

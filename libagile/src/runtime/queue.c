@@ -178,7 +178,7 @@ static void entry_free(struct rt_entry *e)
 		agile_rt_event_release(e->deps[i]);
 	for (uint32_t i = 0; i < e->nr_args; i++)
 		if (e->args[i].kind == AGILE_RT_ARG_BUFFER)
-			rt_buffer_put(e->args[i].buf);
+			agile__rt_buffer_put(e->args[i].buf);
 	if (e->ev)
 		agile_rt_event_release(e->ev);
 	free(e->deps);
@@ -247,8 +247,8 @@ static struct rt_entry *pick(struct agile_rt_queue *q,
 		}
 		if (st || (best && e->priority <= best->priority))
 			continue;
-		if (!rt_place_allows(q->ctx, r->dev, e->kernel, e->place,
-				     &q->place, &fb))
+		if (!agile__rt_place_allows(q->ctx, r->dev, e->kernel, e->place,
+					    &q->place, &fb))
 			continue;
 		best = e;
 		best_fb = fb;
@@ -300,7 +300,7 @@ static int run_group(struct rt_runner *r, struct rt_entry *e, uint32_t g)
 static void entry_finish(struct agile_rt_queue *q, struct rt_entry *e,
 			 int status)
 {
-	rt_event_complete(e->ev, status);
+	agile__rt_event_complete(e->ev, status);
 	entry_free(e);
 	pthread_mutex_lock(&q->lock);
 	pthread_cond_broadcast(&q->cond);
@@ -392,7 +392,7 @@ static void queue_free(struct agile_rt_queue *q)
 	pthread_mutex_unlock(&q->ctx->lock);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
-	rt_ctx_put(q->ctx);
+	agile__rt_ctx_put(q->ctx);
 	free(q->runners);
 	free(q);
 }
@@ -412,12 +412,12 @@ int agile_rt_queue_create(agile_rt_ctx handle,
 		       place->cpu_busy_pct < 1 || place->cpu_busy_pct > 100 ||
 		       place->reserved[0] || place->reserved[1])))
 		return -EINVAL;
-	ctx = rt_ctx_get(handle);
+	ctx = agile__rt_ctx_get(handle);
 	if (!ctx)
 		return -AGILE_E_INVALID_CONTEXT;
 	q = calloc(1, sizeof(*q));
 	if (!q) {
-		rt_ctx_put(ctx);
+		agile__rt_ctx_put(ctx);
 		return -ENOMEM;
 	}
 	q->ctx = ctx;
@@ -501,7 +501,9 @@ static int entry_check(const struct agile_rt_queue *q,
 		     a->value >= a->buf->bytes))
 			return -EINVAL;
 	}
-	return rt_place_possible(q->ctx, en->kernel, en->place) ? 0 : -ENODEV;
+	return agile__rt_place_possible(q->ctx, en->kernel, en->place) ?
+		       0 :
+		       -ENODEV;
 }
 
 int agile_rt_enqueue(struct agile_rt_queue *q,
@@ -529,10 +531,10 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 		memcpy(e->args, entry->args, e->nr_args * sizeof(e->args[0]));
 	for (uint32_t i = 0; i < e->nr_args; i++)
 		if (e->args[i].kind == AGILE_RT_ARG_BUFFER)
-			rt_buffer_get(e->args[i].buf);
+			agile__rt_buffer_get(e->args[i].buf);
 		else
 			e->args[i].buf = NULL;
-	e->ev = rt_event_new();
+	e->ev = agile__rt_event_new();
 	if (!e->ev) {
 		entry_free(e);
 		return -ENOMEM;
@@ -554,7 +556,7 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 		 * Recorded as a buffer's writer or reader already, maybe:
 		 * completed as failed, so whoever depends on it fails too.
 		 */
-		rt_event_complete(e->ev, err);
+		agile__rt_event_complete(e->ev, err);
 		entry_free(e);
 		return err;
 	}
@@ -598,7 +600,7 @@ int agile_rt_stats(struct agile_rt_queue *q, struct agile_rt_stats *s)
 		ds->type = d->type;
 		ds->eu_kind = d->eu_kind;
 		ds->nr_eus = d->nr_eus;
-		ds->busy = rt_dev_busy(d);
+		ds->busy = agile__rt_dev_busy(d);
 		for (uint32_t eu = 0; eu < d->nr_eus; eu++) {
 			struct agile_eu_stats es;
 

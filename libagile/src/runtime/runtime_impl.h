@@ -97,20 +97,20 @@ struct agile_rt_buffer {
 /* ---- context.c ---- */
 
 /* A handle's context with a reference taken, or NULL if it is not live. */
-struct rt_ctx *rt_ctx_get(agile_rt_ctx handle);
-/* Drops a reference rt_ctx_get (or create) took; the last frees. */
-void rt_ctx_put(struct rt_ctx *ctx);
+struct rt_ctx *agile__rt_ctx_get(agile_rt_ctx handle);
+/* Drops a reference agile__rt_ctx_get (or create) took; the last frees. */
+void agile__rt_ctx_put(struct rt_ctx *ctx);
 
 /* ---- buffer.c ---- */
 
-void rt_buffer_get(struct agile_rt_buffer *buf);
+void agile__rt_buffer_get(struct agile_rt_buffer *buf);
 /* The last reference frees the memory and drops the context's. */
-void rt_buffer_put(struct agile_rt_buffer *buf);
+void agile__rt_buffer_put(struct agile_rt_buffer *buf);
 
 /* ---- device.c ---- */
 
 /* Row @id of the table into @info; -ENODEV when there is none. */
-int rt_device_row(uint32_t id, struct agile_rt_device_info *info);
+int agile__rt_device_row(uint32_t id, struct agile_rt_device_info *info);
 
 /*
  * agile__rt_devices_set - replace the capability table by @rows (ids are
@@ -123,31 +123,34 @@ int agile__rt_devices_set(const struct agile_rt_device_info *rows, uint32_t nr);
 /* ---- event.c ---- */
 
 /* A new pending event with one reference; NULL without memory. */
-struct agile_rt_event *rt_event_new(void);
+struct agile_rt_event *agile__rt_event_new(void);
 /*
  * Completes @ev with @status: stores it (release), wakes the waiters and
  * runs the callbacks added so far, outside @ev's lock.  Once per event.
  */
-void rt_event_complete(struct agile_rt_event *ev, int status);
+void agile__rt_event_complete(struct agile_rt_event *ev, int status);
 
 /* ---- placement.c ---- */
 
 /* EUs of @d whose doorbell is not IDLE now (acquire loads). */
-uint32_t rt_dev_busy(const struct rt_dev *d);
+uint32_t agile__rt_dev_busy(const struct rt_dev *d);
 /* Whether @d counts as busy against @pct (percent of its EUs). */
-bool rt_dev_over(const struct rt_dev *d, uint32_t pct);
+bool agile__rt_dev_over(const struct rt_dev *d, uint32_t pct);
 
 /*
- * rt_place_allows - may a runner of @ctx->devs[@dev] take a group of
+ * agile__rt_place_allows - may a runner of @ctx->devs[@dev] take a group of
  * @kernel placed @place now?  Reads the GPUs' doorbells for
  * AGILE_RT_PLACE_GPU; sets *@fallback when it is the CPU fallback.
  */
-bool rt_place_allows(const struct rt_ctx *ctx, uint32_t dev,
-		     const struct agile_rt_kernel *kernel, uint32_t place,
-		     const struct agile_rt_place_opts *opts, bool *fallback);
+bool agile__rt_place_allows(const struct rt_ctx *ctx, uint32_t dev,
+			    const struct agile_rt_kernel *kernel,
+			    uint32_t place,
+			    const struct agile_rt_place_opts *opts,
+			    bool *fallback);
 
 /* Whether some device of @ctx could ever run @kernel placed @place. */
-bool rt_place_possible(const struct rt_ctx *ctx,
-		       const struct agile_rt_kernel *kernel, uint32_t place);
+bool agile__rt_place_possible(const struct rt_ctx *ctx,
+			      const struct agile_rt_kernel *kernel,
+			      uint32_t place);
 
 #endif /* AGILE_RUNTIME_IMPL_H */
