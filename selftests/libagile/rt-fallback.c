@@ -10,8 +10,8 @@
  * and in the printed table; a GPU_ONLY one waits for the GPU.  Once the
  * GPU goes on, everything completes with the right values.
  *
- * Skipped where a GPU is usable (the stand-in cannot stand in there) and
- * in the static build.
+ * Where a GPU is usable the stand-in cannot stand in: three chained
+ * axpys run on its GPU EUs instead.  Skipped in the static build.
  */
 #define _GNU_SOURCE
 #include <agile/error.h>
@@ -65,6 +65,75 @@ static int axpy(struct agile_rt_queue *q, struct agile_rt_kernel *k,
 				    .args = args };
 
 	return agile_rt_enqueue(q, &e, ev);
+}
+
+/*
+ * Where a GPU is usable: a context on the CPU and it, three axpys on y
+ * chained by data flow, GPU only: they run on GPU EUs, in order.
+ */
+static int real_gpu(void)
+{
+	struct agile_rt_req gpu_req = { .key = AGILE_RT_KEY_TYPE,
+					.cmp = AGILE_RT_CMP_EQ,
+					.value = AGILE_RT_DEVICE_GPU };
+	struct agile_rt_req usable = { .key = AGILE_RT_KEY_USABLE,
+				       .cmp = AGILE_RT_CMP_EQ,
+				       .value = 1,
+				       .flags = AGILE_RT_REQ_MUST };
+	struct agile_rt_req reqs[] = { gpu_req, usable };
+	struct agile_rt_event *ev[3] = { 0 };
+	struct agile_rt_buffer *x, *y;
+	struct agile_rt_device_info info;
+	struct agile_rt_ctx_opts o;
+	struct agile_rt_stats st;
+	struct agile_rt_kernel *k;
+	struct agile_rt_queue *q;
+	uint32_t devs[2] = { 0, 0 }, nr = 0;
+	double *xh, *yh;
+	agile_rt_ctx ctx;
+	int err, bad = 0;
+
+	err = agile_rt_device_match(reqs, 2, AGILE_RT_MATCH_SCORE, &devs[1], 1,
+				    &nr);
+	if (!tap_ok(!err && nr >= 1, "a usable GPU in the table"))
+		return tap_done();
+	agile_rt_device_info(devs[1], &info);
+	tap_diag("GPU: %s %s %s, %u units, %llu MiB", info.vendor, info.name,
+		 info.version, info.units,
+		 (unsigned long long)(info.memory >> 20));
+	agile_rt_ctx_opts_init(&o);
+	o.devices = devs;
+	o.nr_devices = 2;
+	err = agile_rt_ctx_create(&o, &ctx);
+	if (!err)
+		err = agile_rt_kernel_get(ctx, AGILE_KERNEL_AXPY, &k);
+	if (!err)
+		err = agile_rt_queue_create(ctx, NULL, &q);
+	if (!tap_ok(!err, "a context on the CPU and the GPU: %s",
+		    agile_strerror(err)))
+		return tap_done();
+	x = vec(ctx, 1, &xh);
+	y = vec(ctx, 0, &yh);
+	/* y = 1 x + y, three times, each after the last by data flow. */
+	for (int i = 0; i < 3 && !err; i++)
+		err = axpy(q, k, AGILE_RT_PLACE_GPU_ONLY, 1, x, y, &ev[i]);
+	for (int i = 0; i < 3 && !err; i++)
+		err = agile_rt_event_wait(ev[i], RT_WAIT_NS);
+	for (int j = 0; j < N; j++)
+		bad += yh[j] != 3;
+	agile_rt_stats(q, &st);
+	tap_ok(!err && !bad && st.devices[1].eu_kind == AGILE_EU_KIND_GPU &&
+		       st.devices[1].groups == 3 && st.devices[1].tasks == 3,
+	       "three chained axpys on GPU EUs: y = 3, %d wrong: %s", bad,
+	       agile_strerror(err));
+	for (int i = 0; i < 3; i++)
+		if (ev[i])
+			agile_rt_event_release(ev[i]);
+	agile_rt_buffer_release(x);
+	agile_rt_buffer_release(y);
+	tap_ok_call(agile_rt_queue_destroy(q), "queue destroy");
+	tap_ok_call(agile_rt_ctx_release(ctx), "context release");
+	return tap_done();
 }
 
 static int child(const char *lib)
@@ -207,7 +276,7 @@ int main(int argc, char **argv)
 	if (argc <= 2 && agile__gpu_status(why, sizeof(why))) {
 		tap_skip("runtime CPU fallback on a stand-in GPU",
 			 "a usable GPU is here: %s", why);
-		return tap_done();
+		return real_gpu();
 	}
 	return mock_main(argc, argv, child, 10);
 #endif
