@@ -21,6 +21,10 @@ static const char *const agile_messages[] = {
 	[AGILE_E_GPU - AGILE_ERRNO_BASE] =
 		"The GPU execution units' kernel died or ended (the pool's "
 		"info has the device's error)",
+	[AGILE_E_INVALID_CONTEXT - AGILE_ERRNO_BASE] =
+		"Invalid runtime context: released, never created, or garbage",
+	[AGILE_E_DEPENDENCY - AGILE_ERRNO_BASE] =
+		"Not run: an event the entry depended on failed",
 };
 
 const char *agile_strerror(int err)

@@ -28,6 +28,8 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	segmap-local-view segmap-forall segmap-copy-once segmap-seed-example \
 	segmap-eu \
 	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
+	rt-devices rt-context rt-queue-deps rt-queue-priority \
+	rt-queue-events rt-queue-destroy rt-fallback \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
@@ -35,4 +37,4 @@ GPU_TESTS := eu-pool sched-eu \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu segmap-eu \
-	eu-gpu-memory
+	eu-gpu-memory rt-fallback

@@ -11,6 +11,8 @@
  *	offload  the scheduler's leaves on execution units
  *	coll     collective reduce among threads and processes (machines:
  *	         agile/coll_mpi.h, in libagile-mpi)
+ *	segmap   segmented fields over nodes and their resource maps
+ *	runtime  devices, contexts, buffers and a queue with events (seed 003)
  */
 #ifndef AGILE_AGILE_H
 #define AGILE_AGILE_H
@@ -25,5 +27,6 @@
 #include <agile/offload.h>
 #include <agile/coll.h>
 #include <agile/segmap.h>
+#include <agile/runtime.h>
 
 #endif /* AGILE_AGILE_H */

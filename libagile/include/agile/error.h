@@ -31,13 +31,20 @@ extern "C" {
  *                 device reported an error, e.g. a task's bad pointer) or
  *                 ended: agile_eu_pool_info's reason has the device's
  *                 error
+ * AGILE_E_INVALID_CONTEXT: a runtime context handle that is not a live
+ *                 context: released to zero, never created, or garbage
+ *                 (agile/runtime.h)
+ * AGILE_E_DEPENDENCY: a runtime queue entry did not run because an event
+ *                 it depended on failed (agile/runtime.h)
  */
 #define AGILE_E_ABI (AGILE_ERRNO_BASE + 0)
 #define AGILE_E_OPCODE (AGILE_ERRNO_BASE + 1)
 #define AGILE_E_STATUS (AGILE_ERRNO_BASE + 2)
 #define AGILE_E_SYNC (AGILE_ERRNO_BASE + 3)
 #define AGILE_E_GPU (AGILE_ERRNO_BASE + 4)
-#define AGILE_E_LAST AGILE_E_GPU
+#define AGILE_E_INVALID_CONTEXT (AGILE_ERRNO_BASE + 5)
+#define AGILE_E_DEPENDENCY (AGILE_ERRNO_BASE + 6)
+#define AGILE_E_LAST AGILE_E_DEPENDENCY
 
 /**
  * agile_strerror - a short English description of a libagile result
