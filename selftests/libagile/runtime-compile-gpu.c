@@ -11,12 +11,15 @@
  * stand-in runtime (gpu-mock.c), which checks the image it is given but
  * cannot execute it: for the user kernels it runs the CPU build of the
  * same source.  That proves the loading, the opcode table and the EU
- * plumbing, not the GPU build of the kernels (only a GPU can).
+ * plumbing, not the GPU build of the kernels.  On a machine with an NVIDIA
+ * GPU (make check-gpu) the same pools run on it, with PTX built for its
+ * architecture: there the persistent kernel runs the user kernels.
  */
 #define _GNU_SOURCE
 #include <agile/dev.h>
 #include <agile/error.h>
 #include <agile/eu.h>
+#include <agile/gpu.h>
 #include <agile/kernels.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -243,9 +246,13 @@ static void child_tasks(struct agile_eu_pool *pool, struct agile_kernels *reg,
 	       "the built-in axpy beside them: %s", agile_strerror(err));
 }
 
-static int child(const char *lib)
+/*
+ * GPU-only pools on the @api ("hip", "cuda") image the parent built, its
+ * user kernels registered from the CPU build at @cpu_so: in a stand-in's
+ * child, or in the test itself on a real GPU.
+ */
+static void eus_on_image(const char *api, const char *cpu_so)
 {
-	const char *api = strcmp(lib, "libcuda.so.1") ? "hip" : "cuda";
 	uint32_t eu_api = strcmp(api, "cuda") ? AGILE__EU_GPU_HIP :
 						AGILE__EU_GPU_CUDA;
 	struct agile__rt_image cpu = { .target = AGILE_RT_CPU };
@@ -263,8 +270,8 @@ static int child(const char *lib)
 	int err;
 
 	if (!tap_ok(image != NULL, "the %s image from the cache", api))
-		return tap_done();
-	snprintf(cpu.path, sizeof(cpu.path), "%s", getenv("MOCK_GPU_USER_SO"));
+		return;
+	snprintf(cpu.path, sizeof(cpu.path), "%s", cpu_so);
 	agile_kernels_create(&reg);
 	agile_kernels_register_builtins(reg);
 	err = agile__rt_cpu_load(&cpu, reg, &mod, &diag);
@@ -316,7 +323,70 @@ out:
 	agile__rt_module_unload(mod);
 	agile__rt_diag_clear(&diag);
 	free(image);
+}
+
+static int child(const char *lib)
+{
+	eus_on_image(strcmp(lib, "libcuda.so.1") ? "hip" : "cuda",
+		     getenv("MOCK_GPU_USER_SO"));
 	return tap_done();
+}
+
+/* ---- on a real GPU (make check-gpu) ---- */
+
+/*
+ * Device 0's sm_XY through the CUDA driver itself, into @arch; 0, or -1
+ * where there is no NVIDIA GPU.  (An AMD GPU is not tried here yet.)
+ */
+static int cuda_arch(char *arch, size_t len)
+{
+	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	int (*init)(unsigned int), (*get)(int *, int);
+	int (*attr)(int *, int, int);
+	int dev, major = 0, minor = 0;
+
+	if (!cu)
+		return -1;
+	*(void **)&init = dlsym(cu, "cuInit");
+	*(void **)&get = dlsym(cu, "cuDeviceGet");
+	*(void **)&attr = dlsym(cu, "cuDeviceGetAttribute");
+	if (!init || !get || !attr || init(0) || get(&dev, 0) ||
+	    attr(&major, 75, dev) || attr(&minor, 76, dev))
+		return -1;
+	snprintf(arch, len, "sm_%d%d", major, minor);
+	return 0;
+}
+
+/*
+ * The same pools on the GPU here, when there is one: PTX for its
+ * architecture from NVRTC, the user kernels run by the persistent kernel
+ * itself.
+ */
+static void test_real_gpu(const char *cpu_so)
+{
+	struct agile__rt_diag diag = { 0 };
+	struct agile__rt_image *img = NULL;
+	char arch[16];
+	int err;
+
+	if (!agile_gpu_available() || cuda_arch(arch, sizeof(arch))) {
+		tap_skip("user kernels on a real GPU",
+			 "no usable NVIDIA GPU here");
+		return;
+	}
+	err = agile__rt_compile(user_source,
+				&(struct agile__rt_build){
+					.target = AGILE_RT_CUDA, .arch = arch },
+				&img, &diag);
+	if (!tap_ok(!err, "NVRTC for this GPU's %s: %s%s%s", arch,
+		    agile_strerror(err), err ? ": " : "", diag.message)) {
+		agile__rt_diag_clear(&diag);
+		return;
+	}
+	setenv("AGILE_TEST_KEY_cuda", img->key, 1);
+	eus_on_image("cuda", cpu_so);
+	agile__rt_image_free(img);
+	agile__rt_diag_clear(&diag);
 }
 
 int main(int argc, char **argv)
@@ -354,6 +424,7 @@ int main(int argc, char **argv)
 			tap_skip("GPU EUs on the image", "no %s image",
 				 mocks[m].api);
 	}
+	test_real_gpu(cpu->path);
 out:
 	agile__rt_image_free(cpu);
 	agile__rt_diag_clear(&diag);

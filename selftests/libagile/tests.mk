@@ -36,4 +36,4 @@ GPU_TESTS := eu-pool sched-eu \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu segmap-eu \
-	eu-gpu-memory
+	eu-gpu-memory runtime-compile-gpu
