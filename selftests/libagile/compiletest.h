@@ -12,6 +12,7 @@
 #include <agile/kernels.h>
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,22 +81,19 @@ static inline int cache_fresh(void)
 	return setenv("AGILE_CACHE_DIR", cache_dir, 1) ? -errno : 0;
 }
 
-/* Removes the cache folder and its files (one level). */
+static inline int remove_one(const char *path, const struct stat *st, int type,
+			     struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Removes the cache folder and everything under it. */
 static inline void cache_remove(void)
 {
-	DIR *d = opendir(cache_dir);
-	struct dirent *e;
-	char path[512];
-
-	while (d && (e = readdir(d)) != NULL) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", cache_dir, e->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(cache_dir);
+	nftw(cache_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Files in the cache folder whose name starts with @prefix. */
