@@ -22,7 +22,9 @@
  *	agile_gpu* host calls: device attributes, occupancy, cooperative launch
  *
  * Outside hipcc/nvcc only struct agile_gpu_params and the launcher's
- * declaration are visible, so C host code can include it too.
+ * declaration are visible, so C host code can include it too.  Under
+ * AGILE_GPU_RTC (hiprtc, NVRTC: src/runtime/compile_rtc.c) only the device
+ * side is: the runtime compilers build no host code.
  */
 #ifndef AGILE_GPU_AGILE_GPU_H
 #define AGILE_GPU_AGILE_GPU_H
@@ -33,6 +35,13 @@
 
 /* Common kernels the GPU runs (kernels_body.h: AGILE_COMMON_NR). */
 #define AGILE_GPU_NR_COMMON 2
+/*
+ * User kernels a runtime-compiled persistent kernel may carry
+ * (kernels_body.h: AGILE_USER_NR_MAX; docs/runtime-compile.md): their
+ * opcodes follow the common kernels' in agile_gpu_params.opcodes.
+ */
+#define AGILE_GPU_NR_USER 16
+#define AGILE_GPU_NR_KERNELS (AGILE_GPU_NR_COMMON + AGILE_GPU_NR_USER)
 
 /**
  * struct agile_gpu_params - what the persistent kernel is launched with
@@ -41,16 +50,18 @@
  * @task_reg_size: bytes per task register
  * @nr_eus:        EUs = work-groups = slots 0 .. nr_eus - 1
  * @opcodes:       the registry opcode given to each common kernel
- *                 (AGILE_COMMON_*), 0 when it is not registered
+ *                 (AGILE_COMMON_*), then to each user kernel compiled
+ *                 in (AGILE_COMMON_NR + i), 0 when it is not registered
  */
 struct agile_gpu_params {
 	struct agile_doorbell *doorbells;
 	unsigned char *task_regs;
 	uint32_t task_reg_size;
 	uint32_t nr_eus;
-	uint32_t opcodes[AGILE_GPU_NR_COMMON];
+	uint32_t opcodes[AGILE_GPU_NR_KERNELS];
 };
 
+#ifndef AGILE_GPU_RTC
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -71,11 +82,14 @@ int agile_gpu_launch(const struct agile_gpu_params *params, uint32_t nr_lanes,
 #ifdef __cplusplus
 }
 #endif
+#endif /* !AGILE_GPU_RTC */
 
 #if defined(__HIPCC__) || defined(__CUDACC__)
 
 #if defined(__HIPCC__)
+#ifndef AGILE_GPU_RTC /* hiprtc brings its own */
 #include <hip/hip_runtime.h>
+#endif
 
 #define AGILE_GPU_VENDOR "hip"
 
@@ -111,6 +125,7 @@ static __device__ inline void agile_gpu_backoff(uint32_t round)
 		__builtin_amdgcn_s_sleep(32);
 }
 
+#ifndef AGILE_GPU_RTC
 typedef hipError_t agile_gpu_error_t;
 typedef hipStream_t agile_gpu_stream_t;
 #define agile_gpu_success hipSuccess
@@ -120,10 +135,13 @@ typedef hipStream_t agile_gpu_stream_t;
 #define AGILE_GPU_ATTR_COOP hipDeviceAttributeCooperativeLaunch
 #define agile_gpu_occupancy hipOccupancyMaxActiveBlocksPerMultiprocessor
 #define agile_gpu_launch_coop hipLaunchCooperativeKernel
+#endif /* !AGILE_GPU_RTC */
 
 #else /* __CUDACC__ */
 #include <cuda/atomic>
+#ifndef AGILE_GPU_RTC /* NVRTC compiles device code only */
 #include <cuda_runtime.h>
+#endif
 
 #define AGILE_GPU_VENDOR "cuda"
 
@@ -160,6 +178,7 @@ static __device__ inline void agile_gpu_backoff(uint32_t round)
 	__nanosleep(round < 16 ? 32 : 1000);
 }
 
+#ifndef AGILE_GPU_RTC
 typedef cudaError_t agile_gpu_error_t;
 typedef cudaStream_t agile_gpu_stream_t;
 #define agile_gpu_success cudaSuccess
@@ -169,6 +188,7 @@ typedef cudaStream_t agile_gpu_stream_t;
 #define AGILE_GPU_ATTR_COOP cudaDevAttrCooperativeLaunch
 #define agile_gpu_occupancy cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define agile_gpu_launch_coop cudaLaunchCooperativeKernel
+#endif /* !AGILE_GPU_RTC */
 
 #endif /* vendor */
 

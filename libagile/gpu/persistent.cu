@@ -26,6 +26,15 @@
  * lanes times phases reads of it would each be a PCIe round trip.
  */
 #include "agile_gpu.h"
+/*
+ * Compiled at run time with user kernels (src/runtime/compile_rtc.c):
+ * agile_user.h is the runtime's in-memory header, the user's source between
+ * the dialect's GPU prelude and epilogue (docs/runtime-compile.md).  It
+ * defines AGILE_USER_MAX_LANES before kernels_body.h reads it.
+ */
+#ifdef AGILE_GPU_USER_KERNELS
+#include "agile_user.h"
+#endif
 #include "kernels/kernels_body.h"
 
 #include <agile/error.h>
@@ -34,10 +43,19 @@
 
 static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
 	      "agile_gpu_params.opcodes must cover every common kernel");
+static_assert(AGILE_GPU_NR_USER == AGILE_USER_NR_MAX,
+	      "agile_gpu_params.opcodes must cover every user kernel");
+/*
+ * Checked by hipcc and nvcc: NVRTC's copy of linux/agile.h gives the
+ * register a fixed args array (src/runtime/compile_sources.c), so its
+ * sizeof is not the register's header.
+ */
+#ifndef AGILE_GPU_RTC
 static_assert(sizeof(struct agile_task_reg) +
 			      AGILE_COMMON_NR_ARGS * sizeof(__u64) <=
 		      AGILE_TASK_REG_MIN_SIZE,
 	      "the staged arguments must fit the smallest task register");
+#endif
 
 /*
  * What lane 0 decides for one task (kernels_body.h: agile_task_decide) and
@@ -51,11 +69,17 @@ struct task_shared {
 	unsigned long long status;
 };
 
-/* The register's first 64 bytes: the head, then args[0 .. 3]. */
+/*
+ * The register's first 64 bytes: the head, then args[0 .. 3].  Checked by
+ * hipcc and nvcc (the runtime compilers' copy of the register has the same
+ * offsets, with a fixed args array: src/runtime/compile_sources.c).
+ */
+#ifndef AGILE_GPU_RTC
 static_assert(sizeof(struct agile_task_reg) == 32 &&
 		      AGILE_COMMON_NR_ARGS == 4 &&
 		      AGILE_TASK_REG_MIN_SIZE == 64,
 	      "task_decide reads the head and 4 arguments as 4 x 16 bytes");
+#endif
 
 static __device__ uint64_t words64(uint32_t lo, uint32_t hi)
 {
@@ -91,6 +115,37 @@ static __device__ void task_decide(const struct agile_gpu_params &p,
 	s->args[3] = words64(a23.z, a23.w);
 }
 
+/* One lane's state across barriers, for whichever kernel runs. */
+union lane_state {
+	union agile_common_state common;
+#ifdef AGILE_GPU_USER_KERNELS
+	union agile_user_state user;
+#endif
+};
+
+/* The opcode switch over common kernels, then user kernels. */
+static __device__ uint32_t kernel_nr_phases(uint32_t kernel)
+{
+#ifdef AGILE_GPU_USER_KERNELS
+	if (kernel >= AGILE_COMMON_NR)
+		return agile_user_nr_phases(kernel - AGILE_COMMON_NR);
+#endif
+	return agile_common_nr_phases(kernel);
+}
+
+static __device__ int kernel_phase(uint32_t kernel, uint32_t phase,
+				   uint32_t lane, uint32_t parts,
+				   const __u64 *args, union lane_state *state)
+{
+#ifdef AGILE_GPU_USER_KERNELS
+	if (kernel >= AGILE_COMMON_NR)
+		return agile_user_phase(kernel - AGILE_COMMON_NR, phase, lane,
+					parts, args, &state->user, nullptr);
+#endif
+	return agile_common_phase(kernel, phase, lane, parts, args,
+				  &state->common, nullptr);
+}
+
 /*
  * Steps 622-624 and 646 on every lane, after task_decide and a barrier:
  * each lane its part, phase by phase, then lane 0 copies the outcome into
@@ -101,17 +156,16 @@ static __device__ void task_decide(const struct agile_gpu_params &p,
 static __device__ void task_run(struct agile_task_reg *reg,
 				struct task_shared *s, uint32_t lane)
 {
-	union agile_common_state state;
+	union lane_state state;
 	const uint32_t kernel = s->kernel, parts = s->parts;
-	const uint32_t nr_phases = kernel == AGILE_TASK_NO_KERNEL ?
-					   0 :
-					   agile_common_nr_phases(kernel);
+	const uint32_t nr_phases =
+		kernel == AGILE_TASK_NO_KERNEL ? 0 : kernel_nr_phases(kernel);
 	bool live = lane < parts;
 
 	for (uint32_t phase = 0; phase < nr_phases; phase++) {
 		if (live) {
-			int err = agile_common_phase(kernel, phase, lane, parts,
-						     s->args, &state, NULL);
+			int err = kernel_phase(kernel, phase, lane, parts,
+					       s->args, &state);
 
 			if (err) {
 				/* A positive code breaks the contract. */
@@ -228,6 +282,7 @@ agile_gpu_run_once(struct agile_gpu_params p, uint32_t slot)
 	task_run(reg, &s, lane);
 }
 
+#ifndef AGILE_GPU_RTC
 extern "C" int agile_gpu_launch(const struct agile_gpu_params *params,
 				uint32_t nr_lanes, void *stream)
 {
@@ -263,3 +318,4 @@ extern "C" int agile_gpu_launch(const struct agile_gpu_params *params,
 		return -EIO;
 	return 0;
 }
+#endif /* !AGILE_GPU_RTC */

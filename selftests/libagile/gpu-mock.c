@@ -41,6 +41,16 @@
  * MOCK_GPU_WATCHDOG=1 in the environment gives the
  * device a kernel run-time limit (KERNEL_EXEC_TIMEOUT: a display GPU).
  *
+ * Code images built at run time (src/runtime/compile_rtc.c) load with
+ * hipModuleLoadData / cuModuleLoadData, which check what they are given:
+ * an AMDGPU ELF code object (or an offload bundle) for HIP, PTX text or a
+ * CUDA ELF cubin (or a fatbin) for CUDA, naming both kernels.  The
+ * stand-in cannot run the image's GPU code: for the user kernels in it
+ * (opcodes after the common ones in agile_gpu_params) it runs the CPU
+ * build of the same source, the shared object $MOCK_GPU_USER_SO, loaded
+ * with the image, through the same lane loops.  That tests the host side
+ * and the opcode table, not the GPU build of the user's kernels.
+ *
  * It tests libagile's host side, not the GPU code: persistent.cu itself
  * is compile-checked only where there is no GPU.
  */
@@ -54,7 +64,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
 #include "../../libagile/gpu/agile_gpu.h"
+#include "../../libagile/src/runtime/compile.h"
+
+/*
+ * The user kernels of a loaded code image: the CPU build's table
+ * ($MOCK_GPU_USER_SO), set by the image's load, before any launch.
+ */
+static const struct agile__rt_user_kernel *user_kernels;
+static uint32_t nr_user_kernels;
+
+static uint32_t user_max_lanes(uint32_t i)
+{
+	if (i >= nr_user_kernels)
+		return 0;
+	return user_kernels[i].max_lanes ? user_kernels[i].max_lanes :
+					   AGILE_MAX_LANES;
+}
+#define AGILE_USER_MAX_LANES(i) user_max_lanes(i)
 #include "../../libagile/src/kernels/kernels_body.h"
 
 #include <agile/error.h>
@@ -298,6 +327,85 @@ static int module_load(void **module, const char *path, const void *magic,
 	return HIP_OK;
 }
 
+/* Whether @hay[0 .. @len) holds the string @needle. */
+static bool has(const void *hay, size_t len, const char *needle)
+{
+	return memmem(hay, len, needle, strlen(needle)) != NULL;
+}
+
+/* An ELF image for @machine: its size (to its section headers), or 0. */
+static size_t elf_size(const unsigned char *img, uint16_t machine)
+{
+	uint64_t shoff;
+	uint16_t mach, shentsize, shnum;
+
+	if (memcmp(img, "\177ELF", 4) || img[4] != 2 /* 64-bit */)
+		return 0;
+	memcpy(&mach, img + 18, sizeof(mach));
+	memcpy(&shoff, img + 0x28, sizeof(shoff));
+	memcpy(&shentsize, img + 0x3a, sizeof(shentsize));
+	memcpy(&shnum, img + 0x3c, sizeof(shnum));
+	if (mach != machine || !shoff || !shnum)
+		return 0;
+	return (size_t)shoff + (size_t)shentsize * shnum;
+}
+
+/*
+ * The user kernels' CPU build, when the test names one: what the
+ * stand-in runs for the image's user opcodes.  0, or HIP_ERR_INVALID.
+ */
+static int user_kernels_load(void)
+{
+	const char *so = getenv("MOCK_GPU_USER_SO");
+	void *h;
+
+	user_kernels = NULL;
+	nr_user_kernels = 0;
+	if (!so || !*so)
+		return HIP_OK;
+	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return HIP_ERR_INVALID;
+	user_kernels = dlsym(h, AGILE_RT_TABLE_SYMBOL);
+	if (!user_kernels)
+		return HIP_ERR_INVALID;
+	while (user_kernels[nr_user_kernels].name)
+		nr_user_kernels++;
+	return HIP_OK;
+}
+
+/*
+ * A code image in memory: @ok says whether it is of the right kind and
+ * names both kernels (extern "C", unmangled).
+ */
+static int module_load_data(void **module, bool ok)
+{
+	if (!ok)
+		return HIP_ERR_INVALID;
+	if (user_kernels_load())
+		return HIP_ERR_INVALID;
+	*module = &module_token;
+	return HIP_OK;
+}
+
+#define EM_AMDGPU 224
+#define EM_CUDA 190
+
+int hipModuleLoadData(void **module, const void *image)
+{
+	static const char bundle[] = "__CLANG_OFFLOAD_BUNDLE__";
+	size_t size;
+
+	if (!image)
+		return HIP_ERR_INVALID;
+	if (!memcmp(image, bundle, sizeof(bundle) - 1))
+		return module_load_data(module, true);
+	size = elf_size(image, EM_AMDGPU);
+	return module_load_data(
+		module, size && has(image, size, "agile_gpu_persistent") &&
+				has(image, size, "agile_gpu_run_once"));
+}
+
 int hipModuleLoad(void **module, const char *path)
 {
 	static const char bundle[] = "__CLANG_OFFLOAD_BUNDLE__";
@@ -491,13 +599,49 @@ static bool task_faults(const struct agile_task_reg *reg,
 	return true;
 }
 
+/* One phase of kernel @k on @lane: a common one, or a user kernel's. */
+static int phase_run(uint32_t k, uint32_t phase, uint32_t lane, uint32_t parts,
+		     const __u64 *args, void *state)
+{
+	if (k < AGILE_COMMON_NR)
+		return agile_common_phase(k, phase, lane, parts, args, state,
+					  NULL);
+	return user_kernels[k - AGILE_COMMON_NR].phases[phase](
+		lane, parts, args, state, NULL);
+}
+
+static uint32_t kernel_nr_phases(uint32_t k)
+{
+	if (k == AGILE_TASK_NO_KERNEL)
+		return 0;
+	if (k < AGILE_COMMON_NR)
+		return agile_common_nr_phases(k);
+	/* agile_task_decide chose it: user_max_lanes said it exists. */
+	return user_kernels[k - AGILE_COMMON_NR].nr_phases;
+}
+
+/* Bytes of one lane's state for kernel @k, 16-aligned. */
+static size_t state_stride(uint32_t k)
+{
+	size_t size = k < AGILE_COMMON_NR || k == AGILE_TASK_NO_KERNEL ?
+			      sizeof(union agile_common_state) :
+			      user_kernels[k - AGILE_COMMON_NR].state_size;
+
+	return (size + 15) / 16 * 16;
+}
+
 static void task_run(struct agile_task_reg *reg, struct task_shared *s)
 {
-	union agile_common_state state[AGILE_MAX_LANES];
+	size_t stride = state_stride(s->kernel);
+	unsigned char *state = aligned_alloc(16, stride * AGILE_MAX_LANES + 16);
 	uint64_t live = s->parts == 64 ? ~0ULL : (1ULL << s->parts) - 1;
-	uint32_t nr_phases = s->kernel == AGILE_TASK_NO_KERNEL ?
-				     0 :
-				     agile_common_nr_phases(s->kernel);
+	uint32_t nr_phases = state ? kernel_nr_phases(s->kernel) : 0;
+
+	if (!state && s->kernel != AGILE_TASK_NO_KERNEL) {
+		live = 0; /* no memory: the lanes fail, as a fault would */
+		s->error = -ENOMEM;
+		s->error_lane = 0;
+	}
 
 	for (uint32_t phase = 0; phase < nr_phases; phase++)
 		for (uint32_t lane = 0; lane < s->parts; lane++) {
@@ -505,9 +649,8 @@ static void task_run(struct agile_task_reg *reg, struct task_shared *s)
 
 			if (!(live & (1ULL << lane)))
 				continue;
-			err = agile_common_phase(s->kernel, phase, lane,
-						 s->parts, reg->args,
-						 &state[lane], NULL);
+			err = phase_run(s->kernel, phase, lane, s->parts,
+					reg->args, state + lane * stride);
 			if (err) {
 				live &= ~(1ULL << lane);
 				if (!s->error) {
@@ -516,6 +659,7 @@ static void task_run(struct agile_task_reg *reg, struct task_shared *s)
 				}
 			}
 		}
+	free(state);
 	s->status = s->kernel == AGILE_TASK_NO_KERNEL ? 0 : live;
 	reg->status = s->status;
 	reg->error = s->error;
@@ -765,6 +909,30 @@ int cuModuleLoad(void **module, const char *path)
 
 	NEED_CTX();
 	return module_load(module, path, fatbin, sizeof(fatbin));
+}
+
+int cuModuleLoadData(void **module, const void *image)
+{
+	static const unsigned char fatbin[] = { 0x50, 0xed, 0x55, 0xba };
+	const char *text = image;
+	size_t size;
+
+	NEED_CTX();
+	if (!image)
+		return CU_ERR_INVALID_VALUE;
+	if (!memcmp(image, fatbin, sizeof(fatbin)))
+		return module_load_data(module, true);
+	size = elf_size(image, EM_CUDA);
+	if (!size) {
+		/* PTX: text, NUL-terminated. */
+		size = strlen(text);
+		if (!strstr(text, ".version ") || !strstr(text, ".target sm_"))
+			return CU_ERR_INVALID_VALUE;
+	}
+	return module_load_data(
+		module, has(image, size, ".entry agile_gpu_persistent(") ||
+				(elf_size(image, EM_CUDA) &&
+				 has(image, size, "agile_gpu_persistent")));
 }
 
 int cuModuleUnload(void *module)

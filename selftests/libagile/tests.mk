@@ -14,6 +14,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	dev-doorbell eu-pool eu-race \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
+	runtime-compile-cc runtime-compile-cache runtime-compile-gpu \
 	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu eu-gpu-memory \
 	eu-gpu-liveness eu-gpu-headroom eu-gpu-bringup \
@@ -37,4 +38,4 @@ GPU_TESTS := eu-pool sched-eu \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu segmap-eu \
-	eu-gpu-memory rt-fallback
+	eu-gpu-memory rt-fallback runtime-compile-gpu

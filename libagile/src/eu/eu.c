@@ -14,6 +14,7 @@
 #include <agile/error.h>
 #include <agile/eu.h>
 
+#include "eu/eu_impl.h"
 #include "eu/gpu_impl.h"
 #include "sys.h"
 
@@ -97,6 +98,8 @@ struct agile_eu_pool {
 	/* Set when GPU EUs serve the slots; then no EU has a thread. */
 	struct agile__gpu_eus *gpu;
 	uint32_t gpu_share; /* percent, gpu_share() */
+	/* agile__eu_pool_create_code's image, during the create only. */
+	const struct agile__eu_gpu_code *code;
 	/* agile_eu_pool_alloc's chunks; the lock guards them all. */
 	pthread_mutex_t arena_lock;
 	struct arena_chunk *chunks;
@@ -381,6 +384,33 @@ static void gpu_areas(struct agile_eu_pool *pool, struct agile__gpu_areas *a)
 }
 
 /*
+ * A code image's user kernels: the opcodes the registry gave them, after
+ * the built-in ones.  -ENOENT with @why set when one is not registered.
+ */
+static int gpu_code_areas(const struct agile_eu_pool *pool,
+			  struct agile__gpu_areas *a, char *why, size_t len)
+{
+	const struct agile__eu_gpu_code *code = pool->code;
+
+	a->image = code->image;
+	a->image_size = code->size;
+	a->image_api = code->api;
+	for (uint32_t i = 0; i < code->nr_kernels; i++) {
+		const struct agile_kernel *k;
+
+		if (agile_kernels_find(pool->kernels, code->names[i], &k)) {
+			snprintf(why, len,
+				 "user kernel %.40s of the code image is not "
+				 "registered",
+				 code->names[i]);
+			return -ENOENT;
+		}
+		a->opcodes[AGILE_COMMON_NR + i] = k->opcode;
+	}
+	return 0;
+}
+
+/*
  * GPU EUs were asked for: start them when a usable GPU takes the
  * persistent kernel.  Returns 0 with pool->gpu set (GPU EUs) or unset
  * (CPU EUs: the reason recorded and said once), or, when GPU EUs are
@@ -397,11 +427,20 @@ static int gpu_select(struct agile_eu_pool *pool, bool required, bool env_cpu)
 	if (env_cpu) {
 		snprintf(why, sizeof(why), "AGILE_EU_POOL=cpu");
 	} else {
-		usable = agile__gpu_status(why, sizeof(why)) > 0;
+		/*
+		 * A code image was built for its own target: the probe's
+		 * check of the built-in code's targets does not apply, and
+		 * the start says what is missing.
+		 */
+		usable = pool->code || agile__gpu_status(why, sizeof(why)) > 0;
 		if (usable) {
 			gpu_areas(pool, &areas);
-			err = agile__gpu_eus_start(&areas, &pool->gpu, why,
-						   sizeof(why));
+			err = pool->code ? gpu_code_areas(pool, &areas, why,
+							  sizeof(why)) :
+					   0;
+			if (!err)
+				err = agile__gpu_eus_start(&areas, &pool->gpu,
+							   why, sizeof(why));
 		}
 	}
 	if (!err) {
@@ -500,13 +539,34 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 			 const struct agile_eu_pool_opts *opts,
 			 struct agile_eu_pool **out)
 {
+	return agile__eu_pool_create_code(dev, kernels, opts, NULL, out);
+}
+
+static bool code_ok(const struct agile__eu_gpu_code *code)
+{
+	if (code->api > AGILE__EU_GPU_CUDA || !code->image || !code->size ||
+	    code->nr_kernels > AGILE_USER_NR_MAX ||
+	    (code->nr_kernels && !code->names))
+		return false;
+	for (uint32_t i = 0; i < code->nr_kernels; i++)
+		if (!code->names[i])
+			return false;
+	return true;
+}
+
+int agile__eu_pool_create_code(struct agile_dev *dev,
+			       struct agile_kernels *kernels,
+			       const struct agile_eu_pool_opts *opts,
+			       const struct agile__eu_gpu_code *code,
+			       struct agile_eu_pool **out)
+{
 	struct agile_eu_pool_opts defaults;
 	struct agile_eu_pool *pool;
 	int nr_slots, reg_size, err;
 	enum pool_env env = pool_env();
 	bool want_gpu, required;
 
-	if (!dev || !kernels || !out)
+	if (!dev || !kernels || !out || (code && !code_ok(code)))
 		return -EINVAL;
 	if (!opts) {
 		agile_eu_pool_opts_init(&defaults);
@@ -561,7 +621,9 @@ int agile_eu_pool_create(struct agile_dev *dev, struct agile_kernels *kernels,
 		}
 	}
 	if (want_gpu) {
+		pool->code = code;
 		err = gpu_select(pool, required, env == ENV_CPU && !required);
+		pool->code = NULL;
 		if (err) {
 			agile_eu_pool_destroy(pool);
 			return err;

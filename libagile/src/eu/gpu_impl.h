@@ -54,7 +54,12 @@ int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
  * @nr_eus:        work-groups to launch, serving slots 0 .. nr_eus - 1
  * @share:         the most of the device's co-resident work-groups the
  *                 EUs may take, in percent (1-100)
- * @opcodes:       the registry opcode of each common kernel, 0 if absent
+ * @opcodes:       the registry opcode of each common kernel, then of each
+ *                 user kernel of @image (AGILE_COMMON_NR + i), 0 if absent
+ * @image, @image_size: a code image built at run time (eu_impl.h) to load
+ *                 with hipModuleLoadData / cuModuleLoadData instead of
+ *                 the built-in code object; NULL for the built-in one
+ * @image_api:     AGILE__EU_GPU_HIP or _CUDA: the only runtime tried
  */
 struct agile__gpu_areas {
 	void *doorbells;
@@ -64,7 +69,10 @@ struct agile__gpu_areas {
 	uint32_t task_reg_size;
 	uint32_t nr_eus;
 	uint32_t share;
-	uint32_t opcodes[AGILE_GPU_NR_COMMON];
+	uint32_t opcodes[AGILE_GPU_NR_KERNELS];
+	const void *image;
+	size_t image_size;
+	uint32_t image_api;
 };
 
 struct agile__gpu_eus;

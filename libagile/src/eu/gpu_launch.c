@@ -18,7 +18,8 @@
  *	2. the device: hipSetDevice(0) / cuInit, cuDeviceGet(0) and the
  *	   primary context; its SM/CU count and cooperative-launch attribute
  *	3. the code object: hipModuleLoad / cuModuleLoad, then both kernels
- *	   by name (extern "C" in persistent.cu)
+ *	   by name (extern "C" in persistent.cu); or a code image built at
+ *	   run time (eu_impl.h): hipModuleLoadData / cuModuleLoadData
  *	4. co-residency: blocks per SM/CU at AGILE_MAX_LANES threads times the
  *	   SM/CU count must cover nr_eus, else -ENOSPC: an EU left out of the
  *	   first wave would never run, and its worker would wait for ever
@@ -38,6 +39,7 @@
 #include <agile/error.h>
 #include <agile/eu.h>
 
+#include "eu/eu_impl.h"
 #include "eu/gpu_impl.h"
 #include "eu/gpu_runtime.h"
 
@@ -172,6 +174,8 @@ struct hip_api {
 	/* Liveness (gpu_runtime.h's issue 14 block). */
 	int (*StreamQuery)(void *stream);
 	const char *(*GetErrorString)(int err); /* optional */
+	/* Code images (gpu_runtime.h's issue 15 block). */
+	int (*ModuleLoadData)(void **module, const void *image);
 };
 
 /* From cuda.h, likewise. */
@@ -210,6 +214,8 @@ struct cuda_api {
 	/* Liveness (gpu_runtime.h's issue 14 block). */
 	int (*StreamQuery)(void *stream);
 	int (*GetErrorString)(int err, const char **str);
+	/* Code images (gpu_runtime.h's issue 15 block). */
+	int (*ModuleLoadData)(void **module, const void *image);
 };
 
 struct sym {
@@ -222,14 +228,19 @@ struct sym {
 #define HIP_OPT(f) { "hip" #f, offsetof(struct hip_api, f), true },
 static const struct sym hip_syms[] = {
 	AGILE_HIP_CALLS(HIP_SYM, HIP_OPT)
-		AGILE_HIP_LIVENESS_CALLS(HIP_SYM, HIP_OPT){ NULL, 0, false }
+		AGILE_HIP_LIVENESS_CALLS(HIP_SYM, HIP_OPT)
+			AGILE_HIP_CODE_CALLS(HIP_SYM){ NULL, 0, false }
 };
 
 #define CU_SYM(f, sym) { #sym, offsetof(struct cuda_api, f), false },
-static const struct sym cuda_syms[] = { AGILE_CUDA_CALLS(
-	CU_SYM) AGILE_CUDA_LIVENESS_CALLS(CU_SYM){ NULL, 0, false } };
+static const struct sym cuda_syms[] = {
+	AGILE_CUDA_CALLS(CU_SYM) AGILE_CUDA_LIVENESS_CALLS(CU_SYM)
+		AGILE_CUDA_CODE_CALLS(CU_SYM){ NULL, 0, false }
+};
 
 enum { API_HIP, API_CUDA, NR_APIS };
+_Static_assert(API_HIP == AGILE__EU_GPU_HIP && API_CUDA == AGILE__EU_GPU_CUDA,
+	       "agile__gpu_areas.image_api is an API_*");
 
 struct api_lib {
 	const char *name; /* "HIP", "CUDA" */
@@ -565,15 +576,19 @@ static int gpu_open_device(struct agile__gpu_eus *g, int *sms, int *coop,
 	return rc;
 }
 
-/* Step 3: the code object and both kernels in it. */
+/*
+ * Step 3: the code object (the file @path, or the image @image built at
+ * run time) and both kernels in it.
+ */
 static int gpu_load_module(struct agile__gpu_eus *g, const char *path,
-			   const char **step)
+			   const void *image, const char **step)
 {
 	int rc;
 
 	if (g->api == API_HIP) {
-		*step = "hipModuleLoad";
-		rc = hip.ModuleLoad(&g->module, path);
+		*step = image ? "hipModuleLoadData" : "hipModuleLoad";
+		rc = image ? hip.ModuleLoadData(&g->module, image) :
+			     hip.ModuleLoad(&g->module, path);
 		if (rc) {
 			g->module = NULL;
 			return rc;
@@ -589,8 +604,9 @@ static int gpu_load_module(struct agile__gpu_eus *g, const char *path,
 		}
 		return rc;
 	}
-	*step = "cuModuleLoad";
-	rc = cu.ModuleLoad(&g->module, path);
+	*step = image ? "cuModuleLoadData" : "cuModuleLoad";
+	rc = image ? cu.ModuleLoadData(&g->module, image) :
+		     cu.ModuleLoad(&g->module, path);
 	if (rc) {
 		g->module = NULL;
 		return rc;
@@ -693,6 +709,11 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 		REASON(reason, rlen, "%s", lib->reason);
 		return -ENODEV;
 	}
+	if (a->image && a->image_api != (uint32_t)api) {
+		REASON(reason, rlen, "%s: the pool's code image is for %s",
+		       lib->name, apis[a->image_api].name);
+		return -ENODEV;
+	}
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -744,11 +765,15 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 				"driver may kill them\n",
 				g->name);
 	}
-	err = agile__gpu_code_find(lib->code_file, path, sizeof(path), reason,
-				   rlen);
-	if (err)
-		goto fail;
-	rc = gpu_load_module(g, path, &step);
+	if (a->image) {
+		snprintf(path, sizeof(path), "the pool's code image");
+	} else {
+		err = agile__gpu_code_find(lib->code_file, path, sizeof(path),
+					   reason, rlen);
+		if (err)
+			goto fail;
+	}
+	rc = gpu_load_module(g, path, a->image, &step);
 	if (rc) {
 		REASON(reason, rlen, "%s: %s of %.160s failed: error %d",
 		       lib->name, step, path, rc);
@@ -820,7 +845,8 @@ int agile__gpu_eus_start(const struct agile__gpu_areas *a,
 	bool first_opened = false;
 
 	if (!a || !out || !a->nr_eus || !a->doorbells || !a->task_regs ||
-	    !a->share || a->share > 100)
+	    !a->share || a->share > 100 ||
+	    (a->image && a->image_api >= NR_APIS))
 		return -EINVAL;
 	pthread_once(&apis_once, apis_load);
 	/*

@@ -160,4 +160,12 @@ void agile__gpu_gfx_name(unsigned int version, char *name, size_t len);
 	X(GetErrorString, cuGetErrorString)
 /* ---- end of issue 14's block ---- */
 
+/*
+ * ---- code images built at run time (issue 15: src/runtime/compile_rtc.c
+ * makes them, gpu_launch.c loads them; one block) ----
+ */
+#define AGILE_HIP_CODE_CALLS(X) X(ModuleLoadData)
+#define AGILE_CUDA_CODE_CALLS(X) X(ModuleLoadData, cuModuleLoadData)
+/* ---- end of issue 15's block ---- */
+
 #endif /* AGILE_GPU_RUNTIME_H */

@@ -34,6 +34,20 @@ enum {
 };
 
 /*
+ * User kernels: a persistent kernel compiled at run time
+ * (src/runtime/compile_rtc.c, docs/runtime-compile.md) carries up to
+ * AGILE_USER_NR_MAX of them, numbered AGILE_COMMON_NR + i after the
+ * common ones; the opcode table a GPU EU decides with covers both.
+ * AGILE_USER_MAX_LANES(i) is user kernel i's max_lanes: 0 (no task
+ * accepted) unless the code that includes this header defines it.
+ */
+#define AGILE_USER_NR_MAX 16
+#define AGILE_TASK_NR_KERNELS (AGILE_COMMON_NR + AGILE_USER_NR_MAX)
+#ifndef AGILE_USER_MAX_LANES
+#define AGILE_USER_MAX_LANES(i) ((void)(i), 0u)
+#endif
+
+/*
  * Arguments any kernel here reads (args[0 .. AGILE_COMMON_NR_ARGS - 1]):
  * what fits the smallest task register, and what the GPU EU's lane 0
  * copies into shared memory for its lanes (persistent.cu).
@@ -175,6 +189,14 @@ static inline AGILE_LANE_FN uint32_t agile_common_max_lanes(uint32_t id)
 	return AGILE_MAX_LANES;
 }
 
+/* Most lanes kernel @id (common, or user kernel id - AGILE_COMMON_NR) takes. */
+static inline AGILE_LANE_FN uint32_t agile_task_max_lanes(uint32_t id)
+{
+	if (id < AGILE_COMMON_NR)
+		return agile_common_max_lanes(id);
+	return AGILE_USER_MAX_LANES(id - AGILE_COMMON_NR);
+}
+
 /* The opcode switch: phase @phase of common kernel @id on one lane. */
 static inline AGILE_LANE_FN int agile_common_phase(uint32_t id, uint32_t phase,
 						   uint32_t lane,
@@ -203,9 +225,10 @@ static inline AGILE_LANE_FN int agile_common_phase(uint32_t id, uint32_t phase,
 /**
  * struct agile_task_decision - what a GPU EU runs for one task register
  * @quit:       the task is AGILE_OP_DISCONNECT: leave the persistent loop
- * @kernel:     the AGILE_COMMON_* kernel, or AGILE_TASK_NO_KERNEL
+ * @kernel:     the AGILE_COMMON_* kernel, AGILE_COMMON_NR + i for user
+ *              kernel i, or AGILE_TASK_NO_KERNEL
  * @parts:      lanes that run it (0 with no kernel)
- * @error:      -AGILE_E_OPCODE (no built-in kernel has the opcode),
+ * @error:      -AGILE_E_OPCODE (no kernel in the table has the opcode),
  *              -EINVAL (0 parts, or more than the EU or the kernel has
  *              lanes for), else 0
  * @error_lane: AGILE_TASK_NO_LANE when @error is set here, else 0
@@ -217,13 +240,14 @@ struct agile_task_decision {
 
 /*
  * Seed 004, steps 614-618: read the task, choose the kernel and the lanes.
- * @opcodes: the registry opcode of each AGILE_COMMON_* kernel (0: absent);
- * @nr_lanes: lanes the EU has; @op, @parts: the register's opcode and
- * nr_parts.
+ * @opcodes: the registry opcode of each AGILE_COMMON_* kernel, then of
+ * each user kernel (0: absent); @nr_lanes: lanes the EU has; @op, @parts:
+ * the register's opcode and nr_parts.
  */
 static inline AGILE_LANE_FN void
-agile_task_decide_op(const uint32_t opcodes[AGILE_COMMON_NR], uint32_t nr_lanes,
-		     uint32_t op, uint32_t parts, struct agile_task_decision *d)
+agile_task_decide_op(const uint32_t opcodes[AGILE_TASK_NR_KERNELS],
+		     uint32_t nr_lanes, uint32_t op, uint32_t parts,
+		     struct agile_task_decision *d)
 {
 	uint32_t kernel = AGILE_TASK_NO_KERNEL;
 
@@ -231,13 +255,13 @@ agile_task_decide_op(const uint32_t opcodes[AGILE_COMMON_NR], uint32_t nr_lanes,
 	d->error_lane = 0;
 	d->quit = op == AGILE_OP_DISCONNECT;
 	if (!d->quit) {
-		for (uint32_t i = 0; i < AGILE_COMMON_NR; i++)
+		for (uint32_t i = 0; i < AGILE_TASK_NR_KERNELS; i++)
 			if (opcodes[i] && opcodes[i] == op)
 				kernel = i;
 		if (kernel == AGILE_TASK_NO_KERNEL) {
 			d->error = -AGILE_E_OPCODE;
 		} else if (!parts || parts > nr_lanes ||
-			   parts > agile_common_max_lanes(kernel)) {
+			   parts > agile_task_max_lanes(kernel)) {
 			d->error = -EINVAL;
 			kernel = AGILE_TASK_NO_KERNEL;
 		}
@@ -250,8 +274,8 @@ agile_task_decide_op(const uint32_t opcodes[AGILE_COMMON_NR], uint32_t nr_lanes,
 
 /* The same from a task register (the GPU reads its words itself). */
 static inline AGILE_LANE_FN void
-agile_task_decide(const uint32_t opcodes[AGILE_COMMON_NR], uint32_t nr_lanes,
-		  const struct agile_task_reg *reg,
+agile_task_decide(const uint32_t opcodes[AGILE_TASK_NR_KERNELS],
+		  uint32_t nr_lanes, const struct agile_task_reg *reg,
 		  struct agile_task_decision *d)
 {
 	agile_task_decide_op(opcodes, nr_lanes, reg->opcode, reg->nr_parts, d);

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * compile_dialect.c - the source dialect of user kernels (dialect
+ * AGILE_RT_DIALECT_VERSION, docs/runtime-compile.md): what the compiler
+ * puts before and after the user's source for each target.
+ *
+ * The user writes phases with AGILE_PHASE(fn) { ... } (a function of lane,
+ * nr_lanes, args, state, shared, returning 0 or a negative errno, as
+ * agile/kernels.h's agile_phase_fn) and lists the kernels once:
+ *
+ *	#define AGILE_USER_KERNELS(K) \
+ *		K(name, state_type, max_lanes, phase0, phase1, ...)
+ *
+ * The epilogue expands that list per target: on the CPU into the table
+ * agile_user_kernels (struct agile__rt_user_kernel) that compile_load.c
+ * registers; on the GPU into the user half of the persistent kernel's
+ * opcode switch (agile_user_nr_phases, agile_user_phase, the lanes' state
+ * union and AGILE_USER_MAX_LANES, which persistent.cu and kernels_body.h
+ * read).  Both expand the same list, so kernel i is the same kernel on
+ * both sides.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/agile.h>
+
+#include "kernels/kernels_body.h"
+#include "runtime/compile_impl.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/*
+ * The texts below are C source laid out as it will read: clang-format
+ * would reflow them.
+ */
+/* clang-format off */
+
+/* Both targets: the phase signature, the "no state" type, the counter. */
+#define COMMON_PRELUDE                                                       \
+	"typedef unsigned long long agile_u64;\n"                            \
+	"struct agile_no_state { char unused; };\n"                          \
+	"#define AGILE_PHASE(fn) static AGILE_LANE_FN int fn(\\\n"           \
+	"\tuint32_t lane __attribute__((unused)),\\\n"                      \
+	"\tuint32_t nr_lanes __attribute__((unused)),\\\n"                  \
+	"\tconst agile_u64 *args __attribute__((unused)),\\\n"              \
+	"\tvoid *state __attribute__((unused)),\\\n"                        \
+	"\tvoid *shared __attribute__((unused)))\n"                         \
+	"#define AGILE_RT_DIALECT " STR(AGILE_RT_DIALECT_VERSION) "\n"      \
+	"#line 1 \"user-kernels\"\n"
+
+/* The user's list is required, and is checked the same way on both. */
+#define COMMON_EPILOGUE                                                      \
+	"\n#ifndef AGILE_USER_KERNELS\n"                                     \
+	"#error \"define AGILE_USER_KERNELS(K): the kernels of this source\"\n" \
+	"#endif\n"
+
+static const char cpu_prelude[] =
+	"/* agile user kernels: CPU prelude */\n"
+	"#include <errno.h>\n"
+	"#include <stddef.h>\n"
+	"#include <stdint.h>\n"
+	"#define AGILE_RT_CPU 1\n"
+	"#define AGILE_LANE_FN\n"
+	"#define AGILE_MAX_LANES " STR(AGILE_MAX_LANES) "\n"
+	"typedef int (*agile_user_phase_fn)(uint32_t, uint32_t,\n"
+	"\tconst unsigned long long *, void *, void *);\n"
+	"struct agile__rt_user_kernel {\n"
+	"\tconst char *name;\n"
+	"\tconst agile_user_phase_fn *phases;\n"
+	"\tuint32_t nr_phases, state_size, max_lanes, reserved;\n"
+	"};\n" COMMON_PRELUDE;
+
+static const char cpu_epilogue[] =
+	COMMON_EPILOGUE
+	"#define AGILE__CPU_PHASES(id, type, max_lanes, ...) \\\n"
+	"\tstatic const agile_user_phase_fn agile__phases_##id[] = {\\\n"
+	"\t\t__VA_ARGS__ };\n"
+	"AGILE_USER_KERNELS(AGILE__CPU_PHASES)\n"
+	"#define AGILE__CPU_DESC(id, type, max_lanes, ...) \\\n"
+	"\t{ #id, agile__phases_##id, \\\n"
+	"\t  (uint32_t)(sizeof(agile__phases_##id) / \\\n"
+	"\t\t     sizeof(agile__phases_##id[0])), \\\n"
+	"\t  (uint32_t)sizeof(type), (uint32_t)(max_lanes), 0 },\n"
+	"__attribute__((visibility(\"default\")))\n"
+	"const struct agile__rt_user_kernel agile_user_kernels[] = {\n"
+	"\tAGILE_USER_KERNELS(AGILE__CPU_DESC) { 0, 0, 0, 0, 0, 0 }\n"
+	"};\n"
+	"__attribute__((visibility(\"default\")))\n"
+	"const uint32_t agile_user_dialect = AGILE_RT_DIALECT;\n";
+
+/*
+ * The GPU's: included by persistent.cu after agile_gpu.h (so AGILE_LANE_FN
+ * is __device__ and the fixed-width types are there) and before
+ * kernels_body.h.
+ */
+static const char gpu_prelude[] =
+	"/* agile user kernels: GPU prelude */\n"
+	"#pragma once\n"
+	"#include <errno.h>\n"
+	"#include <stddef.h>\n"
+	"#include <stdint.h>\n"
+	"#define AGILE_RT_GPU 1\n"
+	"#ifndef AGILE_LANE_FN\n"
+	"#define AGILE_LANE_FN __device__\n"
+	"#endif\n" COMMON_PRELUDE;
+
+static const char gpu_epilogue[] =
+	COMMON_EPILOGUE
+	"#define AGILE__ID(id, type, ml, ...) AGILE__UID_##id,\n"
+	"enum { AGILE_USER_KERNELS(AGILE__ID) AGILE_USER_NR };\n"
+	"static_assert(AGILE_USER_NR <= " STR(AGILE_USER_NR_MAX) ",\n"
+	"\t      \"at most " STR(AGILE_USER_NR_MAX) " user kernels\");\n"
+	"#define AGILE__ST(id, type, ml, ...) type id;\n"
+	"union agile_user_state {\n"
+	"\tstruct agile_no_state agile__none;\n"
+	"\tAGILE_USER_KERNELS(AGILE__ST)\n"
+	"};\n"
+	"#define AGILE__CAT_(a, b) a##b\n"
+	"#define AGILE__CAT(a, b) AGILE__CAT_(a, b)\n"
+	"#define AGILE__NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, \\\n"
+	"\t_11, _12, _13, _14, _15, _16, n, ...) n\n"
+	"#define AGILE__NARGS(...) AGILE__NARGS_(__VA_ARGS__, 16, 15, 14, \\\n"
+	"\t13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)\n"
+	"#define AGILE__NP(id, type, ml, ...) \\\n"
+	"\tcase AGILE__UID_##id: return AGILE__NARGS(__VA_ARGS__);\n"
+	"static __device__ uint32_t agile_user_nr_phases(uint32_t i)\n"
+	"{\n"
+	"\tswitch (i) {\n"
+	"\tAGILE_USER_KERNELS(AGILE__NP)\n"
+	"\tdefault: return 0;\n"
+	"\t}\n"
+	"}\n"
+	"#define AGILE__ML(id, type, ml, ...) \\\n"
+	"\tcase AGILE__UID_##id: return (ml) ? (uint32_t)(ml) : \\\n"
+	"\t\t(uint32_t)AGILE_MAX_LANES;\n"
+	"static __device__ uint32_t agile_user_max_lanes(uint32_t i)\n"
+	"{\n"
+	"\tswitch (i) {\n"
+	"\tAGILE_USER_KERNELS(AGILE__ML)\n"
+	"\tdefault: return 0;\n"
+	"\t}\n"
+	"}\n"
+	"#define AGILE_USER_MAX_LANES(i) agile_user_max_lanes(i)\n"
+	/* Phase n of a kernel: a switch, no indirect call on the GPU. */
+	"#define AGILE__C(n, f) \\\n"
+	"\tcase n: return f(lane, nr_lanes, args, state, shared);\n"
+	"#define AGILE__CS1(n, f) AGILE__C(n, f)\n"
+	"#define AGILE__CS2(n, f, ...) AGILE__C(n, f) AGILE__CS1(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS3(n, f, ...) AGILE__C(n, f) AGILE__CS2(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS4(n, f, ...) AGILE__C(n, f) AGILE__CS3(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS5(n, f, ...) AGILE__C(n, f) AGILE__CS4(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS6(n, f, ...) AGILE__C(n, f) AGILE__CS5(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS7(n, f, ...) AGILE__C(n, f) AGILE__CS6(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS8(n, f, ...) AGILE__C(n, f) AGILE__CS7(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS9(n, f, ...) AGILE__C(n, f) AGILE__CS8(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS10(n, f, ...) AGILE__C(n, f) AGILE__CS9(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS11(n, f, ...) AGILE__C(n, f) AGILE__CS10(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS12(n, f, ...) AGILE__C(n, f) AGILE__CS11(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS13(n, f, ...) AGILE__C(n, f) AGILE__CS12(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS14(n, f, ...) AGILE__C(n, f) AGILE__CS13(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS15(n, f, ...) AGILE__C(n, f) AGILE__CS14(n + 1, __VA_ARGS__)\n"
+	"#define AGILE__CS16(n, f, ...) AGILE__C(n, f) AGILE__CS15(n + 1, __VA_ARGS__)\n"	"#define AGILE__CASES(...) \\\n"
+	"\tAGILE__CAT(AGILE__CS, AGILE__NARGS(__VA_ARGS__))(0, __VA_ARGS__)\n"
+	"#define AGILE__PH(id, type, ml, ...) \\\n"
+	"\tcase AGILE__UID_##id: \\\n"
+	"\t\tswitch (phase) { AGILE__CASES(__VA_ARGS__) } \\\n"
+	"\t\tbreak;\n"
+	"static __device__ int agile_user_phase(uint32_t i, uint32_t phase,\n"
+	"\tuint32_t lane, uint32_t nr_lanes, const agile_u64 *args,\n"
+	"\tvoid *state, void *shared)\n"
+	"{\n"
+	"\tswitch (i) {\n"
+	"\tAGILE_USER_KERNELS(AGILE__PH)\n"
+	"\tdefault: break;\n"
+	"\t}\n"
+	"\treturn -EINVAL;\n"
+	"}\n";
+
+/* clang-format on */
+
+/* @a, @b, @c one after the other, malloc'd; NULL without memory. */
+static char *join3(const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	char *s = malloc(la + lb + lc + 2);
+
+	if (!s)
+		return NULL;
+	memcpy(s, a, la);
+	memcpy(s + la, b, lb);
+	/* A source without a final newline still ends its last line. */
+	s[la + lb] = '\n';
+	memcpy(s + la + lb + 1, c, lc + 1);
+	return s;
+}
+
+char *agile__rt_dialect_cpu(const char *source)
+{
+	return join3(cpu_prelude, source, cpu_epilogue);
+}
+
+char *agile__rt_dialect_gpu(const char *source)
+{
+	return join3(gpu_prelude, source, gpu_epilogue);
+}
