@@ -16,15 +16,18 @@
  *    chain      RT_CHAIN axpys on RT_N doubles, each after the last
  *               (y = a x + y: agile orders them by data flow through y;
  *               OpenCL: an in-order queue), then the result read and
- *               checked (y = RT_CHAIN a x); notes give tasks/s at the
- *               median.  PoCL runs with the local sizes of RT_LOCALS
+ *               checked (y = RT_CHAIN a x); a note gives tasks/s at the
+ *               medians.  PoCL runs with the local sizes of rt_locals
  *               ("auto": NULL, PoCL picks); agile is compared with the
  *               best of them.
  *    mixed      RT_MIX independent axpys on RT_MIX_N doubles, each on its
  *               own y, that either device may run, on a context of the
  *               CPU and a GPU: placed AGILE_RT_PLACE_GPU (GPU, CPU EUs
  *               when the GPU is busy) beside AGILE_RT_PLACE_GPU_ONLY and
- *               AGILE_RT_PLACE_CPU; every y checked.  Where
+ *               AGILE_RT_PLACE_CPU, and AGILE_RT_PLACE_ANY (least loaded)
+ *               for comparison; each run adds 2 x to every y, checked
+ *               after the runs (y = 2 runs x); a note gives the groups
+ *               each device ran and the fallbacks.  Where
  *               agile_gpu_available() the real GPU runs it; else the
  *               stand-in GPU runtime of the selftests
  *               (build/libagile/gpu/mock/cuda, selftests/libagile/
