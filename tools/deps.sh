@@ -41,6 +41,9 @@ PACKAGES="
 	iproute2		# ip netns: coll-mpi's run on two "machines"
 	hipcc			# libagile/gpu: the persistent kernel for AMD (ROCm 5.2)
 	libamdhip64-dev		# libagile/gpu: HIP headers and runtime for hipcc
+	pocl-opencl-icd		# agile-bench runtime: OpenCL baseline on the CPU (PoCL)
+	ocl-icd-opencl-dev	# agile-bench runtime: libOpenCL (the ICD loader) to link
+	opencl-c-headers	# agile-bench runtime: CL/cl.h
 "
 
 # Only for `make fuzz` (tools/fuzz.sh): the guest runs them beside agile's

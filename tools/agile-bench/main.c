@@ -5,6 +5,7 @@
  *
  *	agile-bench [options] fib|pfor|doorbell|sleep|pollcost|interference|
  *			      allreduce|segmap|gpu|all|list
+ *	agile-bench [options] runtime   (the runtime beside OpenCL on PoCL)
  *
  * Ratios, not absolute times, are the results: they are what SPEC §5's
  * targets are written in, and they survive noisy machines better.
@@ -12,6 +13,7 @@
  * Built with -DAGILE_BENCH_NO_TBB (the static build that runs in the test
  * guests: there is no static oneTBB), fib, pfor, interference, allreduce
  * and segmap are left out.
+ * So is runtime (no static libOpenCL).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -474,6 +476,10 @@ static const struct {
 	  "allreduce among -t processes, 4 KiB..64 MiB: agile's process scope beside Open MPI's MPI_Allreduce (agile-bench-mpi) and memcpy" },
 	{ "segmap", bench_segmap,
 	  "segmented fields, Q nodes: C = A + B^T and a Jacobi stencil by agile_forall beside plain loops, parallel_for and (stencil) Open MPI; bytes moved vs the least" },
+#endif
+#ifndef AGILE_BENCH_NO_TBB
+	{ "runtime", bench_runtime,
+	  "runtime queue beside OpenCL (PoCL, CPU): empty-kernel latency, a chain of 1000 dependent axpys, placement by load vs GPU-only and CPU-only (a stand-in GPU where none is usable)" },
 #endif
 	{ "gpu", bench_gpu,
 	  "axpy on 4096 doubles through a doorbell to the persistent GPU kernel beside a kernel launch + stream synchronise (skipped without a GPU)" },
