@@ -51,7 +51,9 @@ int agile_rt_place_opts_init(struct agile_rt_place_opts *opts)
 
 uint32_t agile__rt_dev_busy(const struct rt_dev *d)
 {
-	uint32_t busy = 0;
+	/* Groups a CPU device's runners run themselves (queue.c). */
+	uint32_t busy = (uint32_t)atomic_load_explicit(&d->inline_busy,
+						       memory_order_relaxed);
 
 	for (uint32_t eu = 0; eu < d->nr_eus; eu++) {
 		struct agile_doorbell *db;

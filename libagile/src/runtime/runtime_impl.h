@@ -52,6 +52,14 @@ struct rt_dev {
 	/* Counted by the runners; read by agile_rt_stats (relaxed). */
 	atomic_uint_fast64_t groups;
 	atomic_uint_fast64_t fallback_in;
+	/*
+	 * CPU devices: the runners run groups themselves (queue.c), so
+	 * these stand for the doorbells and the EU counters: groups
+	 * running now, and groups run and failed.
+	 */
+	atomic_uint_fast32_t inline_busy;
+	atomic_uint_fast64_t inline_tasks;
+	atomic_uint_fast64_t inline_failed;
 };
 
 /*
