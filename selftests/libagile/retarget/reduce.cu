@@ -38,3 +38,27 @@ __global__ void block_sum(const float *in, float *out, unsigned int n,
 	out[blockIdx.x] = partial[0];
 	atomicAdd(total, (unsigned long long)partial[0]);
 }
+
+/*
+ * Only the first nr_used blocks sum; the others return at once, all their
+ * threads alike: a uniform return before the barriers (the threads' done
+ * flags keep them out of every later region).
+ */
+__global__ void block_sum_first(const float *in, float *out,
+				unsigned int nr_used)
+{
+	__shared__ float partial[MAX_BLOCK];
+	unsigned int tid = threadIdx.x;
+
+	if (blockIdx.x >= nr_used)
+		return;
+	partial[tid] = in[blockIdx.x * blockDim.x + tid];
+	__syncthreads();
+	for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+		if (tid < s)
+			partial[tid] += partial[tid + s];
+		__syncthreads();
+	}
+	if (tid == 0)
+		out[blockIdx.x] = partial[0];
+}
