@@ -61,5 +61,17 @@ int main(void)
 	       "sum and matrix_start live across the barrier: per-thread arrays");
 	tap_ok(strstr(out, "\t\t\t\tint col;\n") && !strstr(out, "col[_t]"),
 	       "col stays a scalar inside its region");
+
+	/* the thread-loop rule on the other kernels, by the region comments */
+	rc = retarget_run("transpose.cu", out, sizeof(out));
+	tap_ok(rc == 0 && strstr(out, "/* region 3: varies in y, x */") &&
+		       !strstr(out, "threadIdx.z = 0"),
+	       "transpose: regions loop over y and x only, no z loop");
+	rc = retarget_run("grid3d.cu", out, sizeof(out));
+	tap_ok(rc == 0 &&
+		       strstr(out, "/* region 5: uniform, once per block */"),
+	       "grid3d: the region that depends on no thread runs once per block");
+	tap_ok(strstr(out, "} while (width[0] > 0);") != NULL,
+	       "grid3d: control code reads a promoted local's copy 0");
 	return tap_done();
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "matlist.h"
+#include "matlist-rt.h"
 #include "tap.h"
 
 #define NR_MATRICES 37

@@ -12,7 +12,7 @@
 #include <agile/launch.h>
 #include <stdlib.h>
 
-#include "reduce.h"
+#include "reduce-rt.h"
 #include "tap.h"
 
 static void test_block(struct agile_launch_pool *pool, unsigned block_size,

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "transpose.h"
+#include "transpose-rt.h"
 
 #define TILE 32
 #define TILE_ROWS 8

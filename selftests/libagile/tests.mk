@@ -15,7 +15,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus kernels-launch \
 	retarget-matlist retarget-reduce retarget-transpose retarget-refused \
-	retarget-golden \
+	retarget-grid3d retarget-hipnames retarget-golden \
 	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu eu-gpu-memory \
 	eu-gpu-liveness eu-gpu-headroom eu-gpu-bringup \

@@ -22,10 +22,10 @@
 #include <string.h>
 
 #include "bench.h"
-#include "matlist.h"
-#include "reduce.h"
+#include "matlist-rt.h"
+#include "reduce-rt.h"
 #include "retarget.h"
-#include "transpose.h"
+#include "transpose-rt.h"
 
 #define MM_COUNT 8192
 #define MM_DIM 16

@@ -10,8 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "retarget.h"
+
+static bool is_regular(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
 
 static void usage(FILE *out)
 {
@@ -133,9 +141,10 @@ int main(int argc, char **argv)
 		rc = 2;
 	if (h_out && fclose(h_out))
 		rc = 2;
-	if (rc && out_path)
+	/* only what we made: never a device given as the output */
+	if (rc && out_path && is_regular(out_path))
 		remove(out_path);
-	if (rc && h_path)
+	if (rc && h_path && is_regular(h_path))
 		remove(h_path);
 	for (unsigned i = 0; i < nr; i++)
 		kernel_free(&kernels[i]);

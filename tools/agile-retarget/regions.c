@@ -299,10 +299,11 @@ static bool local_of(CXCursor decl, CXCursor fn)
 
 	if (kind != CXCursor_VarDecl && kind != CXCursor_ParmDecl)
 		return false;
-	for (CXCursor p = clang_getCursorSemanticParent(decl);
+	/* lexical: a block-scope extern's semantic parent is the file */
+	for (CXCursor p = clang_getCursorLexicalParent(decl);
 	     !clang_Cursor_isNull(p) &&
 	     clang_getCursorKind(p) != CXCursor_TranslationUnit;
-	     p = clang_getCursorSemanticParent(p))
+	     p = clang_getCursorLexicalParent(p))
 		if (clang_equalCursors(p, fn))
 			return true;
 	return false;
