@@ -5,8 +5,9 @@
  * __shared__, the launch's shared_bytes), __device__ helpers calling
  * helpers that read threadIdx.x/y/z, a uniform if/else with a barrier in
  * each branch, a do/while holding a barrier whose condition reads a
- * promoted local, atomicMax on shared memory, a once-per-block region;
- * translated by agile-retarget and run through agile_launch.
+ * promoted local, atomicMax on shared memory, a once-per-block region,
+ * a local carried across barriers by v = v ...; translated by
+ * agile-retarget and run through agile_launch.
  */
 #define _GNU_SOURCE
 #include <agile/launch.h>
@@ -39,6 +40,21 @@ static void test(struct agile_launch_pool *pool, struct agile_dim3 block,
 	free(out);
 }
 
+static void test_carry(struct agile_launch_pool *pool)
+{
+	const struct agile_dim3 block = { 8, 4, 1 };
+	int *out = calloc(3 * 32, sizeof(int));
+	int bad = 0, err;
+
+	err = carry_launch(pool, (struct agile_dim3){ 3, 1, 1 }, block, 0, out);
+	for (int i = 0; i < 3 * 32; i++)
+		bad += out[i] != 4 * (i % 32) + 1;
+	tap_ok(!err && !bad,
+	       "v = v * 3 + 1 and v = v + t across barriers: one v per thread (%d wrong)",
+	       bad);
+	free(out);
+}
+
 int main(void)
 {
 	static const struct agile_dim3 blocks[] = {
@@ -54,6 +70,7 @@ int main(void)
 	for (unsigned i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
 		for (int mode = 0; mode < 2; mode++)
 			test(pool, blocks[i], mode);
+	test_carry(pool);
 	agile_launch_pool_destroy(pool);
 	return tap_done();
 }

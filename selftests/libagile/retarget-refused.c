@@ -6,7 +6,8 @@
  * issue's example), and in retarget/refused.cu a barrier in a loop whose
  * trip count depends on the thread, a return some threads take before a
  * barrier, a barrier in a switch, a barrier under a condition that
- * depends on threadIdx.y through a local.  No output file is left.
+ * depends on threadIdx.y through a local, or on threadIdx.x through a
+ * struct member.  No output file is left.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -55,6 +56,9 @@ int main(void)
 	       "a barrier in a switch");
 	expect("refused.cu:51:3: error: __syncthreads() under thread-dependent control flow: the condition at refused.cu:50:2 depends on threadIdx.y",
 	       "variance carried through a local");
+
+	expect("refused.cu:68:3: error: __syncthreads() under thread-dependent control flow: the condition at refused.cu:67:2 depends on threadIdx.x",
+	       "variance carried through a struct member");
 
 	rc = retarget_run("matlist.cu -o /dev/null", out, sizeof(out));
 	tap_ok(rc == 0 && !out[0],

@@ -6,7 +6,9 @@
  *
  *	promoted local v        v[_t] in a region, v[0] in control code
  *	helper(a, b)            helper(AGILE_THREAD(_blk, threadIdx), a, b)
- *	return (in a kernel)    { _done[_t] = 1; goto next_thread_N; }
+ *	return (in a kernel)    { _nr_done++; goto next_thread_N; }, and after
+ *	                        the region: every thread returned, so does
+ *	                        the block
  *	__trap()                return -ECANCELED (the launch fails)
  *	hipThreadIdx_x, ...     threadIdx.x, ...
  *	__shared__ declarations moved to the top of the block function
@@ -145,8 +147,7 @@ static void emit_range(struct emitter *e, unsigned first, unsigned last,
 		}
 		if (e->k && e->mode == MODE_REGION &&
 		    !strcmp(t->text, "return")) {
-			fprintf(e->out,
-				"{ _done[_t] = 1; goto next_thread_%d; }",
+			fprintf(e->out, "{ _nr_done++; goto next_thread_%d; }",
 				e->region);
 			if (tok_is(src, i + 1, ";"))
 				i++;
@@ -315,7 +316,6 @@ static void dims_list(char *buf, unsigned dims)
 
 static void emit_region(struct emitter *e, struct node *n, int level)
 {
-	struct kernel *k = e->k;
 	char *body = NULL, dims[16];
 	size_t size = 0;
 	FILE *saved = e->out;
@@ -346,7 +346,7 @@ static void emit_region(struct emitter *e, struct node *n, int level)
 	else if (n->needs_all)
 		fprintf(e->out, "/* region %d: every thread (%s) */\n",
 			n->region,
-			k->has_return ? "a thread may have returned" :
+			n->has_return ? "a thread may return" :
 					"promoted locals or side effects");
 	else
 		fprintf(e->out, "/* region %d: varies in %s */\n", n->region,
@@ -369,12 +369,6 @@ static void emit_region(struct emitter *e, struct node *n, int level)
 		fputs("AGILE_RT_UNUSED const uint32_t _t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;\n\n",
 		      e->out);
 	}
-	if (k->has_return) {
-		indent(e->out, level + loops);
-		fputs("if (_done[_t])\n", e->out);
-		indent(e->out, level + loops + 1);
-		fputs("continue;\n", e->out);
-	}
 	fwrite(body, 1, size, e->out);
 	free(body);
 	if (n->has_return) {
@@ -383,6 +377,18 @@ static void emit_region(struct emitter *e, struct node *n, int level)
 	}
 	indent(e->out, level + (loops ? loops - 1 : 0));
 	fputs("}\n", e->out);
+	if (n->has_return) {
+		/*
+		 * Every thread returned: so does the block, control code and
+		 * all.  Not every thread: the return depended on the thread,
+		 * and variance.c made sure no barrier follows it, so no
+		 * region does either.
+		 */
+		indent(e->out, level);
+		fputs("if (_nr_done == _nt)\n", e->out);
+		indent(e->out, level + 1);
+		fputs("return 0;\n", e->out);
+	}
 }
 
 static void emit_node(struct emitter *e, struct node *n, int level);
@@ -673,7 +679,7 @@ static void emit_kernel(struct emitter *e, struct kernel *k)
 {
 	const char *name = k->fn->name;
 	struct source *src = e->src;
-	bool per_thread = k->has_return;
+	bool per_thread = k->has_return; /* _nt */
 	char where[512];
 
 	e->k = k;
@@ -719,9 +725,10 @@ static void emit_kernel(struct emitter *e, struct kernel *k)
 				  k->vars[i].name, "[_nt]");
 			fputs(";\n", e->out);
 		}
-	if (k->has_return)
-		fputs("\tunsigned char _done[_nt]; /* the thread returned */\n",
+	if (k->has_return) {
+		fputs("\tuint32_t _nr_done = 0; /* threads that returned */\n",
 		      e->out);
+	}
 	for (unsigned i = 0, n = 0; i < k->nr_vars; i++)
 		if (k->vars[i].hoisted) {
 			if (!n++)
@@ -732,8 +739,6 @@ static void emit_kernel(struct emitter *e, struct kernel *k)
 				  k->vars[i].name, "");
 			fputs(";\n", e->out);
 		}
-	if (k->has_return)
-		fputs("\n\tmemset(_done, 0, sizeof(_done));\n", e->out);
 	fputc('\n', e->out);
 	emit_node(e, k->body, 1);
 	fputs("\treturn 0;\n}\n", e->out);

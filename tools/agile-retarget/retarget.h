@@ -111,7 +111,7 @@ struct kernel {
 	unsigned nr_params;
 	struct node **regions; /* [1 .. nr_regions] */
 	int nr_regions;
-	bool has_return; /* a return anywhere: the per-thread done flags */
+	bool has_return; /* a return anywhere: counted in _nr_done */
 };
 
 /* parse.c */

@@ -118,12 +118,22 @@ static bool assigned_at(const struct source *src, unsigned i, unsigned last)
 		       src->tok[i - 2].kind != CXToken_Literal &&
 		       !tok_is(src, i - 2, ")") && !tok_is(src, i - 2, "]"))))
 		return true;
-	/* an element of a local array: a[i][j] = ... (not through a pointer) */
-	while (tok_is(src, j, "[") &&
-	       clang_getCursorType(src->tok[i].cursor).kind ==
-		       CXType_ConstantArray) {
+	/*
+	 * A member or an element of the local itself: v.a[i].b = ... (not
+	 * through a pointer: p[i] = ... and p->a = ... write memory).
+	 */
+	for (bool member = false;;) {
 		int depth = 0;
 
+		if (tok_is(src, j, ".") && j + 1 < last) {
+			j += 2;
+			member = true;
+			continue;
+		}
+		if (!tok_is(src, j, "[") ||
+		    (!member && clang_getCursorType(src->tok[i].cursor).kind !=
+					CXType_ConstantArray))
+			break;
 		for (; j < last; j++) {
 			if (tok_is(src, j, "["))
 				depth++;
@@ -163,15 +173,32 @@ void func_variance(struct source *src)
 
 /* ---- uses: which regions reference each local, and how ---- */
 
-/* Whether the statement @leaf starts by overwriting variable token @i. */
+/*
+ * Whether the statement @leaf starts by overwriting variable token @i
+ * without reading it: "v = e;" or "for (v = e; ...)", v not in e.
+ */
 static bool kills(const struct source *src, const struct node *leaf, unsigned i)
 {
+	int depth = 0;
+
 	if (src->tok[i].var_decl)
 		return true;
 	if (!tok_is(src, i + 1, "="))
 		return false;
-	return i == leaf->first ||
-	       (tok_is(src, leaf->first, "for") && i == leaf->first + 2);
+	if (i != leaf->first &&
+	    !(tok_is(src, leaf->first, "for") && i == leaf->first + 2))
+		return false;
+	for (unsigned j = i + 2; j < leaf->last; j++) {
+		if (tok_is(src, j, "(") || tok_is(src, j, "["))
+			depth++;
+		else if (tok_is(src, j, ")") || tok_is(src, j, "]"))
+			depth--;
+		else if (depth <= 0 && tok_is(src, j, ";"))
+			break;
+		if (src->tok[j].var == src->tok[i].var)
+			return false;
+	}
+	return true;
 }
 
 static void note_uses(struct kernel *k, unsigned first, unsigned last,
@@ -470,7 +497,7 @@ static void schedule(struct kernel *k)
 	for (int r = 1; r <= k->nr_regions; r++) {
 		struct node *n = k->regions[r];
 		unsigned dims = 0;
-		bool all = k->has_return;
+		bool all = n->has_return; /* _nr_done must count them all */
 
 		for (unsigned i = 0; i < n->nr_kids; i++) {
 			struct node *s = n->kids[i];

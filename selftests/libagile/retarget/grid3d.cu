@@ -72,3 +72,19 @@ __global__ void grid3d(int *out, int mode)
 		out[4 * blockIdx.x + 1] = rounds;
 	}
 }
+
+/*
+ * A local carried across barriers by "v = v ...": read before written in
+ * its regions, so one copy per thread; out[t] = 4 t + 1.
+ */
+__global__ void carry(int *out)
+{
+	int t = threadIdx.x + blockDim.x * threadIdx.y;
+	int v = t;
+
+	__syncthreads();
+	v = v * 3 + 1;
+	__syncthreads();
+	v = v + t;
+	out[blockIdx.x * blockDim.x * blockDim.y + t] = v;
+}

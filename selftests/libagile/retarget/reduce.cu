@@ -41,8 +41,8 @@ __global__ void block_sum(const float *in, float *out, unsigned int n,
 
 /*
  * Only the first nr_used blocks sum; the others return at once, all their
- * threads alike: a uniform return before the barriers (the threads' done
- * flags keep them out of every later region).
+ * threads alike: a uniform return before the barriers (the block ends
+ * there, control code and all).
  */
 __global__ void block_sum_first(const float *in, float *out,
 				unsigned int nr_used)

@@ -52,3 +52,21 @@ __global__ void divergent_through_local(float *data)
 	}
 	data[threadIdx.x] = 1.0f;
 }
+
+/* thread-dependent through a struct member */
+struct pair {
+	int a, b;
+};
+
+__global__ void divergent_through_member(float *data)
+{
+	struct pair p;
+
+	p.a = threadIdx.x;
+	p.b = 0;
+	while (p.a > p.b) {
+		__syncthreads();
+		p.b++;
+	}
+	data[threadIdx.x] = 1.0f;
+}
