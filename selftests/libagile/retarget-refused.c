@@ -60,6 +60,17 @@ int main(void)
 	expect("refused.cu:68:3: error: __syncthreads() under thread-dependent control flow: the condition at refused.cu:67:2 depends on threadIdx.x",
 	       "variance carried through a struct member");
 
+	rc = retarget_run("--help", out, sizeof(out));
+	tap_ok(rc == 0 && strstr(out, "usage: agile-retarget") &&
+		       strstr(out, "NAME_launch"),
+	       "--help: the usage, exit status 0");
+	rc = retarget_run("", out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "usage:"),
+	       "no file: the usage, exit status 2");
+	rc = retarget_run("no-such-file.cu", out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "no-such-file.cu"),
+	       "a missing file: named, exit status 2 (%d)", rc);
+
 	rc = retarget_run("matlist.cu -o /dev/null", out, sizeof(out));
 	tap_ok(rc == 0 && !out[0],
 	       "the seed's kernel is translated silently (%d)", rc);

@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 
 	if (source_open(&src, in_path, nr_clang, clang_args)) {
 		source_close(&src);
-		return src.errors && src.tu ? 2 : 2;
+		return 2;
 	}
 	func_variance(&src);
 	kernels = calloc(src.nr_funcs + 1, sizeof(*kernels));
