@@ -135,20 +135,23 @@ static void stmt_tokens(const struct source *src, CXCursor c, unsigned *first,
 static void add_leaf(struct builder *b, struct node *seq, CXCursor c)
 {
 	struct kernel *k = b->k;
-	struct node *leaf = node_new(NODE_STMT, c);
+	struct node *leaf;
 
-	stmt_tokens(k->src, c, &leaf->first, &leaf->last);
 	if (clang_getCursorKind(c) == CXCursor_NullStmt)
 		return;
+	leaf = node_new(NODE_STMT, c);
+	stmt_tokens(k->src, c, &leaf->first, &leaf->last);
 	if (!b->region) {
-		struct node *r = node_new(NODE_REGION, c);
+		struct node *r;
 
 		if (k->nr_regions + 1 >= MAX_REGIONS) {
 			diag(k->src, leaf->first,
 			     "more than %d regions in one kernel are not handled",
 			     MAX_REGIONS - 1);
+			free(leaf);
 			return;
 		}
+		r = node_new(NODE_REGION, c);
 		r->region = ++k->nr_regions;
 		k->regions = realloc(k->regions,
 				     (k->nr_regions + 1) * sizeof(*k->regions));
