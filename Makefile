@@ -75,8 +75,10 @@ check-gpu: deps
 	@$(MAKE) --no-print-directory -C libagile check-gpu \
 		AGILE_BENCH=$(BUILD)/tools/agile-bench
 
-# Tools go into the guests too, so they are linked statically.
+# Tools go into the guests too, so they are linked statically (not
+# agile-retarget: it translates on the host, with libclang).
 tools: $(BUILD)/tools/agile-demo
+	@$(MAKE) --no-print-directory -C tools/agile-retarget
 	@$(MAKE) --no-print-directory -C tools/agile-bench static
 	@$(MAKE) --no-print-directory -C libagile examples-static
 

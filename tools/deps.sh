@@ -41,9 +41,10 @@ PACKAGES="
 	iproute2		# ip netns: coll-mpi's run on two "machines"
 	hipcc			# libagile/gpu: the persistent kernel for AMD (ROCm 5.2)
 	libamdhip64-dev		# libagile/gpu: HIP headers and runtime for hipcc
-	pocl-opencl-icd		# agile-bench runtime: OpenCL baseline on the CPU (PoCL)
-	ocl-icd-opencl-dev	# agile-bench runtime: libOpenCL (the ICD loader) to link
-	opencl-c-headers	# agile-bench runtime: CL/cl.h
+	libclang-dev		# tools/agile-retarget: libclang's C API (clang-c/Index.h)
+	pocl-opencl-icd		# agile-bench runtime, retarget: OpenCL on the CPU (PoCL), a baseline
+	ocl-icd-opencl-dev	# agile-bench runtime, retarget: the OpenCL ICD loader (-lOpenCL)
+	opencl-c-headers	# agile-bench runtime, retarget: CL/cl.h
 "
 
 # Only for `make fuzz` (tools/fuzz.sh): the guest runs them beside agile's

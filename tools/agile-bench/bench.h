@@ -116,6 +116,7 @@ int bench_allreduce(const struct bench_opts *o);
 int bench_interference(const struct bench_opts *o);
 int bench_segmap(const struct bench_opts *o);
 int bench_runtime(const struct bench_opts *o);
+int bench_retarget(const struct bench_opts *o);
 
 /* Baselines in their own files (C++ for oneTBB, -fopenmp for OpenMP). */
 struct tbb_arena;

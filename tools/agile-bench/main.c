@@ -474,6 +474,8 @@ static const struct {
 	  "fib, nqueens and an unbalanced tree beside busy loops and a busy process: agile (pinned, unpinned), oneTBB, OpenMP; 1 and -t threads" },
 	{ "allreduce", bench_allreduce,
 	  "allreduce among -t processes, 4 KiB..64 MiB: agile's process scope beside Open MPI's MPI_Allreduce (agile-bench-mpi) and memcpy" },
+	{ "retarget", bench_retarget,
+	  "unmodified CUDA kernels (matrix list, tree reduction, tiled transpose + smoothing) translated by agile-retarget on -t threads, beside OpenCL C on PoCL and OpenMP" },
 	{ "segmap", bench_segmap,
 	  "segmented fields, Q nodes: C = A + B^T and a Jacobi stencil by agile_forall beside plain loops, parallel_for and (stencil) Open MPI; bytes moved vs the least" },
 #endif

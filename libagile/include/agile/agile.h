@@ -6,6 +6,7 @@
  *	error    agile_strerror and the library's own error codes
  *	dev      doorbells and task registers: /dev/agile or memfd + futex
  *	kernels  phase-structured kernels and their opcode registry
+ *	launch   grid launches of retargeted CUDA/HIP kernels (agile-retarget)
  *	eu       CPU execution units running kernels from their slots
  *	sched    the cooperative work-stealing scheduler
  *	offload  the scheduler's leaves on execution units
@@ -21,6 +22,7 @@
 #include <agile/error.h>
 #include <agile/dev.h>
 #include <agile/kernels.h>
+#include <agile/launch.h>
 #include <agile/eu.h>
 #include <agile/gpu.h>
 #include <agile/sched.h>

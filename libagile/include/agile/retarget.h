@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agile/retarget.h - the CUDA/HIP device built-ins in C, for the code
+ * tools/agile-retarget emits (docs/retarget.md)
+ *
+ * A translated kernel keeps the source's spelling of atomics, fences and
+ * the min/max/rsqrtf helpers; this header gives them C meanings on CPU
+ * threads.  Atomics are relaxed read-modify-writes (CUDA's atomicAdd is
+ * relaxed, device scope): blocks of one launch run on different OS
+ * threads, so they must be real atomics; within a block the thread loops
+ * are sequential.  Fences are full fences.
+ *
+ * Only generated code should include this: it defines macros named as
+ * CUDA's functions (atomicAdd, min, max, ...).
+ */
+#ifndef AGILE_RETARGET_H
+#define AGILE_RETARGET_H
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <agile/launch.h>
+
+#define AGILE_RT_UNUSED __attribute__((unused))
+
+/* The first argument of a translated __device__ function, in a kernel. */
+#define AGILE_THREAD(blk, idx) ((struct agile_thread_ctx){ (blk), (idx) })
+
+/* One function per operation and integer type, over the __atomic builtins. */
+#define AGILE_RT_ATOMIC_INT(sfx, type)                                         \
+	static inline AGILE_RT_UNUSED type agile_rt_add_##sfx(type *p, type v) \
+	{                                                                      \
+		return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);             \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_sub_##sfx(type *p, type v) \
+	{                                                                      \
+		return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);             \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_and_##sfx(type *p, type v) \
+	{                                                                      \
+		return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);             \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_or_##sfx(type *p, type v)  \
+	{                                                                      \
+		return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);              \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_xor_##sfx(type *p, type v) \
+	{                                                                      \
+		return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);             \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_exch_##sfx(type *p,        \
+							       type v)         \
+	{                                                                      \
+		return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);            \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_min_##sfx(type *p, type v) \
+	{                                                                      \
+		type old = __atomic_load_n(p, __ATOMIC_RELAXED);               \
+		while (v < old && !__atomic_compare_exchange_n(                \
+					  p, &old, v, true, __ATOMIC_RELAXED,  \
+					  __ATOMIC_RELAXED))                   \
+			;                                                      \
+		return old;                                                    \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_max_##sfx(type *p, type v) \
+	{                                                                      \
+		type old = __atomic_load_n(p, __ATOMIC_RELAXED);               \
+		while (v > old && !__atomic_compare_exchange_n(                \
+					  p, &old, v, true, __ATOMIC_RELAXED,  \
+					  __ATOMIC_RELAXED))                   \
+			;                                                      \
+		return old;                                                    \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_cas_##sfx(type *p, type c, \
+							      type v)          \
+	{                                                                      \
+		__atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_RELAXED, \
+					    __ATOMIC_RELAXED);                 \
+		return c;                                                      \
+	}
+
+AGILE_RT_ATOMIC_INT(i, int)
+AGILE_RT_ATOMIC_INT(u, unsigned int)
+AGILE_RT_ATOMIC_INT(ll, long long)
+AGILE_RT_ATOMIC_INT(ull, unsigned long long)
+
+/* Floating-point add and exchange: a compare-and-swap loop on the bits. */
+#define AGILE_RT_ATOMIC_FP(sfx, type)                                          \
+	static inline AGILE_RT_UNUSED type agile_rt_add_##sfx(type *p, type v) \
+	{                                                                      \
+		type old, sum;                                                 \
+		__atomic_load(p, &old, __ATOMIC_RELAXED);                      \
+		do {                                                           \
+			sum = old + v;                                         \
+		} while (!__atomic_compare_exchange(p, &old, &sum, true,       \
+						    __ATOMIC_RELAXED,          \
+						    __ATOMIC_RELAXED));        \
+		return old;                                                    \
+	}                                                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_exch_##sfx(type *p,        \
+							       type v)         \
+	{                                                                      \
+		type old;                                                      \
+		__atomic_exchange(p, &v, &old, __ATOMIC_RELAXED);              \
+		return old;                                                    \
+	}
+
+AGILE_RT_ATOMIC_FP(f, float)
+AGILE_RT_ATOMIC_FP(d, double)
+
+/* CUDA's overloads by the pointee's type. */
+#define AGILE_RT_INT_OP(op, p, v)                                             \
+	_Generic(*(p), int                                                    \
+		 : agile_rt_##op##_i((int *)(p), (int)(v)), unsigned int      \
+		 : agile_rt_##op##_u((unsigned int *)(p), (unsigned int)(v)), \
+		   long long                                                  \
+		 : agile_rt_##op##_ll((long long *)(p), (long long)(v)),      \
+		   unsigned long long                                         \
+		 : agile_rt_##op##_ull((unsigned long long *)(p),             \
+				       (unsigned long long)(v)))
+#define AGILE_RT_ANY_OP(op, p, v)                                         \
+	_Generic(*(p), float                                              \
+		 : agile_rt_##op##_f((float *)(p), (float)(v)), double    \
+		 : agile_rt_##op##_d((double *)(p), (double)(v)), default \
+		 : AGILE_RT_INT_OP(op, p, v))
+
+#define atomicAdd(p, v) AGILE_RT_ANY_OP(add, p, v)
+#define atomicExch(p, v) AGILE_RT_ANY_OP(exch, p, v)
+#define atomicSub(p, v) AGILE_RT_INT_OP(sub, p, v)
+#define atomicAnd(p, v) AGILE_RT_INT_OP(and, p, v)
+#define atomicOr(p, v) AGILE_RT_INT_OP(or, p, v)
+#define atomicXor(p, v) AGILE_RT_INT_OP(xor, p, v)
+#define atomicMin(p, v) AGILE_RT_INT_OP(min, p, v)
+#define atomicMax(p, v) AGILE_RT_INT_OP(max, p, v)
+#define atomicCAS(p, c, v)                                                \
+	_Generic(*(p), int                                                \
+		 : agile_rt_cas_i((int *)(p), (int)(c), (int)(v)),        \
+		   unsigned int                                           \
+		 : agile_rt_cas_u((unsigned int *)(p), (unsigned int)(c), \
+				  (unsigned int)(v)),                     \
+		   long long                                              \
+		 : agile_rt_cas_ll((long long *)(p), (long long)(c),      \
+				   (long long)(v)),                       \
+		   unsigned long long                                     \
+		 : agile_rt_cas_ull((unsigned long long *)(p),            \
+				    (unsigned long long)(c),              \
+				    (unsigned long long)(v)))
+
+#define __threadfence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define __threadfence_block() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define __threadfence_system() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+#define min(a, b) ((a) < (b) ? (a) : (b))
+#define max(a, b) ((a) > (b) ? (a) : (b))
+#define rsqrtf(x) (1.0f / sqrtf(x))
+#define __fdividef(x, y) ((x) / (y))
+#define __expf(x) expf(x)
+#define __restrict__ restrict
+#define nullptr NULL
+#define warpSize 32
+
+#endif /* AGILE_RETARGET_H */

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * retarget-golden - agile-retarget's output for seed 004's example
+ * (retarget/matlist.cu) is checked in as retarget/matlist.c.golden: any
+ * change to the translation shows here.  When a change is meant,
+ * regenerate it with `make -C selftests/libagile retarget-golden` and
+ * review the diff.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "retargettest.h"
+#include "tap.h"
+
+static char out[1 << 16], golden[1 << 16];
+
+static size_t read_all(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return n;
+}
+
+int main(void)
+{
+	char path[] = "/tmp/retarget-golden-XXXXXX", args[256];
+	size_t n, g;
+	int rc, fd;
+
+	if (!retarget_available()) {
+		tap_skip("agile-retarget", "not built here (%s)",
+			 RETARGET_TOOL);
+		return tap_done();
+	}
+	fd = mkstemp(path);
+	if (fd < 0) {
+		tap_ok(0, "a temporary file");
+		return tap_done();
+	}
+	close(fd);
+	snprintf(args, sizeof(args), "matlist.cu -o %s", path);
+	rc = retarget_run(args, out, sizeof(out));
+	tap_ok(rc == 0, "matlist.cu translated (%d)", rc);
+	n = read_all(path, out, sizeof(out));
+	g = read_all(RETARGET_SRC "/matlist.c.golden", golden, sizeof(golden));
+	unlink(path);
+	tap_ok(g > 0 && n == g && !memcmp(out, golden, n),
+	       "the output equals retarget/matlist.c.golden (%zu and %zu bytes; make -C selftests/libagile retarget-golden regenerates it)",
+	       n, g);
+	tap_ok(strstr(out, "float sum[_nt];") &&
+		       strstr(out, "int matrix_start[_nt];") &&
+		       strstr(out, "sum[_t] += A_list[row + i]"),
+	       "sum and matrix_start live across the barrier: per-thread arrays");
+	tap_ok(strstr(out, "\t\t\t\tint col;\n") && !strstr(out, "col[_t]"),
+	       "col stays a scalar inside its region");
+
+	/* the thread-loop rule on the other kernels, by the region comments */
+	rc = retarget_run("transpose.cu", out, sizeof(out));
+	tap_ok(rc == 0 && strstr(out, "/* region 3: varies in y, x */") &&
+		       !strstr(out, "threadIdx.z = 0"),
+	       "transpose: regions loop over y and x only, no z loop");
+	rc = retarget_run("grid3d.cu", out, sizeof(out));
+	tap_ok(rc == 0 &&
+		       strstr(out, "/* region 5: uniform, once per block */"),
+	       "grid3d: the region that depends on no thread runs once per block");
+	tap_ok(strstr(out, "} while (width[0] > 0);") != NULL,
+	       "grid3d: control code reads a promoted local's copy 0");
+	return tap_done();
+}

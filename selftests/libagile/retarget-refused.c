@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+/*
+ * retarget-refused - what agile-retarget must not translate, it refuses
+ * with exit status 1 and FILE:LINE:COL: error: naming the statement: a
+ * barrier under a branch on threadIdx.x (retarget/divergent.cu, the
+ * issue's example), and in retarget/refused.cu a barrier in a loop whose
+ * trip count depends on the thread, a return some threads take before a
+ * barrier, a barrier in a switch, a barrier under a condition that
+ * depends on threadIdx.y through a local, or on threadIdx.x through a
+ * struct member.  No output file is left.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <unistd.h>
+
+#include "retargettest.h"
+#include "tap.h"
+
+static char out[65536];
+
+static void expect(const char *needle, const char *what)
+{
+	tap_ok(strstr(out, needle) != NULL, "%s: \"%s\"", what, needle);
+}
+
+int main(void)
+{
+	char path[] = "/tmp/retarget-refused-XXXXXX", args[256];
+	int rc, fd;
+
+	if (!retarget_available()) {
+		tap_skip("agile-retarget", "not built here (%s)",
+			 RETARGET_TOOL);
+		return tap_done();
+	}
+	fd = mkstemp(path);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	snprintf(args, sizeof(args), "divergent.cu -o %s", path);
+	rc = retarget_run(args, out, sizeof(out));
+	tap_ok(rc == 1, "divergent.cu is refused with exit status 1 (%d)", rc);
+	expect("divergent.cu:18:3: error: __syncthreads() under thread-dependent control flow",
+	       "the barrier's file:line:col");
+	expect("the condition at divergent.cu:16:2 depends on threadIdx.x",
+	       "the branch's line and the dimension");
+	tap_ok(access(path, F_OK) != 0, "no output file is left behind");
+
+	rc = retarget_run("refused.cu", out, sizeof(out));
+	tap_ok(rc == 1, "refused.cu is refused with exit status 1 (%d)", rc);
+	expect("refused.cu:16:3: error: __syncthreads() under thread-dependent control flow: the condition at refused.cu:14:2 depends on threadIdx.x",
+	       "a loop whose trip count varies");
+	expect("refused.cu:26:3: error: return under thread-dependent control flow before the barrier at refused.cu:28:2",
+	       "an early return before a barrier");
+	expect("refused.cu:37:3: error: __syncthreads() inside this kind of statement",
+	       "a barrier in a switch");
+	expect("refused.cu:51:3: error: __syncthreads() under thread-dependent control flow: the condition at refused.cu:50:2 depends on threadIdx.y",
+	       "variance carried through a local");
+
+	expect("refused.cu:68:3: error: __syncthreads() under thread-dependent control flow: the condition at refused.cu:67:2 depends on threadIdx.x",
+	       "variance carried through a struct member");
+
+	rc = retarget_run("--help", out, sizeof(out));
+	tap_ok(rc == 0 && strstr(out, "usage: agile-retarget") &&
+		       strstr(out, "NAME_launch"),
+	       "--help: the usage, exit status 0");
+	rc = retarget_run("", out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "usage:"),
+	       "no file: the usage, exit status 2");
+	rc = retarget_run("no-such-file.cu", out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "no-such-file.cu"),
+	       "a missing file: named, exit status 2 (%d)", rc);
+
+	rc = retarget_run("matlist.cu -o /dev/null", out, sizeof(out));
+	tap_ok(rc == 0 && !out[0],
+	       "the seed's kernel is translated silently (%d)", rc);
+	return tap_done();
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cuda_prelude.h - what agile-retarget's parser sees of CUDA and HIP
+ *
+ * The translator parses a .cu/.hip file as C++ with this header included
+ * first (-include), so no CUDA or ROCm installation is needed: the
+ * execution-space and memory-space keywords become annotations the
+ * translator reads back, the built-in variables and functions are
+ * declared here.  Nothing here is ever compiled into code: the translator
+ * emits C of its own (emit.c) from the kernel's source text.
+ */
+#ifndef AGILE_RETARGET_CUDA_PRELUDE_H
+#define AGILE_RETARGET_CUDA_PRELUDE_H
+
+/* glibc declares __expf and friends itself */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define __global__ __attribute__((annotate("agile_global")))
+#define __device__ __attribute__((annotate("agile_device")))
+#define __shared__ __attribute__((annotate("agile_shared")))
+#define __constant__ __attribute__((annotate("agile_constant")))
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+
+struct uint3 {
+	unsigned int x, y, z;
+};
+struct dim3 {
+	unsigned int x, y, z;
+	dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
+		: x(vx)
+		, y(vy)
+		, z(vz)
+	{
+	}
+};
+extern const uint3 threadIdx;
+extern const uint3 blockIdx;
+extern const dim3 blockDim;
+extern const dim3 gridDim;
+extern const int warpSize;
+
+/* HIP's older spellings of the built-in variables. */
+#define hipThreadIdx_x (threadIdx.x)
+#define hipThreadIdx_y (threadIdx.y)
+#define hipThreadIdx_z (threadIdx.z)
+#define hipBlockIdx_x (blockIdx.x)
+#define hipBlockIdx_y (blockIdx.y)
+#define hipBlockIdx_z (blockIdx.z)
+#define hipBlockDim_x (blockDim.x)
+#define hipBlockDim_y (blockDim.y)
+#define hipBlockDim_z (blockDim.z)
+#define hipGridDim_x (gridDim.x)
+#define hipGridDim_y (gridDim.y)
+#define hipGridDim_z (gridDim.z)
+
+/* The block barrier (CUDA and HIP spell it alike). */
+void __syncthreads(void);
+/* Fences and the trap: no barrier, handled by emit.c. */
+void __threadfence(void);
+void __threadfence_block(void);
+void __threadfence_system(void);
+void __trap(void);
+
+template <typename T> T atomicAdd(T *address, T val);
+template <typename T> T atomicSub(T *address, T val);
+template <typename T> T atomicExch(T *address, T val);
+template <typename T> T atomicMin(T *address, T val);
+template <typename T> T atomicMax(T *address, T val);
+template <typename T> T atomicAnd(T *address, T val);
+template <typename T> T atomicOr(T *address, T val);
+template <typename T> T atomicXor(T *address, T val);
+template <typename T> T atomicCAS(T *address, T compare, T val);
+
+template <typename T> T min(T a, T b);
+template <typename T> T max(T a, T b);
+float rsqrtf(float x);
+float __fdividef(float x, float y);
+
+#endif /* AGILE_RETARGET_CUDA_PRELUDE_H */

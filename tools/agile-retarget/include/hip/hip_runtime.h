@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: MIT */
+/* agile-retarget: HIP's runtime header is the prelude (-include) */

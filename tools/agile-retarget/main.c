@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * agile-retarget - run unmodified CUDA/HIP kernels on CPU threads (seed
+ * 004): translate each __global__ function of a .cu/.hip file into a C
+ * function that runs one thread block, callable through agile_launch
+ * (agile/launch.h).  docs/retarget.md describes the translation.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "retarget.h"
+
+static bool is_regular(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: agile-retarget [options] FILE.cu [-- CLANG-ARGS...]\n"
+	      "\n"
+	      "Translates every __global__ kernel of FILE (CUDA or HIP, unmodified)\n"
+	      "into C that runs one thread block on a CPU thread:\n"
+	      "  - the body is cut into regions at each __syncthreads(), also inside\n"
+	      "    thread-uniform if/for/while/do (deep fission);\n"
+	      "  - each region is wrapped in loops over the block's threads, over\n"
+	      "    just the dimensions it depends on when that is safe;\n"
+	      "  - locals whose value crosses a barrier become per-thread arrays;\n"
+	      "    __shared__ arrays stay one per block;\n"
+	      "  - __device__ helpers become static C functions taking the thread.\n"
+	      "Per kernel NAME it emits NAME_kernel (a struct agile_launch_kernel),\n"
+	      "struct NAME_args and NAME_launch(pool, grid, block, shared_bytes, ...).\n"
+	      "\n"
+	      "A barrier under thread-dependent control flow, a return before a\n"
+	      "barrier some thread would then miss, and the constructs listed in\n"
+	      "docs/retarget.md are refused with FILE:LINE:COL: error: ... and exit 1.\n"
+	      "\n"
+	      "options:\n"
+	      "  -o FILE     the C output (default: standard output)\n"
+	      "  -H FILE     also write the declarations to this header (the C file\n"
+	      "              includes it by its base name)\n"
+	      "  -I DIR, -D NAME[=VALUE]\n"
+	      "              passed to the parser (as are CLANG-ARGS after --)\n"
+	      "  -h, --help  this text\n"
+	      "\n"
+	      "environment:\n"
+	      "  AGILE_RETARGET_PRELUDE_DIR  where cuda_prelude.h and include/ are\n"
+	      "              (default: the source directory it was built from)\n"
+	      "\n"
+	      "exit status: 0 translated, 1 refused (diagnostics on stderr), 2 usage\n"
+	      "or parse errors.\n",
+	      out);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out_path = NULL, *h_path = NULL, *in_path;
+	const char *clang_args[50];
+	int nr_clang = 0, opt, rc = 0;
+	FILE *c_out = stdout, *h_out = NULL;
+	struct kernel *kernels = NULL;
+	unsigned nr = 0;
+	struct source src;
+
+	while ((opt = getopt_long(argc, argv, "ho:H:I:D:", longopts, NULL)) !=
+	       -1) {
+		char *arg;
+
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'H':
+			h_path = optarg;
+			break;
+		case 'I':
+		case 'D':
+			if (nr_clang >= 48 ||
+			    asprintf(&arg, "-%c%s", opt, optarg) < 0)
+				return 2;
+			clang_args[nr_clang++] = arg;
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	in_path = argv[optind++];
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	while (optind < argc && nr_clang < 48)
+		clang_args[nr_clang++] = argv[optind++];
+
+	if (source_open(&src, in_path, nr_clang, clang_args)) {
+		source_close(&src);
+		return 2;
+	}
+	func_variance(&src);
+	kernels = calloc(src.nr_funcs + 1, sizeof(*kernels));
+	if (!kernels)
+		return 2;
+	for (unsigned f = 0; f < src.nr_funcs; f++) {
+		struct kernel *k = &kernels[nr];
+
+		if (!src.funcs[f].kernel)
+			continue;
+		nr++;
+		if (kernel_build(k, &src, &src.funcs[f]) || kernel_analyse(k))
+			rc = 1;
+	}
+	if (!nr) {
+		fprintf(stderr, "%s: error: no __global__ function in it\n",
+			in_path);
+		rc = 1;
+	}
+	if (!rc && out_path && !(c_out = fopen(out_path, "w")))
+		rc = 2;
+	if (!rc && h_path && !(h_out = fopen(h_path, "w")))
+		rc = 2;
+	if (!rc &&
+	    emit_file(&src, kernels, nr, c_out, h_out, h_path ? h_path : ""))
+		rc = 1;
+	if (c_out != stdout && c_out && fclose(c_out))
+		rc = 2;
+	if (h_out && fclose(h_out))
+		rc = 2;
+	/* only what we made: never a device given as the output */
+	if (rc && out_path && is_regular(out_path))
+		remove(out_path);
+	if (rc && h_path && is_regular(h_path))
+		remove(h_path);
+	for (unsigned i = 0; i < nr; i++)
+		kernel_free(&kernels[i]);
+	free(kernels);
+	source_close(&src);
+	return rc;
+}

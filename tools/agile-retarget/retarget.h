@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * retarget.h - agile-retarget's pieces (docs/retarget.md):
+ *
+ *	parse.c     libclang: the file's tokens, its kernels and helpers
+ *	regions.c   a kernel's body as regions between barriers, deep
+ *	            fission of uniform loops and branches; the checks
+ *	variance.c  which thread dimensions each local depends on; which
+ *	            locals are promoted to per-thread arrays
+ *	emit.c      the C: helpers, one block function per kernel, the
+ *	            launch descriptor and wrapper
+ */
+#ifndef AGILE_RETARGET_TOOL_H
+#define AGILE_RETARGET_TOOL_H
+
+#include <clang-c/Index.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Variance: a bit per thread dimension. */
+#define VAR_X 1u
+#define VAR_Y 2u
+#define VAR_Z 4u
+#define VAR_XYZ 7u
+
+/* Region 0 is the control code between regions (uniform headers). */
+#define REGION_CONTROL 0
+#define MAX_REGIONS 64
+
+struct token {
+	const char *text;
+	CXTokenKind kind;
+	unsigned offset, end; /* bytes in the file */
+	unsigned line, col;
+	CXCursor cursor; /* clang_annotateTokens' */
+	int var; /* index in the kernel's vars, or -1 */
+	int func; /* index of a __device__ function called here, or -1 */
+	bool var_decl; /* the name in the variable's own declaration */
+};
+
+struct func {
+	CXCursor cursor;
+	char *name;
+	bool kernel; /* __global__; else __device__ */
+	unsigned first, last; /* its tokens: [first, last) */
+	unsigned variance; /* threadIdx dimensions its body reads */
+};
+
+struct source {
+	const char *path;
+	CXIndex index;
+	CXTranslationUnit tu;
+	CXFile file;
+	const char *text; /* the file's bytes */
+	size_t size;
+	CXToken *cx_tokens;
+	struct token *tok;
+	unsigned nr_tok;
+	struct func *funcs;
+	unsigned nr_funcs;
+	int errors;
+};
+
+struct var {
+	CXCursor decl;
+	char *name;
+	unsigned decl_offset;
+	bool param, shared;
+	bool control_decl; /* declared in a uniform loop's header */
+	bool control_assigned; /* assigned in control code */
+	bool region_assigned; /* assigned in some region */
+	int decl_region; /* region of its declaration (-1: a parameter) */
+	uint64_t regions; /* bit r: referenced in region r */
+	uint64_t exposed; /* bit r: region r reads it before writing it */
+	unsigned variance;
+	bool promoted; /* one copy per thread, [_t] */
+	bool hoisted; /* declared at the top of the block function */
+};
+
+enum node_kind {
+	NODE_SEQ, /* children in order */
+	NODE_STMT, /* one barrier-free statement (a region's kid) */
+	NODE_REGION, /* barrier-free statements: one set of thread loops */
+	NODE_BARRIER,
+	NODE_IF, /* head: "if (cond)"; kids[0] then, kids[1] else or NULL */
+	NODE_LOOP, /* head: "for (...)", "while (...)"; kids[0] body */
+	NODE_DO, /* head: "while (...)" after the body; kids[0] body */
+};
+
+struct node {
+	enum node_kind kind;
+	CXCursor cursor;
+	unsigned first, last; /* tokens [first, last): statement or head */
+	struct node **kids;
+	unsigned nr_kids;
+	int region; /* NODE_REGION: its number, 1 .. */
+	unsigned dims; /* NODE_REGION: the thread loops it gets */
+	bool needs_all; /* NODE_REGION: every thread must run it */
+	bool has_return; /* NODE_REGION: a return inside */
+	unsigned barrier; /* IF, LOOP, DO: token of the first barrier inside */
+};
+
+struct kernel {
+	struct source *src;
+	struct func *fn;
+	struct node *body;
+	struct var *vars;
+	unsigned nr_vars;
+	unsigned *params; /* var index of each parameter, in order */
+	unsigned nr_params;
+	struct node **regions; /* [1 .. nr_regions] */
+	int nr_regions;
+	bool has_return; /* a return anywhere: counted in _nr_done */
+};
+
+/* parse.c */
+int source_open(struct source *src, const char *path, int nr_args,
+		const char *const *args);
+void source_close(struct source *src);
+void source_where(const struct source *src, unsigned tok, char *buf,
+		  size_t len);
+void diag(struct source *src, unsigned tok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+bool tok_is(const struct source *src, unsigned i, const char *text);
+/* Token index of the first token at or after @offset. */
+unsigned tok_at(const struct source *src, unsigned offset);
+void cursor_tokens(const struct source *src, CXCursor c, unsigned *first,
+		   unsigned *last);
+bool cursor_annotated(CXCursor c, const char *what);
+/* The matching ')' of the '(' at @open, or @limit. */
+unsigned tok_close(const struct source *src, unsigned open, unsigned limit);
+bool is_barrier_call(CXCursor c);
+
+/* regions.c */
+int kernel_build(struct kernel *k, struct source *src, struct func *fn);
+void kernel_free(struct kernel *k);
+
+/* variance.c */
+unsigned thread_dim_at(const struct source *src, unsigned i);
+unsigned range_variance(const struct kernel *k, unsigned first, unsigned last);
+bool range_assigns(const struct source *src, unsigned first, unsigned last,
+		   int var);
+int kernel_analyse(struct kernel *k);
+void func_variance(struct source *src);
+
+/* emit.c */
+int emit_file(struct source *src, struct kernel *kernels, unsigned nr,
+	      FILE *c_out, FILE *h_out, const char *h_name);
+
+#endif /* AGILE_RETARGET_TOOL_H */
