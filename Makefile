@@ -77,12 +77,17 @@ check-gpu: deps
 
 # Tools go into the guests too, so they are linked statically (not
 # agile-retarget: it translates on the host, with libclang).
-tools: $(BUILD)/tools/agile-demo
+tools: $(BUILD)/tools/agile-demo $(BUILD)/tools/agilectl
 	@$(MAKE) --no-print-directory -C tools/agile-retarget
 	@$(MAKE) --no-print-directory -C tools/agile-bench static
 	@$(MAKE) --no-print-directory -C libagile examples-static
 
 $(BUILD)/tools/agile-demo: tools/agile-demo.c uapi/linux/agile.h
+	@mkdir -p $(@D)
+	$(CC) -static $(TOOL_CFLAGS) -o $@ $<
+
+# agilectl(8): info, stats, tune, dump, trace of the module.
+$(BUILD)/tools/agilectl: tools/agilectl.c uapi/linux/agile.h
 	@mkdir -p $(@D)
 	$(CC) -static $(TOOL_CFLAGS) -o $@ $<
 

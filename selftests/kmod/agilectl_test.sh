@@ -1,0 +1,183 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# selftests/kmod/agilectl_test.sh - agilectl (tools/agilectl.c) against the
+# loaded module, INSIDE a test guest (busybox sh, root); run.sh runs it as
+# one of its programs.  Checks what `agilectl info` reports against sysfs,
+# `stats -n 1`, a `tune` round trip and its range and name errors, `dump`
+# of its own context and of a missing group, `trace -n` while agile-demo
+# runs, a user refused by the node's mode, and a missing device.
+# TAP on stdout; exits 77 (skip) when agilectl is not on PATH.
+
+SYSFS=/sys/class/misc/agile
+out=/tmp/.agilectl-out
+n=0
+failed=0
+
+command -v agilectl >/dev/null || {
+	echo "1..0 # SKIP agilectl not built (make tools)"
+	exit 77
+}
+
+# t <description> <command...>: one TAP line; a failure shows the output.
+t() {
+	desc=$1
+	shift
+	n=$((n + 1))
+	if "$@" >/tmp/.agilectl-check 2>&1; then
+		echo "ok $n - $desc"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $desc"
+		sed 's/^/# /' /tmp/.agilectl-check
+	fi
+}
+
+# run <expected exit status> <agilectl args...>: output in $out.
+run() {
+	want=$1
+	shift
+	agilectl "$@" >"$out" 2>&1
+	got=$?
+	[ "$got" = "$want" ] || {
+		echo "agilectl $*: exit $got, want $want"
+		cat "$out"
+		return 1
+	}
+}
+
+has() {
+	grep -q -- "$1" "$out" || {
+		echo "no '$1' in:"
+		cat "$out"
+		return 1
+	}
+}
+
+info_fields() {
+	run 0 info || return 1
+	for f in 'abi_version: *1 ' 'features: .*WAIT_ANY.*GROUP_ENDED' \
+		"max_slots: *$(cat $SYSFS/max_slots)\$" \
+		"spin_ns: *$(cat $SYSFS/spin_ns)\$" \
+		"page_size: *$(getconf PAGESIZE 2>/dev/null || echo 4096)" \
+		'task_reg_size: *64 .. 4096' 'wait_any_max: *64' \
+		"max_segment_bytes: *$(cat $SYSFS/max_segment_bytes)" \
+		'poll_max_checks .*\[64, 65536\]' 'dev_mode .*0660' \
+		'contexts  *[0-9]'; do
+		has "$f" || return 1
+	done
+}
+
+stats_once() {
+	run 0 stats -n 1 && has '^signals  *[0-9]' && has '^poll_ticks ' &&
+		has 'per-context counters: not exposed'
+}
+
+stats_twice() {
+	run 0 stats -d 0.2 -n 2 && has 'rates over' && has 'per second'
+}
+
+tune_round_trip() {
+	old=$(cat $SYSFS/spin_ns)
+	run 0 tune spin_ns=1234 && has "spin_ns: $old -> 1234" &&
+		[ "$(cat $SYSFS/spin_ns)" = 1234 ] &&
+		run 0 info && has 'spin_ns: *1234$' &&
+		run 0 tune "spin_ns=$old" && [ "$(cat $SYSFS/spin_ns)" = "$old" ]
+}
+
+tune_range_error() {
+	old=$(cat $SYSFS/poll_max_checks)
+	run 1 tune poll_max_checks=63 &&
+		has 'out of range: poll_max_checks takes a decimal integer from 64 to 65536' &&
+		has "still $old" && [ "$(cat $SYSFS/poll_max_checks)" = "$old" ] &&
+		run 1 tune spin_ns=x && has 'out of range'
+}
+
+tune_name_error() {
+	run 2 tune no_such_knob=1 && has 'no such tunable' &&
+		run 2 tune spin_ns && has 'not NAME=VALUE'
+}
+
+dump_own() {
+	run 0 dump -s 3 -r 128 && has '3 slots, task registers of 128 bytes' &&
+		has '^slot 2$' && has 'value=0 (idle) sleepers=0' &&
+		has 'opcode=0 (DISCONNECT)' && has '^stats: signals=0' &&
+		[ "$(cat $SYSFS/contexts)" = 0 ]
+}
+
+dump_group() {
+	run 1 dump -g 0x5eed && has 'no group has this key'
+}
+
+trace_events() {
+	command -v agile-demo >/dev/null || {
+		echo "agile-demo not on PATH"
+		return 1
+	}
+	agilectl trace -n 3 >"$out" 2>/tmp/.agilectl-trace-err &
+	pid=$!
+	# The instance is made before the first event is read.
+	i=0
+	while [ $i -lt 50 ] && ! grep -q tracing /tmp/.agilectl-trace-err; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	agile-demo 20 >/dev/null 2>&1
+	i=0
+	while [ $i -lt 100 ] && kill -0 $pid 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 $pid 2>/dev/null; then
+		kill -INT $pid
+		wait $pid
+		echo "trace -n 3 still running after agile-demo"
+		return 1
+	fi
+	wait $pid || return 1
+	cat /tmp/.agilectl-trace-err
+	[ "$(grep -c 'agile_' "$out")" = 3 ] && has 'ctx=' &&
+		! ls -d /sys/kernel/tracing/instances/agilectl-* 2>/dev/null &&
+		! ls -d /sys/kernel/debug/tracing/instances/agilectl-* 2>/dev/null
+}
+
+# nobody is outside group agile: the node's 0660 refuses it, and says so.
+user_refused() {
+	su -s /bin/sh nobody -c "agilectl info" >"$out" 2>&1
+	got=$?
+	[ "$got" = 3 ] || {
+		echo "exit $got, want 3"
+		cat "$out"
+		return 1
+	}
+	has 'Permission denied' && has 'group "agile"'
+}
+
+user_allowed() {
+	chmod 0666 /dev/agile || return 1
+	su -s /bin/sh nobody -c "agilectl info" >"$out" 2>&1
+	got=$?
+	chmod 0660 /dev/agile
+	[ "$got" = 0 ] && has 'abi_version'
+}
+
+no_device() {
+	run 3 -D /nonexistent/agile info &&
+		has 'the agile module is not loaded'
+}
+
+echo "TAP version 13"
+t "info: ABI, features, limits and tunables match sysfs" info_fields
+t "stats -n 1: the module counters once" stats_once
+t "stats -d 0.2 -n 2: rates over the interval" stats_twice
+t "tune spin_ns=1234 and back: a round trip through sysfs" tune_round_trip
+t "tune poll_max_checks=63: out of range, explained, unchanged" tune_range_error
+t "tune: unknown name and missing value are usage errors" tune_name_error
+t "dump: its own context's slots decoded, freed after" dump_own
+t "dump -g: a missing group is reported" dump_group
+t "trace -n 3: agile-demo's events decoded, instance removed" trace_events
+t "a user outside the node's group is refused with a hint" user_refused
+t "a user may read info where the mode allows" user_allowed
+t "a missing device: a clear message, exit 3" no_device
+echo "1..$n"
+[ "$failed" = 0 ]

@@ -1,0 +1,1080 @@
+// SPDX-License-Identifier: MIT
+/*
+ * agilectl: look at and tune the agile module (/dev/agile) from the shell.
+ *
+ *   agilectl info            the ABI version, features, limits and tunables
+ *   agilectl stats           the module-wide counters, refreshed like top
+ *   agilectl tune NAME=VALUE set a sysfs tunable (CAP_SYS_ADMIN)
+ *   agilectl dump            a fresh context's slots, decoded
+ *   agilectl trace           the module's tracepoints, decoded
+ *
+ * Only what the ABI exposes: AGILE_IOC_INFO, the sysfs attributes of
+ * /sys/class/misc/agile, AGILE_IOC_STATS and the pages of the caller's own
+ * context, GROUP_JOIN's QUERY, and the events/agile/ tracepoints.  The
+ * module keeps no debugfs and no way to reach another process's context
+ * without joining its group (which would end the group when agilectl
+ * leaves), so per-context views are of agilectl's own context only.
+ *
+ * Exit status: 0 success, 1 failure, 2 usage error, 3 the device is
+ * missing or refused (the message says why).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/agile.h>
+
+#define EXIT_USAGE 2
+#define EXIT_NODEV 3
+
+static const char *device_path = "/dev/agile";
+static const char *sysfs_dir = "/sys/class/misc/agile";
+static const char *params_dir = "/sys/module/agile/parameters";
+
+/* The tunables of kmod/sysfs.c, with the ranges it enforces. */
+struct tunable {
+	const char *name;
+	unsigned long long min;
+	unsigned long long max; /* 0: page size (max_segment_bytes's min) */
+	const char *what;
+};
+
+static const struct tunable tunables[] = {
+	{ "poll_interval_us", 10, 1000000,
+	  "the poller's period, microseconds" },
+	{ "poll_max_checks", AGILE_WAIT_ANY_MAX, 65536,
+	  "most conditions the poller checks per period" },
+	{ "spin_ns", 0, 10000000,
+	  "nanoseconds a waiter spins in the kernel before it sleeps" },
+	{ "max_slots", 1, 65536, "largest nr_slots of a context" },
+	{ "max_segment_bytes", 0, 1ULL << 30,
+	  "largest data segment, bytes (from one page)" },
+	{ "max_contexts_per_user", 1, 1ULL << 20,
+	  "most contexts one user holds" },
+};
+
+#define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
+
+/* The read-only sysfs counters, in the order stats shows them. */
+struct counter {
+	const char *name;
+	int rate; /* a running total: show its rate */
+	const char *what;
+};
+
+static const struct counter counters[] = {
+	{ "contexts", 0, "live contexts" },
+	{ "groups", 0, "live groups" },
+	{ "pages", 0, "pages held by contexts and segments" },
+	{ "signals", 1, "FENCE SIGNALs" },
+	{ "waits", 1, "FENCE WAITs and WAIT_ANYs" },
+	{ "wakeups_signal", 1, "sleeps ended by a SIGNAL" },
+	{ "wakeups_poll", 1, "sleeps ended by the poller" },
+	{ "timeouts", 1, "waits that timed out" },
+	{ "poll_ticks", 1, "poller periods run" },
+	{ "poll_checks", 1, "conditions the poller checked" },
+	{ "poll_ns", 1, "nanoseconds spent in poller periods" },
+	{ "poll_contexts", 0, "contexts on the poller's list" },
+};
+
+#define NR_COUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+static const char *const feature_names[] = {
+	"WAIT_ANY", "POLL_WAKE", "SLEEPER_COUNT", "SEGMENTS",
+	"DMABUF",   "GROUPS",	 "GROUP_INFO",	  "GROUP_ENDED",
+};
+
+static const char *const cmp_names[] = { "EQ", "NE", "GE", "LT", "GT", "LE" };
+
+static unsigned long long page_size(void)
+{
+	long size = sysconf(_SC_PAGESIZE);
+
+	return size > 0 ? (unsigned long long)size : 4096;
+}
+
+static unsigned long long tunable_min(const struct tunable *t)
+{
+	return strcmp(t->name, "max_segment_bytes") ? t->min : page_size();
+}
+
+/*
+ * Open the device, or explain why not.  Returns the fd, or -1 after the
+ * message, with *status set to the exit status to use.
+ */
+static int open_device(int flags, int *status)
+{
+	struct stat st;
+	int fd = open(device_path, flags | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	*status = EXIT_NODEV;
+	switch (errno) {
+	case ENOENT:
+	case ENXIO:
+	case ENODEV:
+		fprintf(stderr,
+			"agilectl: %s: %s: the agile module is not loaded (modprobe agile, as root)\n",
+			device_path, strerror(errno));
+		break;
+	case EACCES:
+	case EPERM:
+		if (stat(device_path, &st) == 0)
+			fprintf(stderr,
+				"agilectl: %s: %s: the node is mode %04o, owner %u, group %u; join the node's group (the udev rule gives it group \"agile\": usermod -aG agile $USER, then log in again), or load the module with dev_mode=0666\n",
+				device_path, strerror(errno),
+				(unsigned int)(st.st_mode & 07777),
+				(unsigned int)st.st_uid,
+				(unsigned int)st.st_gid);
+		else
+			fprintf(stderr, "agilectl: %s: %s\n", device_path,
+				strerror(errno));
+		break;
+	default:
+		fprintf(stderr, "agilectl: %s: %s\n", device_path,
+			strerror(errno));
+		*status = EXIT_FAILURE;
+	}
+	return -1;
+}
+
+/* Read one number from dir/name; -errno on failure. */
+static int read_number(const char *dir, const char *name,
+		       unsigned long long *value)
+{
+	char path[PATH_MAX], buf[64];
+	ssize_t len;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	err = errno;
+	close(fd);
+	if (len < 0)
+		return -err;
+	buf[len] = '\0';
+	if (buf[0] == '0' && buf[1] >= '0' && buf[1] <= '7')
+		*value = strtoull(buf, NULL, 8); /* dev_mode: octal */
+	else
+		*value = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+static void print_features(uint32_t features)
+{
+	unsigned int bit;
+
+	printf("features:          %#x", features);
+	for (bit = 0; bit < 32; bit++) {
+		if (!(features & (1U << bit)))
+			continue;
+		if (bit < sizeof(feature_names) / sizeof(feature_names[0]))
+			printf(" %s", feature_names[bit]);
+		else
+			printf(" bit%u", bit);
+	}
+	printf("\n");
+}
+
+static void usage_info(FILE *f)
+{
+	fprintf(f,
+		"usage: agilectl info\n"
+		"The module's ABI version, feature bits and limits (AGILE_IOC_INFO),\n"
+		"its tunables with their ranges (sysfs %s), its load-time\n"
+		"parameters (%s) and its counters.\n"
+		"Needs read access to %s.\n",
+		sysfs_dir, params_dir, device_path);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	struct agile_info info;
+	unsigned long long value;
+	unsigned int i;
+	int fd, status = 0;
+
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage_info(stdout);
+		return 0;
+	}
+	if (argc > 1) {
+		usage_info(stderr);
+		return EXIT_USAGE;
+	}
+	fd = open_device(O_RDONLY, &status);
+	if (fd < 0)
+		return status;
+	memset(&info, 0, sizeof(info));
+	if (ioctl(fd, AGILE_IOC_INFO, &info) < 0) {
+		fprintf(stderr, "agilectl: AGILE_IOC_INFO: %s\n",
+			strerror(errno));
+		close(fd);
+		return EXIT_FAILURE;
+	}
+	close(fd);
+
+	printf("device:            %s\n", device_path);
+	printf("abi_version:       %u (agilectl built for %u)%s\n",
+	       info.abi_version, AGILE_ABI_VERSION,
+	       info.abi_version == AGILE_ABI_VERSION ? "" : " MISMATCH");
+	print_features(info.features);
+	printf("max_slots:         %u\n", info.max_slots);
+	printf("doorbell_stride:   %u\n", info.doorbell_stride);
+	printf("task_reg_size:     %u .. %u (powers of two)\n",
+	       info.task_reg_min_size, info.task_reg_max_size);
+	printf("poll_interval_us:  %u\n", info.poll_interval_us);
+	printf("spin_ns:           %u\n", info.spin_ns);
+	printf("wait_any_max:      %u\n", info.wait_any_max);
+	printf("page_size:         %u\n", info.page_size);
+	printf("max_segment_bytes: %llu\n",
+	       (unsigned long long)info.max_segment_bytes);
+	printf("max_segments:      %u per context\n", AGILE_MAX_SEGMENTS);
+	printf("max_group_members: %u\n", AGILE_GROUP_MAX_MEMBERS);
+
+	printf("\ntunables (%s, agilectl tune NAME=VALUE):\n", sysfs_dir);
+	for (i = 0; i < NR_TUNABLES; i++) {
+		const struct tunable *t = &tunables[i];
+		int err = read_number(sysfs_dir, t->name, &value);
+
+		if (err) {
+			printf("  %-22s ? (%s)\n", t->name, strerror(-err));
+			continue;
+		}
+		printf("  %-22s %-10llu [%llu, %llu] %s\n", t->name, value,
+		       tunable_min(t), t->max, t->what);
+	}
+
+	printf("\nparameters at load (%s):\n", params_dir);
+	for (i = 0; i < NR_TUNABLES; i++) {
+		if (read_number(params_dir, tunables[i].name, &value) == 0)
+			printf("  %-22s %llu\n", tunables[i].name, value);
+	}
+	if (read_number(params_dir, "dev_mode", &value) == 0)
+		printf("  %-22s %04llo\n", "dev_mode", value);
+
+	printf("\ncounters (agilectl stats):\n");
+	for (i = 0; i < NR_COUNTERS; i++) {
+		if (read_number(sysfs_dir, counters[i].name, &value) == 0)
+			printf("  %-22s %llu\n", counters[i].name, value);
+	}
+	return 0;
+}
+
+static void usage_stats(FILE *f)
+{
+	fprintf(f,
+		"usage: agilectl stats [-d SECONDS] [-n COUNT]\n"
+		"The module-wide counters of %s, refreshed every\n"
+		"SECONDS (default 1; fractions allowed) like top, COUNT times (default:\n"
+		"until interrupted).  Running totals show their rate per second over\n"
+		"the last interval.  On a terminal the screen is redrawn; otherwise\n"
+		"each sample is a block of lines.\n"
+		"Per-context counters: AGILE_IOC_STATS reports only the caller's own\n"
+		"context, and the module exposes no other context's counters (no\n"
+		"debugfs), so stats shows module-wide totals only.\n",
+		sysfs_dir);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void catch_interrupts(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a blocking read of trace_pipe must return. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void sleep_seconds(double seconds)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (!interrupted && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	unsigned long long prev[NR_COUNTERS], cur[NR_COUNTERS];
+	int have[NR_COUNTERS];
+	double delay = 1, prev_time = 0;
+	long count = -1, sample;
+	int tty = isatty(STDOUT_FILENO), opt;
+	unsigned int i;
+	char *end;
+
+	static const struct option opts[] = {
+		{ "delay", required_argument, NULL, 'd' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "d:n:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			delay = strtod(optarg, &end);
+			if (*end || !(delay > 0) || delay > 86400) {
+				fprintf(stderr,
+					"agilectl stats: -d %s: seconds above 0, at most 86400\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			count = strtol(optarg, &end, 10);
+			if (*end || count < 1) {
+				fprintf(stderr,
+					"agilectl stats: -n %s: a count of 1 or more\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage_stats(stdout);
+			return 0;
+		default:
+			usage_stats(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage_stats(stderr);
+		return EXIT_USAGE;
+	}
+	if (access(sysfs_dir, F_OK) < 0) {
+		fprintf(stderr,
+			"agilectl stats: %s: %s: the agile module is not loaded (modprobe agile, as root)\n",
+			sysfs_dir, strerror(errno));
+		return EXIT_NODEV;
+	}
+	catch_interrupts();
+	for (sample = 0; !interrupted && (count < 0 || sample < count);
+	     sample++) {
+		double t, dt;
+		time_t wall = time(NULL);
+		char stamp[32];
+
+		if (sample)
+			sleep_seconds(delay);
+		if (interrupted)
+			break;
+		t = now_seconds();
+		dt = t - prev_time;
+		for (i = 0; i < NR_COUNTERS; i++)
+			have[i] = !read_number(sysfs_dir, counters[i].name,
+					       &cur[i]);
+		if (tty && count != 1)
+			printf("\033[H\033[2J");
+		strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&wall));
+		printf("agile module counters (%s) at %s", sysfs_dir, stamp);
+		if (sample)
+			printf(", rates over %.2f s", dt);
+		printf("\n%-16s %20s %14s  %s\n", "counter", "value",
+		       sample ? "per second" : "", "meaning");
+		for (i = 0; i < NR_COUNTERS; i++) {
+			char rate[32] = "";
+
+			if (!have[i]) {
+				printf("%-16s %20s %14s  %s\n",
+				       counters[i].name, "?", "",
+				       counters[i].what);
+				continue;
+			}
+			if (sample && counters[i].rate && cur[i] >= prev[i])
+				snprintf(rate, sizeof(rate), "%.1f",
+					 (double)(cur[i] - prev[i]) / dt);
+			printf("%-16s %20llu %14s  %s\n", counters[i].name,
+			       cur[i], rate, counters[i].what);
+			prev[i] = cur[i];
+		}
+		if (sample == 0)
+			printf("per-context counters: not exposed by the module (AGILE_IOC_STATS reports only the caller's own context; no debugfs)\n");
+		if (!tty || count == 1)
+			printf("\n");
+		fflush(stdout);
+		prev_time = t;
+	}
+	return 0;
+}
+
+static void usage_tune(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f,
+		"usage: agilectl tune [NAME=VALUE...]\n"
+		"Writes a tunable of %s (root: CAP_SYS_ADMIN).\n"
+		"Without arguments, lists them.  The tunables and their ranges:\n",
+		sysfs_dir);
+	for (i = 0; i < NR_TUNABLES; i++)
+		fprintf(f, "  %-22s [%llu, %llu] %s\n", tunables[i].name,
+			tunable_min(&tunables[i]), tunables[i].max,
+			tunables[i].what);
+	fprintf(f,
+		"A new value takes effect at once; the load-time defaults are the\n"
+		"module parameters of the same names (modprobe agile NAME=VALUE).\n");
+}
+
+static const struct tunable *find_tunable(const char *name, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_TUNABLES; i++) {
+		if (strlen(tunables[i].name) == len &&
+		    !strncmp(tunables[i].name, name, len))
+			return &tunables[i];
+	}
+	return NULL;
+}
+
+static int tune_one(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	const struct tunable *t;
+	unsigned long long old;
+	char path[PATH_MAX];
+	ssize_t written;
+	int fd, err;
+
+	if (!eq) {
+		fprintf(stderr, "agilectl tune: %s: not NAME=VALUE\n", arg);
+		return EXIT_USAGE;
+	}
+	t = find_tunable(arg, (size_t)(eq - arg));
+	if (!t) {
+		fprintf(stderr,
+			"agilectl tune: %.*s: no such tunable (agilectl tune --help lists them)\n",
+			(int)(eq - arg), arg);
+		return EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "%s/%s", sysfs_dir, t->name);
+	err = read_number(sysfs_dir, t->name, &old);
+	if (err) {
+		fprintf(stderr, "agilectl tune: %s: %s%s\n", path,
+			strerror(-err),
+			err == -ENOENT ? ": the agile module is not loaded" :
+					 "");
+		return err == -ENOENT ? EXIT_NODEV : EXIT_FAILURE;
+	}
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		fprintf(stderr, "agilectl tune: %s: %s%s\n", path,
+			strerror(err),
+			err == EACCES ? ": tunables are written by root" : "");
+		return EXIT_FAILURE;
+	}
+	/* The module parses and range-checks; it is the authority. */
+	written = write(fd, eq + 1, strlen(eq + 1));
+	err = errno;
+	close(fd);
+	if (written < 0) {
+		if (err == EINVAL)
+			fprintf(stderr,
+				"agilectl tune: %s=%s: out of range: %s takes a decimal integer from %llu to %llu (%s); still %llu\n",
+				t->name, eq + 1, t->name, tunable_min(t),
+				t->max, t->what, old);
+		else if (err == EPERM)
+			fprintf(stderr,
+				"agilectl tune: %s: %s: needs CAP_SYS_ADMIN (run as root)\n",
+				path, strerror(err));
+		else
+			fprintf(stderr, "agilectl tune: %s: %s\n", path,
+				strerror(err));
+		return EXIT_FAILURE;
+	}
+	printf("%s: %llu -> %s\n", t->name, old, eq + 1);
+	return 0;
+}
+
+static int cmd_tune(int argc, char **argv)
+{
+	unsigned long long value;
+	unsigned int i;
+	int a, status;
+
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage_tune(stdout);
+		return 0;
+	}
+	if (argc == 1) {
+		for (i = 0; i < NR_TUNABLES; i++) {
+			int err = read_number(sysfs_dir, tunables[i].name,
+					      &value);
+
+			if (err) {
+				fprintf(stderr, "agilectl tune: %s/%s: %s\n",
+					sysfs_dir, tunables[i].name,
+					strerror(-err));
+				return err == -ENOENT ? EXIT_NODEV :
+							EXIT_FAILURE;
+			}
+			printf("%s=%llu\n", tunables[i].name, value);
+		}
+		return 0;
+	}
+	for (a = 1; a < argc; a++) {
+		status = tune_one(argv[a]);
+		if (status)
+			return status;
+	}
+	return 0;
+}
+
+static void usage_dump(FILE *f)
+{
+	fprintf(f,
+		"usage: agilectl dump [-s SLOTS] [-r TASK_REG_SIZE] [-g KEY]\n"
+		"Creates agilectl's own context (AGILE_IOC_CTX_INIT: SLOTS slots, default 4,\n"
+		"task registers of TASK_REG_SIZE bytes, default %u), maps its two areas\n"
+		"and prints every slot decoded: the doorbell (value, sleepers), the\n"
+		"task register (opcode, parts, flags, error, status, first arguments),\n"
+		"and the context's AGILE_IOC_STATS counters.\n"
+		"The ABI gives no way to read another process's context: a context is\n"
+		"reached only through the file that made it, or by joining its group,\n"
+		"and a member that leaves ends the group for every member.  So with\n"
+		"-g KEY, dump reports the group with that key (AGILE_GROUP_QUERY: owner,\n"
+		"mode, members, sizes, offsets) without joining it.\n",
+		AGILE_TASK_REG_MIN_SIZE);
+}
+
+static int dump_group(unsigned long long key)
+{
+	struct agile_group_join query;
+	int fd, status = 0;
+
+	fd = open_device(O_RDONLY, &status);
+	if (fd < 0)
+		return status;
+	memset(&query, 0, sizeof(query));
+	query.key = key;
+	/* Checked as for a join, then replaced by the group's: any valid. */
+	query.nr_slots = 1;
+	query.task_reg_size = AGILE_TASK_REG_MIN_SIZE;
+	query.max_members = 1;
+	query.flags = AGILE_GROUP_QUERY;
+	if (ioctl(fd, AGILE_IOC_GROUP_JOIN, &query) < 0) {
+		int err = errno;
+
+		fprintf(stderr, "agilectl dump: group %#llx: %s%s\n", key,
+			strerror(err),
+			err == ENOENT ?
+				" (no group has this key in agilectl's user and IPC namespaces)" :
+			err == EPIPE ?
+				" (the group has ended; its key is held until its last member goes)" :
+			err == EINVAL ?
+				" (a module without AGILE_GROUP_QUERY?)" :
+				"");
+		close(fd);
+		return EXIT_FAILURE;
+	}
+	close(fd);
+	printf("group %#llx\n", key);
+	printf("  owner:           uid %u gid %u, mode %04o\n", query.owner_uid,
+	       query.owner_gid, query.group_mode);
+	printf("  members:         %u of %u\n", query.nr_members,
+	       query.max_members);
+	printf("  slots:           %u, task registers of %u bytes\n",
+	       query.nr_slots, query.task_reg_size);
+	printf("  doorbells:       mmap offset %#llx, %llu bytes\n",
+	       (unsigned long long)query.doorbell_offset,
+	       (unsigned long long)query.doorbell_bytes);
+	printf("  task registers:  mmap offset %#llx, %llu bytes\n",
+	       (unsigned long long)query.task_reg_offset,
+	       (unsigned long long)query.task_reg_bytes);
+	printf("The slots are not shown: reading them needs a join, and a member that\n"
+	       "leaves ends the group for all of its members.\n");
+	return 0;
+}
+
+static void print_slot(unsigned int slot, const struct agile_doorbell *db,
+		       const struct agile_task_reg *reg, unsigned int reg_size)
+{
+	unsigned int nr_args = (reg_size - sizeof(*reg)) / sizeof(reg->args[0]);
+	unsigned int a, shown = nr_args < 4 ? nr_args : 4;
+	uint32_t value = __atomic_load_n(&db->value, __ATOMIC_ACQUIRE);
+
+	printf("slot %u\n", slot);
+	printf("  doorbell:      value=%u (%s) sleepers=%u user[0]=%#x\n",
+	       value,
+	       value == AGILE_DOORBELL_IDLE   ? "idle" :
+	       value == AGILE_DOORBELL_POSTED ? "posted" :
+						"protocol value",
+	       __atomic_load_n(&db->sleepers, __ATOMIC_RELAXED), db->user[0]);
+	printf("  task register: opcode=%u (%s) nr_parts=%u flags=%#x error=%d error_lane=%u status=%#llx\n",
+	       reg->opcode,
+	       reg->opcode == AGILE_OP_DISCONNECT ? "DISCONNECT" :
+	       reg->opcode >= AGILE_OP_USER_BASE  ? "user" :
+						    "reserved",
+	       reg->nr_parts, reg->flags, reg->error, reg->error_lane,
+	       (unsigned long long)reg->status);
+	printf("  args:         ");
+	for (a = 0; a < shown; a++)
+		printf(" [%u]=%#llx", a, (unsigned long long)reg->args[a]);
+	if (shown < nr_args)
+		printf(" ... (%u words)", nr_args);
+	printf("\n");
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	struct agile_ctx_init init;
+	struct agile_stats stats;
+	unsigned long slots = 4, reg_size = AGILE_TASK_REG_MIN_SIZE;
+	unsigned long long key = 0;
+	int have_key = 0, fd, opt, status = 0;
+	char *doorbells, *regs, *end;
+	unsigned int s;
+
+	static const struct option opts[] = {
+		{ "slots", required_argument, NULL, 's' },
+		{ "task-reg-size", required_argument, NULL, 'r' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:r:g:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			slots = strtoul(optarg, &end, 0);
+			if (*end || slots < 1 || slots > 65536) {
+				fprintf(stderr,
+					"agilectl dump: -s %s: 1 to 65536 slots\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			reg_size = strtoul(optarg, &end, 0);
+			if (*end || reg_size < AGILE_TASK_REG_MIN_SIZE ||
+			    reg_size > AGILE_TASK_REG_MAX_SIZE ||
+			    (reg_size & (reg_size - 1))) {
+				fprintf(stderr,
+					"agilectl dump: -r %s: a power of two from %u to %u\n",
+					optarg, AGILE_TASK_REG_MIN_SIZE,
+					AGILE_TASK_REG_MAX_SIZE);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'g':
+			key = strtoull(optarg, &end, 0);
+			if (*end || !*optarg) {
+				fprintf(stderr,
+					"agilectl dump: -g %s: a 64-bit key\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			have_key = 1;
+			break;
+		case 'h':
+			usage_dump(stdout);
+			return 0;
+		default:
+			usage_dump(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage_dump(stderr);
+		return EXIT_USAGE;
+	}
+	if (have_key)
+		return dump_group(key);
+
+	fd = open_device(O_RDWR, &status);
+	if (fd < 0)
+		return status;
+	memset(&init, 0, sizeof(init));
+	init.nr_slots = (uint32_t)slots;
+	init.task_reg_size = (uint32_t)reg_size;
+	if (ioctl(fd, AGILE_IOC_CTX_INIT, &init) < 0) {
+		fprintf(stderr, "agilectl dump: AGILE_IOC_CTX_INIT: %s%s\n",
+			strerror(errno),
+			errno == ENOSPC ?
+				" (above max_slots, or max_contexts_per_user reached)" :
+			errno == ENOMEM ? " (over RLIMIT_MEMLOCK?)" :
+					  "");
+		close(fd);
+		return EXIT_FAILURE;
+	}
+	doorbells = mmap(NULL, init.doorbell_bytes, PROT_READ, MAP_SHARED, fd,
+			 (off_t)init.doorbell_offset);
+	regs = mmap(NULL, init.task_reg_bytes, PROT_READ, MAP_SHARED, fd,
+		    (off_t)init.task_reg_offset);
+	if (doorbells == MAP_FAILED || regs == MAP_FAILED) {
+		fprintf(stderr, "agilectl dump: mmap: %s\n", strerror(errno));
+		close(fd);
+		return EXIT_FAILURE;
+	}
+	memset(&stats, 0, sizeof(stats));
+	if (ioctl(fd, AGILE_IOC_STATS, &stats) < 0) {
+		fprintf(stderr, "agilectl dump: AGILE_IOC_STATS: %s\n",
+			strerror(errno));
+		close(fd);
+		return EXIT_FAILURE;
+	}
+	printf("agilectl's own context: %lu slots, task registers of %lu bytes\n",
+	       slots, reg_size);
+	printf("doorbells:      mmap offset %#llx, %llu bytes\n",
+	       (unsigned long long)init.doorbell_offset,
+	       (unsigned long long)init.doorbell_bytes);
+	printf("task registers: mmap offset %#llx, %llu bytes\n",
+	       (unsigned long long)init.task_reg_offset,
+	       (unsigned long long)init.task_reg_bytes);
+	printf("(another process's context cannot be read: see agilectl dump --help)\n");
+	for (s = 0; s < slots; s++)
+		print_slot(
+			s,
+			(const struct agile_doorbell
+				 *)(doorbells +
+				    (size_t)s * AGILE_DOORBELL_STRIDE),
+			(const struct agile_task_reg *)(regs +
+							(size_t)s * reg_size),
+			(unsigned int)reg_size);
+	printf("stats: signals=%llu waits=%llu wakeups_signal=%llu wakeups_poll=%llu timeouts=%llu interrupted=%llu spin_hits=%llu\n",
+	       (unsigned long long)stats.signals,
+	       (unsigned long long)stats.waits,
+	       (unsigned long long)stats.wakeups_signal,
+	       (unsigned long long)stats.wakeups_poll,
+	       (unsigned long long)stats.timeouts,
+	       (unsigned long long)stats.interrupted,
+	       (unsigned long long)stats.spin_hits);
+	munmap(doorbells, init.doorbell_bytes);
+	munmap(regs, init.task_reg_bytes);
+	close(fd);
+	return 0;
+}
+
+static void usage_trace(FILE *f)
+{
+	fprintf(f,
+		"usage: agilectl trace [-n COUNT] [-t TRACEFS]\n"
+		"Enables the module's tracepoints (agile_signal, agile_wait_start,\n"
+		"agile_wait_end) in a trace instance of its own under TRACEFS\n"
+		"(default /sys/kernel/tracing, else /sys/kernel/debug/tracing) and prints\n"
+		"each event decoded (comparisons by name, flags by name, a wait's result\n"
+		"as an errno name) until Ctrl-C or COUNT events; removes the instance on\n"
+		"exit.  Needs root (tracefs).  The global trace buffer is left alone.\n");
+}
+
+static const char *errno_name(int err)
+{
+	switch (err) {
+	case 0:
+		return "0";
+	case ETIMEDOUT:
+		return "ETIMEDOUT";
+	case EINTR:
+		return "EINTR";
+	case EPIPE:
+		return "EPIPE";
+	case EINVAL:
+		return "EINVAL";
+	case EFAULT:
+		return "EFAULT";
+	case 512: /* ERESTARTSYS: the kernel restarts the call */
+		return "ERESTARTSYS";
+	default:
+		return NULL;
+	}
+}
+
+/* Rewrite "key=value" fields of one event line into a readable form. */
+static void decode_event(const char *line)
+{
+	const char *event = strstr(line, "agile_");
+	char out[1024];
+	size_t o = 0;
+	const char *p;
+
+	if (!event) {
+		fputs(line, stdout);
+		return;
+	}
+	/* The task, CPU and timestamp before the event stay as they are. */
+	for (p = line; *p && o < sizeof(out) - 64;) {
+		unsigned long v;
+		long sv;
+		char *end;
+
+		if (!strncmp(p, " cmp=", 5) && p > event) {
+			v = strtoul(p + 5, &end, 10);
+			o += (size_t)snprintf(out + o, sizeof(out) - o,
+					      " cmp=%s",
+					      v < 6 ? cmp_names[v] : "?");
+			p = end;
+		} else if (!strncmp(p, " ret=", 5) && p > event) {
+			const char *name;
+
+			sv = strtol(p + 5, &end, 10);
+			name = errno_name((int)-sv);
+			if (name)
+				o += (size_t)snprintf(out + o, sizeof(out) - o,
+						      " ret=%s", name);
+			else
+				o += (size_t)snprintf(out + o, sizeof(out) - o,
+						      " ret=%ld", sv);
+			p = end;
+		} else if (!strncmp(p, " flags=", 7) && p > event) {
+			v = strtoul(p + 7, &end, 16);
+			o += (size_t)snprintf(
+				out + o, sizeof(out) - o, " flags=%s%s%s",
+				v & AGILE_SIGNAL_WAKE_ONLY ? "WAKE_ONLY" : "",
+				(v & AGILE_SIGNAL_WAKE_ONLY) &&
+						(v & AGILE_WAIT_ABSTIME) ?
+					"|" :
+					"",
+				v & AGILE_WAIT_ABSTIME	      ? "ABSTIME" :
+				!(v & AGILE_SIGNAL_WAKE_ONLY) ? "0" :
+								"");
+			p = end;
+		} else if (!strncmp(p, " timeout_ns=", 12) && p > event) {
+			unsigned long long t = strtoull(p + 12, &end, 10);
+
+			if (t == AGILE_TIMEOUT_INFINITE)
+				o += (size_t)snprintf(out + o, sizeof(out) - o,
+						      " timeout=infinite");
+			else
+				o += (size_t)snprintf(out + o, sizeof(out) - o,
+						      " timeout=%.3fms",
+						      (double)t / 1e6);
+			p = end;
+		} else {
+			out[o++] = *p++;
+		}
+	}
+	out[o] = '\0';
+	fputs(out, stdout);
+}
+
+static char trace_instance[PATH_MAX / 2];
+
+static int write_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	const char *tracefs = NULL;
+	long count = -1, seen = 0;
+	char path[PATH_MAX], *end;
+	FILE *pipe;
+	char line[1024];
+	int opt, err;
+
+	static const struct option opts[] = {
+		{ "count", required_argument, NULL, 'n' },
+		{ "tracefs", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "n:t:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			count = strtol(optarg, &end, 10);
+			if (*end || count < 1) {
+				fprintf(stderr,
+					"agilectl trace: -n %s: a count of 1 or more\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 't':
+			tracefs = optarg;
+			break;
+		case 'h':
+			usage_trace(stdout);
+			return 0;
+		default:
+			usage_trace(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage_trace(stderr);
+		return EXIT_USAGE;
+	}
+	if (!tracefs) {
+		tracefs = "/sys/kernel/tracing";
+		if (access("/sys/kernel/tracing/instances", F_OK) < 0)
+			tracefs = "/sys/kernel/debug/tracing";
+	}
+	snprintf(path, sizeof(path), "%s/events/agile", tracefs);
+	if (access(path, F_OK) < 0) {
+		err = errno;
+		fprintf(stderr, "agilectl trace: %s: %s (%s)\n", path,
+			strerror(err),
+			err == EACCES ?
+				"tracefs needs root" :
+			access(tracefs, F_OK) == 0 ?
+				"the agile module is not loaded" :
+				"tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
+		return err == EACCES ? EXIT_FAILURE : EXIT_NODEV;
+	}
+	snprintf(trace_instance, sizeof(trace_instance),
+		 "%s/instances/agilectl-%d", tracefs, (int)getpid());
+	if (mkdir(trace_instance, 0700) < 0) {
+		fprintf(stderr, "agilectl trace: mkdir %s: %s%s\n",
+			trace_instance, strerror(errno),
+			errno == EACCES || errno == EPERM ?
+				" (tracefs needs root)" :
+				"");
+		return EXIT_FAILURE;
+	}
+	catch_interrupts();
+	err = write_file(trace_instance, "events/agile/enable", "1");
+	if (err) {
+		fprintf(stderr, "agilectl trace: %s/events/agile/enable: %s\n",
+			trace_instance, strerror(-err));
+		rmdir(trace_instance);
+		return EXIT_FAILURE;
+	}
+	snprintf(path, sizeof(path), "%s/trace_pipe", trace_instance);
+	pipe = fopen(path, "re");
+	if (!pipe) {
+		fprintf(stderr, "agilectl trace: %s: %s\n", path,
+			strerror(errno));
+		write_file(trace_instance, "events/agile/enable", "0");
+		rmdir(trace_instance);
+		return EXIT_FAILURE;
+	}
+	fprintf(stderr,
+		"agilectl trace: tracing agile events in %s; Ctrl-C stops\n",
+		trace_instance);
+	while (!interrupted && (count < 0 || seen < count)) {
+		if (!fgets(line, sizeof(line), pipe)) {
+			if (ferror(pipe) && errno == EINTR && !interrupted) {
+				clearerr(pipe);
+				continue;
+			}
+			break;
+		}
+		if (!strstr(line, "agile_"))
+			continue;
+		decode_event(line);
+		fflush(stdout);
+		seen++;
+	}
+	fclose(pipe);
+	write_file(trace_instance, "events/agile/enable", "0");
+	if (rmdir(trace_instance) < 0)
+		fprintf(stderr, "agilectl trace: rmdir %s: %s\n",
+			trace_instance, strerror(errno));
+	fprintf(stderr, "agilectl trace: %ld events\n", seen);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: agilectl [-D DEVICE] [-S SYSFS] COMMAND [ARGS]\n"
+		"Look at and tune the agile module.\n"
+		"  info                 ABI version, features, limits, tunables\n"
+		"  stats [-d S] [-n N]  module counters, refreshed like top\n"
+		"  tune [NAME=VALUE]    list or set a sysfs tunable (root)\n"
+		"  dump [-s N] [-g KEY] a fresh context's slots, or a group's facts\n"
+		"  trace [-n N]         the module's tracepoints, decoded (root)\n"
+		"Each command takes --help.  -D: the device (default /dev/agile);\n"
+		"-S: its sysfs directory (default /sys/class/misc/agile).\n"
+		"Exit status: 0 success, 1 failure, 2 usage, 3 no usable device.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(int argc, char **argv);
+	} commands[] = {
+		{ "info", cmd_info },	{ "stats", cmd_stats },
+		{ "tune", cmd_tune },	{ "dump", cmd_dump },
+		{ "trace", cmd_trace },
+	};
+	unsigned int i;
+	int a = 1;
+
+	while (a < argc && argv[a][0] == '-') {
+		if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[a], "-D") && a + 1 < argc) {
+			device_path = argv[a + 1];
+			a += 2;
+		} else if (!strcmp(argv[a], "-S") && a + 1 < argc) {
+			sysfs_dir = argv[a + 1];
+			a += 2;
+		} else {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (a == argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[a], commands[i].name))
+			return commands[i].run(argc - a, argv + a);
+	}
+	fprintf(stderr, "agilectl: %s: no such command\n", argv[a]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
