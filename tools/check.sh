@@ -50,6 +50,13 @@ step "build (modules for $kernels, selftests, libagile, tools)" build.log \
 	"$make" --no-print-directory KERNELS="$kernels" all || built=0
 step "lint (checkpatch --strict, sparse, W=1)" lint.log \
 	"$make" --no-print-directory lint
+# Also inside lint; a line of its own so that a stale page is named here.
+step "man pages (tools/check-man.sh: a page per exported symbol, up to date, groff -ww clean)" \
+	man.log tools/check-man.sh
+# agilectl without a module: the host never loads it (guests run the rest).
+step "agilectl on the host without /dev/agile (tools/test-agilectl.sh)" \
+	agilectl-host.log tools/test-agilectl.sh
+cp "$results/agilectl-host.log" "$results/agilectl-host.tap"
 # No GPU here: the persistent kernel is compiled for every target only.
 step "GPU persistent kernel compiles (HIP and CUDA targets; ISA/PTX read back)" gpu.log \
 	"$make" --no-print-directory -C libagile gpu

@@ -31,6 +31,9 @@ PACKAGES="
 	libelf-dev		# kbuild (objtool)
 	perl			# checkpatch.pl
 	clang-format		# tools/format.sh: make format, make lint (clang-format 14)
+	groff-base		# tools/check-man.sh: groff -man -ww renders each man page
+	man-db			# man -l to read the pages in man/
+	python3			# tools/man-gen.py: section 3 pages from the headers
 	debian-archive-keyring	# verifies the private trixie lists (6.12 guest)
 	libhwloc-dev		# library: topology
 	libtbb-dev		# library: baseline for benchmarks

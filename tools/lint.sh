@@ -3,7 +3,8 @@
 #
 # tools/lint.sh - the lint of `make lint`: libagile's include order
 # (tools/check-layers.sh: no layer includes one above it) and version
-# (tools/check-version.sh), the format of every C file of the tree
+# (tools/check-version.sh), the man pages (tools/check-man.sh: one page per
+# exported symbol, generated pages up to date, groff -ww clean), the format of every C file of the tree
 # (tools/format.sh --check: clang-format), then on the kernel side
 # checkpatch.pl --strict on kmod/, uapi/ and selftests/kmod/pin/ and a W=1
 # build of both modules against 6.1 with sparse on every file (C=2: C=1
@@ -17,6 +18,7 @@ cd "$repo"
 
 "$repo/tools/check-layers.sh"
 "$repo/tools/check-version.sh"
+"$repo/tools/check-man.sh"
 "$repo/tools/extract-kernel-src.sh"
 checkpatch=$repo/build/kernel-src/scripts/checkpatch.pl
 
@@ -73,4 +75,4 @@ if [ "$status" -ne 0 ]; then
 	echo "lint: FAILED" >&2
 	exit 1
 fi
-echo "lint: clean (clang-format, checkpatch --strict, sparse C=2, W=1 on 6.1)"
+echo "lint: clean (man pages, clang-format, checkpatch --strict, sparse C=2, W=1 on 6.1)"
