@@ -9,7 +9,8 @@
 #     aside);
 #   - the generated pages (section 3 and man4/agile.4) are what
 #     tools/man-gen.py makes from the headers now;
-#   - the EXAMPLE programs of man/examples/ compile against the headers;
+#   - the EXAMPLE programs of man/examples/ compile against the headers
+#     and, where libagile is built, link, run and exit 0;
 #   - agilectl(8) names every subcommand of tools/agilectl.c;
 #   - every page renders with groff -man -ww without a warning.
 # Prints one line when clean; the findings and exit 1 otherwise.
@@ -51,10 +52,25 @@ done
 
 python3 tools/man-gen.py --check || status=1
 
+# Where libagile is built (make lib), each example also links and runs
+# (user backend: no module needed) and must exit 0.
+lib=build/libagile/libagile.so
+exdir=$(mktemp -d)
+trap 'rm -rf "$exdir"' EXIT
 for ex in man/examples/*.c; do
 	"${CC:-gcc}" -std=gnu11 -Wall -Wextra -Werror -fsyntax-only \
 		-Ilibagile/include -Iuapi "$ex" ||
 		fail "$ex does not compile"
+	if [ -f "$lib" ]; then
+		bin=$exdir/$(basename "$ex" .c)
+		if ! "${CC:-gcc}" -std=gnu11 -O1 -pthread -Ilibagile/include \
+			-Iuapi -o "$bin" "$ex" -L"$(dirname "$lib")" -lagile \
+			-Wl,-rpath,"$repo/$(dirname "$lib")"; then
+			fail "$ex does not link against $lib"
+		elif ! (cd "$exdir" && AGILE_BACKEND=user timeout 120 "$bin" >/dev/null); then
+			fail "$ex: the example program failed"
+		fi
+	fi
 	[ -f "man/man3/$(basename "$ex" .c).3" ] ||
 		fail "$ex: no page of that name shows it"
 done

@@ -288,6 +288,23 @@ COMMON_ERRORS = {
 }
 
 
+def agile_errors():
+    """{AGILE_E_*: meaning} from the comment of <agile/error.h>."""
+    text = read(os.path.join(HEADERS, "error.h"))
+    meanings = {}
+    current = None
+    for line in text.split("\n"):
+        m = re.match(r"^ \* (AGILE_E_\w+):\s+(.*)$", line)
+        if m:
+            current = m.group(1)
+            meanings[current] = m.group(2).strip()
+        elif current and re.match(r"^ \*\s{4,}\S", line):
+            meanings[current] += " " + line[2:].strip()
+        else:
+            current = None
+    return {k: v[0].upper() + v[1:] for k, v in meanings.items()}
+
+
 def clause(text):
     """text up to the end of its clause: ';', '. ', or ', ' before the
     next errno, outside parentheses."""
@@ -421,6 +438,9 @@ def symbol_page(doc, library, version, symbols, family, thread_default,
                                             symbols, name)))
             elif err in COMMON_ERRORS:
                 out.append(COMMON_ERRORS[err])
+            elif err in agile_errors():
+                out.append(line_safe(inline(agile_errors()[err], symbols,
+                                            name)) + ".")
             elif err.startswith("AGILE_E_"):
                 out.append("See \\fBagile_strerror\\fP(3) and "
                            "\\fI<agile/error.h>\\fP.")
