@@ -405,7 +405,7 @@ def symbol_page(doc, library, version, symbols, family, thread_default,
     for sname in dict.fromkeys(re.findall(r"struct (\w+)", doc.decl)):
         if sname not in structs:
             continue
-        code, fields = structs[sname]
+        code, fields, _ = structs[sname]
         out.append(".SS struct %s" % sname)
         out.append(".EX")
         for l in code.split("\n"):
@@ -611,15 +611,17 @@ def structs_of(text):
                          text, flags=re.S):
         lines = comment_lines("/**" + m.group(1) + "*/")
         params = []
-        for line in lines[1:]:
+        body = []
+        for k, line in enumerate(lines[1:], 1):
             pm = re.match(r"^@(\w+):\s*(.*)$", line)
             if pm:
                 params.append([pm.group(1), pm.group(2).strip()])
             elif params and line[:1] in (" ", "\t") and line.strip():
                 params[-1][1] += " " + line.strip()
             elif not line.strip() and params:
+                body = lines[k + 1:]
                 break
-        structs[m.group(3)] = (m.group(2), params)
+        structs[m.group(3)] = (m.group(2), params, body)
     return structs
 
 
@@ -632,7 +634,7 @@ def agile4(version):
         if not m:
             out.append(line)
             continue
-        code, params = structs[m.group(1)]
+        code, params, body = structs[m.group(1)]
         out.append(".PP")
         out.append(".EX")
         for l in code.split("\n"):
@@ -643,6 +645,9 @@ def agile4(version):
             out.append(".I %s" % pname)
             out.append(line_safe(inline(ptext, set())))
         out.append(".PP")
+        if any(l.strip() for l in body):
+            emit_paragraphs(out, body, set(), None)
+            out.append(".PP")
     text = "\n".join(out)
     text = text.replace("@VERSION@", version)
     return text
