@@ -161,6 +161,20 @@ user_allowed() {
 	[ "$got" = 0 ] && has 'abi_version'
 }
 
+# sysfs tunables are 0644: a user's tune is refused and told why.
+user_tune_refused() {
+	old=$(cat $SYSFS/spin_ns)
+	su -s /bin/sh nobody -c "agilectl tune spin_ns=1" >"$out" 2>&1
+	got=$?
+	[ "$got" = 1 ] || {
+		echo "exit $got, want 1"
+		cat "$out"
+		return 1
+	}
+	has 'Permission denied: tunables are written by root' &&
+		[ "$(cat $SYSFS/spin_ns)" = "$old" ]
+}
+
 no_device() {
 	run 3 -D /nonexistent/agile info &&
 		has 'the agile module is not loaded'
@@ -178,6 +192,7 @@ t "dump -g: a missing group is reported" dump_group
 t "trace -n 3: agile-demo's events decoded, instance removed" trace_events
 t "a user outside the node's group is refused with a hint" user_refused
 t "a user may read info where the mode allows" user_allowed
+t "a user's tune is refused: written by root" user_tune_refused
 t "a missing device: a clear message, exit 3" no_device
 echo "1..$n"
 [ "$failed" = 0 ]
