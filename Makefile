@@ -19,6 +19,9 @@
 #   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
 #   make fuzz     agile's fuzzer, trinity and stress-ng --dev in a guest for
 #                 FUZZ_MINUTES (default 10; FUZZ_KERNEL, default 6.1)
+#   make install  libagile, libagile-mpi, headers, agile.pc, tools, the udev
+#                 rule and modprobe.d file into DESTDIR + PREFIX (default
+#                 /usr/local; tools/install.sh); make uninstall removes them
 
 KERNELS ?= 6.1 6.12
 FUZZ_MINUTES ?= 10
@@ -30,9 +33,21 @@ BUILD := $(CURDIR)/build
 CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
+# libagile's version.
+VERSION := $(shell sed -n 's/^VERSION := //p' libagile/Makefile)
+# make install's places (tools/install.sh has the defaults of the others:
+# BINDIR LIBDIR INCLUDEDIR MANDIR UDEVRULESDIR MODPROBEDIR).
+PREFIX ?= /usr/local
+DATADIR ?= $(PREFIX)/share
+DESTDIR ?=
+INSTALL_VARS := DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR DATADIR MANDIR \
+	UDEVRULESDIR MODPROBEDIR
+INSTALL_ENV = $(foreach v,$(INSTALL_VARS),$(v)="$($(v))") VERSION=$(VERSION) \
+	BUILD=$(BUILD)
 
 .PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
-	tools lint format check fuzz run bench mutate clean
+	tools lint format check fuzz run bench mutate clean \
+	install uninstall
 
 all: modules selftests lib tools
 
@@ -123,6 +138,18 @@ run: deps
 		echo "/dev/agile is not loaded here: booting the Linux 6.1 guest with the module"; \
 		tools/vm/run-guest.sh 6.1 tools/demo-guest.sh; \
 	fi
+
+# What installs, built first: the shared and static libraries, agile-bench
+# linked natively, agile-retarget looking for its prelude where it goes.
+install: lib
+	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
+	@$(MAKE) --no-print-directory -C tools/agile-retarget \
+		RETARGET=$(BUILD)/install/agile-retarget \
+		PRELUDE_DIR=$(DATADIR)/agile/retarget
+	@$(INSTALL_ENV) tools/install.sh install
+
+uninstall:
+	@$(INSTALL_ENV) tools/install.sh uninstall
 
 clean:
 	rm -rf $(BUILD)
