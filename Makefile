@@ -22,6 +22,8 @@
 #   make install  libagile, libagile-mpi, headers, agile.pc, tools, the udev
 #                 rule and modprobe.d file into DESTDIR + PREFIX (default
 #                 /usr/local; tools/install.sh); make uninstall removes them
+#   make install-dkms  the module's source and dkms.conf into
+#                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install)
 
 KERNELS ?= 6.1 6.12
 FUZZ_MINUTES ?= 10
@@ -33,7 +35,7 @@ BUILD := $(CURDIR)/build
 CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
-# libagile's version.
+# libagile's version: the library's and the module's DKMS package's.
 VERSION := $(shell sed -n 's/^VERSION := //p' libagile/Makefile)
 # make install's places (tools/install.sh has the defaults of the others:
 # BINDIR LIBDIR INCLUDEDIR MANDIR UDEVRULESDIR MODPROBEDIR).
@@ -44,10 +46,11 @@ INSTALL_VARS := DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR DATADIR MANDIR \
 	UDEVRULESDIR MODPROBEDIR
 INSTALL_ENV = $(foreach v,$(INSTALL_VARS),$(v)="$($(v))") VERSION=$(VERSION) \
 	BUILD=$(BUILD)
+DKMS_SRC := $(BUILD)/dkms/agile-$(VERSION)
 
 .PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
 	tools lint format check fuzz run bench mutate clean \
-	install uninstall
+	install uninstall dkms-src install-dkms
 
 all: modules selftests lib tools
 
@@ -150,6 +153,23 @@ install: lib
 
 uninstall:
 	@$(INSTALL_ENV) tools/install.sh uninstall
+
+# The module's DKMS source tree: what builds agile.ko out of tree, and
+# dkms.conf with VERSION filled in.
+dkms-src:
+	@rm -rf $(DKMS_SRC)
+	@mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux
+	@cp Kbuild $(DKMS_SRC)/
+	@cp kmod/Kbuild kmod/*.[ch] $(DKMS_SRC)/kmod/
+	@cp uapi/linux/agile.h $(DKMS_SRC)/uapi/linux/
+	@sed 's/@VERSION@/$(VERSION)/' dkms.conf.in >$(DKMS_SRC)/dkms.conf
+
+# Then, as root: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)
+install-dkms: dkms-src
+	@mkdir -p $(DESTDIR)/usr/src
+	@rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
+	@cp -R $(DKMS_SRC) $(DESTDIR)/usr/src/agile-$(VERSION)
+	@echo "install-dkms: $(DESTDIR)/usr/src/agile-$(VERSION); then: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)"
 
 clean:
 	rm -rf $(BUILD)

@@ -78,6 +78,12 @@ step "make install: examples from the installed tree with pkg-config; uninstall 
 	install.log tools/test-install.sh
 cp "$results/install.log" "$results/install.tap"
 
+# The DKMS package: dkms add and build (never install) for every guest
+# kernel, in a private dkms tree (about 15 s a kernel).
+step "dkms build of agile.ko for $kernels (tools/test-dkms.sh, private dkms tree)" \
+	dkms.log env KERNELS="$kernels" tools/test-dkms.sh
+cp "$results/dkms.log" "$results/dkms.tap"
+
 # What the guests' init fails a run on (a TAP stream of its own, counted).
 step "guest log scanner catches each detector's report (tools/vm/test-init-scan.sh)" \
 	init-scan.log tools/vm/test-init-scan.sh
