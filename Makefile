@@ -24,6 +24,8 @@
 #                 /usr/local; tools/install.sh); make uninstall removes them
 #   make install-dkms  the module's source and dkms.conf into
 #                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install)
+#   make deb      the Debian packages (debian/) into build/deb/
+#   make deb-check  build them and use the unpacked ones (tools/test-deb.sh)
 
 KERNELS ?= 6.1 6.12
 FUZZ_MINUTES ?= 10
@@ -35,7 +37,7 @@ BUILD := $(CURDIR)/build
 CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
-# libagile's version: the library's and the module's DKMS package's.
+# libagile's version: the library's, the module's DKMS package's, debian/'s.
 VERSION := $(shell sed -n 's/^VERSION := //p' libagile/Makefile)
 # make install's places (tools/install.sh has the defaults of the others:
 # BINDIR LIBDIR INCLUDEDIR MANDIR UDEVRULESDIR MODPROBEDIR).
@@ -50,7 +52,7 @@ DKMS_SRC := $(BUILD)/dkms/agile-$(VERSION)
 
 .PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
 	tools lint format check fuzz run bench mutate clean \
-	install uninstall dkms-src install-dkms
+	install uninstall dkms-src install-dkms deb deb-check
 
 all: modules selftests lib tools
 
@@ -170,6 +172,14 @@ install-dkms: dkms-src
 	@rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
 	@cp -R $(DKMS_SRC) $(DESTDIR)/usr/src/agile-$(VERSION)
 	@echo "install-dkms: $(DESTDIR)/usr/src/agile-$(VERSION); then: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)"
+
+# libagile0, libagile-mpi0, libagile-dev, agile-tools, agile-dkms, built
+# by dpkg-buildpackage in a copy of the tree (tools/test-deb.sh --build).
+deb: deps
+	@tools/test-deb.sh --build-only
+
+deb-check: deps
+	@tools/test-deb.sh
 
 clean:
 	rm -rf $(BUILD)

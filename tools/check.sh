@@ -84,6 +84,12 @@ step "dkms build of agile.ko for $kernels (tools/test-dkms.sh, private dkms tree
 	dkms.log env KERNELS="$kernels" tools/test-dkms.sh
 cp "$results/dkms.log" "$results/dkms.tap"
 
+# The Debian packages: dpkg-buildpackage in a copy of the tree, the
+# .debs unpacked (dpkg -x, never installed) and used (about a minute).
+step "Debian packages built, unpacked and used (tools/test-deb.sh)" \
+	deb.log tools/test-deb.sh
+cp "$results/deb.log" "$results/deb.tap"
+
 # What the guests' init fails a run on (a TAP stream of its own, counted).
 step "guest log scanner catches each detector's report (tools/vm/test-init-scan.sh)" \
 	init-scan.log tools/vm/test-init-scan.sh
