@@ -204,5 +204,36 @@ empty_after_uninstall() {
 }
 ok "make uninstall leaves the staging tree empty" empty_after_uninstall
 
+# The group: install creates it as root without DESTDIR (never with
+# one).  Both run here with groupadd, getent and ldconfig stood in for
+# (they log their calls), into a PREFIX in the scratch folder.
+group_rule() {
+	local fake=$work/fake env tool
+	mkdir -p "$fake"
+	for tool in groupadd ldconfig; do
+		printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$tool" "$fake" >"$fake/$tool"
+	done
+	printf '#!/bin/sh\nexit 2\n' >"$fake/getent"
+	chmod +x "$fake"/*
+	env=(PATH="$fake:$PATH" BUILD="$repo/build" RETARGET="$repo/build/install/agile-retarget"
+		UDEVRULESDIR="$work/sys/udev" MODPROBEDIR="$work/sys/modprobe.d")
+	env "${env[@]}" DESTDIR="$work/staged" PREFIX=/opt/agile "$repo/tools/install.sh" install ||
+		return 1
+	if [ -e "$fake/calls" ]; then
+		echo "with DESTDIR: $(cat "$fake/calls")"
+		return 1
+	fi
+	env "${env[@]}" DESTDIR= PREFIX="$work/sys/prefix" "$repo/tools/install.sh" install &&
+		grep -qx "groupadd --system agile" "$fake/calls" && grep -qx "ldconfig " "$fake/calls" &&
+		env "${env[@]}" DESTDIR= PREFIX="$work/sys/prefix" "$repo/tools/install.sh" uninstall &&
+		[ -z "$(find "$work/sys" -type f)" ]
+}
+if [ "$(id -u)" -eq 0 ]; then
+	ok "as root: groupadd --system agile without DESTDIR, never with one" group_rule
+else
+	n=$((n + 1))
+	echo "ok $n - as root: groupadd --system agile without DESTDIR, never with one # SKIP not root"
+fi
+
 echo "1..$n"
 [ $failed = 0 ]
