@@ -126,6 +126,21 @@ for ex in fork-join:20 offload-vector: segmap-forall: allreduce:3,262144 runtime
 	ok "example $name ${args//,/ }: runs against the installed libagile.so.0" \
 		run_example "$name" ${args//,/ }
 done
+# libagile.a with the rest of pkg-config --static's list (Libs.private,
+# Requires.private): what a program linking libagile statically needs.
+static_example() {
+	local libs
+	libs=$(pkg-config --static --libs agile) || return 1
+	libs=$(printf '%s\n' " $libs " | sed 's/ -lagile / -l:libagile.a /')
+	echo "libs: $libs"
+	# shellcheck disable=SC2046,SC2086 # the flags are words
+	(cd "$work/user" && gcc -std=gnu11 -O2 -o fork-join-static fork-join.c \
+		$(pkg-config --cflags agile) $libs) &&
+		! ldd "$work/user/fork-join-static" | grep -q libagile &&
+		"$work/user/fork-join-static" 20
+}
+ok "fork-join linked with libagile.a and pkg-config --static's libraries" static_example
+
 run_kmod() {
 	AGILE_BACKEND=kmod run_example segmap-forall procs 4
 }
