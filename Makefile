@@ -146,6 +146,8 @@ run: deps
 
 # What installs, built first: the shared and static libraries, agile-bench
 # linked natively, agile-retarget looking for its prelude where it goes.
+# agilectl and the man pages install where they exist (build/tools/agilectl,
+# man/man{1,3,4,8}/): whatever builds agilectl belongs in this list too.
 install: lib
 	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
 	@$(MAKE) --no-print-directory -C tools/agile-retarget \
