@@ -176,7 +176,7 @@ install-dkms: dkms-src
 	@echo "install-dkms: $(DESTDIR)/usr/src/agile-$(VERSION); then: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)"
 
 # libagile0, libagile-mpi0, libagile-dev, agile-tools, agile-dkms, built
-# by dpkg-buildpackage in a copy of the tree (tools/test-deb.sh --build).
+# by dpkg-buildpackage in a copy of the tree (tools/test-deb.sh --build-only).
 deb: deps
 	@tools/test-deb.sh --build-only
 
