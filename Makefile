@@ -23,7 +23,8 @@
 #                 rule and modprobe.d file into DESTDIR + PREFIX (default
 #                 /usr/local; tools/install.sh); make uninstall removes them
 #   make install-dkms  the module's source and dkms.conf into
-#                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install)
+#                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install);
+#                 make uninstall-dkms removes it
 #   make deb      the Debian packages (debian/) into build/deb/
 #   make deb-check  build them and use the unpacked ones (tools/test-deb.sh)
 
@@ -52,7 +53,7 @@ DKMS_SRC := $(BUILD)/dkms/agile-$(VERSION)
 
 .PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
 	tools lint format check fuzz run bench mutate clean \
-	install uninstall dkms-src install-dkms deb deb-check
+	install uninstall dkms-src install-dkms uninstall-dkms deb deb-check
 
 all: modules selftests lib tools
 
@@ -174,6 +175,10 @@ install-dkms: dkms-src
 	@rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
 	@cp -R $(DKMS_SRC) $(DESTDIR)/usr/src/agile-$(VERSION)
 	@echo "install-dkms: $(DESTDIR)/usr/src/agile-$(VERSION); then: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)"
+
+# After dkms remove agile/$(VERSION) --all.
+uninstall-dkms:
+	rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
 
 # libagile0, libagile-mpi0, libagile-dev, agile-tools, agile-dkms, built
 # by dpkg-buildpackage in a copy of the tree (tools/test-deb.sh --build-only).
