@@ -46,6 +46,18 @@ ok() {
 
 export PKG_CONFIG_PATH=$work/pc
 
+# groupadd, getent and ldconfig stood in for, for the whole test: however
+# broken install.sh is, the test never changes this machine's groups or
+# its linker cache.  The stand-ins log their calls; getent finds nothing.
+fake=$work/fake
+mkdir -p "$fake"
+for tool in groupadd ldconfig; do
+	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$tool" "$fake" >"$fake/$tool"
+done
+printf '#!/bin/sh\nexit 2\n' >"$fake/getent"
+chmod +x "$fake"/*
+export PATH="$fake:$PATH"
+
 ok "make install DESTDIR=... PREFIX=$prefix" \
 	"$make" --no-print-directory -C "$repo" install DESTDIR="$dest" PREFIX=$prefix
 
@@ -219,19 +231,13 @@ empty_after_uninstall() {
 }
 ok "make uninstall leaves the staging tree empty" empty_after_uninstall
 
-# The group: install creates it as root without DESTDIR (never with
-# one).  Both run here with groupadd, getent and ldconfig stood in for
-# (they log their calls), into a PREFIX in the scratch folder.
+# The group: install creates it as root without DESTDIR (never with one).
+# Into a PREFIX in the scratch folder; the stand-ins log the calls.
 group_rule() {
-	local fake=$work/fake env tool
-	mkdir -p "$fake"
-	for tool in groupadd ldconfig; do
-		printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$tool" "$fake" >"$fake/$tool"
-	done
-	printf '#!/bin/sh\nexit 2\n' >"$fake/getent"
-	chmod +x "$fake"/*
-	env=(PATH="$fake:$PATH" BUILD="$repo/build" RETARGET="$repo/build/install/agile-retarget"
+	local env
+	env=(BUILD="$repo/build" RETARGET="$repo/build/install/agile-retarget"
 		UDEVRULESDIR="$work/sys/udev" MODPROBEDIR="$work/sys/modprobe.d")
+	rm -f "$fake/calls"
 	env "${env[@]}" DESTDIR="$work/staged" PREFIX=/opt/agile "$repo/tools/install.sh" install ||
 		return 1
 	if [ -e "$fake/calls" ]; then
