@@ -19,6 +19,14 @@
 #   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
 #   make fuzz     agile's fuzzer, trinity and stress-ng --dev in a guest for
 #                 FUZZ_MINUTES (default 10; FUZZ_KERNEL, default 6.1)
+#   make install  libagile, libagile-mpi, headers, agile.pc, tools, the udev
+#                 rule and modprobe.d file into DESTDIR + PREFIX (default
+#                 /usr/local; tools/install.sh); make uninstall removes them
+#   make install-dkms  the module's source and dkms.conf into
+#                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install);
+#                 make uninstall-dkms removes it
+#   make deb      the Debian packages (debian/) into build/deb/
+#   make deb-check  build them and use the unpacked ones (tools/test-deb.sh)
 
 KERNELS ?= 6.1 6.12
 FUZZ_MINUTES ?= 10
@@ -30,9 +38,22 @@ BUILD := $(CURDIR)/build
 CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
 export AGILE_CACHE ?= $(HOME)/.cache/agile
+# libagile's version: the library's, the module's DKMS package's, debian/'s.
+VERSION := $(shell sed -n 's/^VERSION := //p' libagile/Makefile)
+# make install's places (tools/install.sh has the defaults of the others:
+# BINDIR LIBDIR INCLUDEDIR MANDIR UDEVRULESDIR MODPROBEDIR).
+PREFIX ?= /usr/local
+DATADIR ?= $(PREFIX)/share
+DESTDIR ?=
+INSTALL_VARS := DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR DATADIR MANDIR \
+	UDEVRULESDIR MODPROBEDIR
+INSTALL_ENV = $(foreach v,$(INSTALL_VARS),$(v)="$($(v))") VERSION=$(VERSION) \
+	BUILD=$(BUILD)
+DKMS_SRC := $(BUILD)/dkms/agile-$(VERSION)
 
 .PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
-	tools lint format check fuzz run bench mutate clean
+	tools lint format check fuzz run bench mutate clean \
+	install uninstall dkms-src install-dkms uninstall-dkms deb deb-check
 
 all: modules selftests lib tools
 
@@ -128,6 +149,49 @@ run: deps
 		echo "/dev/agile is not loaded here: booting the Linux 6.1 guest with the module"; \
 		tools/vm/run-guest.sh 6.1 tools/demo-guest.sh; \
 	fi
+
+# What installs, built first: the shared and static libraries, agile-bench
+# linked natively, agile-retarget looking for its prelude where it goes.
+# agilectl and the man pages install where they exist (build/tools/agilectl,
+# man/man{1,3,4,8}/): whatever builds agilectl belongs in this list too.
+install: lib
+	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
+	@$(MAKE) --no-print-directory -C tools/agile-retarget \
+		RETARGET=$(BUILD)/install/agile-retarget \
+		PRELUDE_DIR=$(DATADIR)/agile/retarget
+	@$(INSTALL_ENV) tools/install.sh install
+
+uninstall:
+	@$(INSTALL_ENV) tools/install.sh uninstall
+
+# The module's DKMS source tree: what builds agile.ko out of tree, and
+# dkms.conf with VERSION filled in.
+dkms-src:
+	@rm -rf $(DKMS_SRC)
+	@mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux
+	@cp Kbuild $(DKMS_SRC)/
+	@cp kmod/Kbuild kmod/*.[ch] $(DKMS_SRC)/kmod/
+	@cp uapi/linux/agile.h $(DKMS_SRC)/uapi/linux/
+	@sed 's/@VERSION@/$(VERSION)/' dkms.conf.in >$(DKMS_SRC)/dkms.conf
+
+# Then, as root: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)
+install-dkms: dkms-src
+	@mkdir -p $(DESTDIR)/usr/src
+	@rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
+	@cp -R $(DKMS_SRC) $(DESTDIR)/usr/src/agile-$(VERSION)
+	@echo "install-dkms: $(DESTDIR)/usr/src/agile-$(VERSION); then: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)"
+
+# After dkms remove agile/$(VERSION) --all.
+uninstall-dkms:
+	rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
+
+# libagile0, libagile-mpi0, libagile-dev, agile-tools, agile-dkms, built
+# by dpkg-buildpackage in a copy of the tree (tools/test-deb.sh --build-only).
+deb: deps
+	@tools/test-deb.sh --build-only
+
+deb-check: deps
+	@tools/test-deb.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -6,7 +6,9 @@
 # shared library's file name and agile.pc), AGILE_VERSION_MAJOR/MINOR in
 # libagile/include/agile/version.h (compiled into agile_version_*), and
 # the newest node of libagile/src/libagile.map (AGILE_<major>.<minor>).
-# Prints one line when they do; names the three and exits 1 when not.
+# And the packages' version, debian/changelog's newest entry, is VERSION
+# itself (dkms.conf gets VERSION from the Makefile).
+# Prints one line when they do; names them and exits 1 when not.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,14 +26,18 @@ map_version=$(sed -n 's/^AGILE_\([0-9]*\.[0-9]*\) {$/\1/p' \
 	"$lib/src/libagile.map" | tail -n 1)
 
 header_version=$header_major.$header_minor
+full_version=$(sed -n 's/^VERSION := //p' "$lib/Makefile")
+deb_version=$(sed -n '1s/^agile (\([^)]*\)).*/\1/p' "$repo/debian/changelog")
 if [ -z "$make_version" ] || [ -z "$header_major" ] ||
 	[ -z "$header_minor" ] || [ -z "$map_version" ] ||
 	[ "$make_version" != "$header_version" ] ||
-	[ "$make_version" != "$map_version" ]; then
+	[ "$make_version" != "$map_version" ] ||
+	[ "$full_version" != "$deb_version" ]; then
 	echo "check-version: libagile's versions disagree:" >&2
 	echo "  libagile/Makefile VERSION:           ${make_version:-?}" >&2
 	echo "  agile/version.h AGILE_VERSION_*:     $header_version" >&2
 	echo "  libagile.map newest node AGILE_x.y: ${map_version:-?}" >&2
+	echo "  debian/changelog newest entry:       ${deb_version:-?} (VERSION $full_version)" >&2
 	exit 1
 fi
-echo "check-version: libagile $make_version (Makefile, version.h, libagile.map)"
+echo "check-version: libagile $make_version (Makefile, version.h, libagile.map, debian/changelog)"

@@ -16,7 +16,7 @@
 # AGILE_DEBUG_FUZZ_SECONDS: the fuzzer's budget in the debug guest
 # (default: run.sh's own).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 results=$PWD/build/results
 kernels=${KERNELS:-6.1 6.12}
 debug_kernels=${DEBUG_KERNELS-6.1-debug}
@@ -78,6 +78,24 @@ step "libagile check-mpi (coll over MPI, 1 to 9 processes, faked nodes)" \
 	libagile-check-mpi.log "$make" --no-print-directory -C libagile check-mpi \
 	TAP_OUT="$results/libagile-check-mpi.tap"
 grep -E '^[0-9]+ passed' "$results/libagile-check-mpi.log"
+
+# make install into a staging tree, the examples built from it with
+# pkg-config and run, make uninstall (a TAP stream of its own, counted).
+step "make install: examples from the installed tree with pkg-config; uninstall (tools/test-install.sh)" \
+	install.log tools/test-install.sh
+cp "$results/install.log" "$results/install.tap"
+
+# The DKMS package: dkms add and build (never install) for every guest
+# kernel, in a private dkms tree (about 15 s a kernel).
+step "dkms build of agile.ko for $kernels (tools/test-dkms.sh, private dkms tree)" \
+	dkms.log env KERNELS="$kernels" tools/test-dkms.sh
+cp "$results/dkms.log" "$results/dkms.tap"
+
+# The Debian packages: dpkg-buildpackage in a copy of the tree, the
+# .debs unpacked (dpkg -x, never installed) and used (about a minute).
+step "Debian packages built, unpacked and used (tools/test-deb.sh)" \
+	deb.log tools/test-deb.sh
+cp "$results/deb.log" "$results/deb.tap"
 
 # What the guests' init fails a run on (a TAP stream of its own, counted).
 step "guest log scanner catches each detector's report (tools/vm/test-init-scan.sh)" \

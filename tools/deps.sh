@@ -41,13 +41,18 @@ PACKAGES="
 	libdrm-dev		# library: dma-buf / DRM interop
 	libopenmpi-dev		# library: allreduce baseline
 	openmpi-bin		# library: mpirun for the allreduce baseline
-	iproute2		# ip netns: coll-mpi's run on two "machines"
+	iproute2		# ip netns: coll-mpi's run on two machines (namespaces)
 	hipcc			# libagile/gpu: the persistent kernel for AMD (ROCm 5.2)
 	libamdhip64-dev		# libagile/gpu: HIP headers and runtime for hipcc
 	libclang-dev		# tools/agile-retarget: libclang's C API (clang-c/Index.h)
 	pocl-opencl-icd		# agile-bench runtime, retarget: OpenCL on the CPU (PoCL), a baseline
 	ocl-icd-opencl-dev	# agile-bench runtime, retarget: the OpenCL ICD loader (-lOpenCL)
 	opencl-c-headers	# agile-bench runtime, retarget: CL/cl.h
+	pkg-config		# make install's test: examples built with pkg-config only
+	libudev-dev		# make install's test: pkg-config --static agile has hwloc's -ludev
+	dkms			# dkms.conf's test: dkms build against 6.1 and 6.12 (never installed)
+	debhelper		# debian/: dpkg-buildpackage (make deb, make deb-check)
+	dh-dkms			# debian/: dh_dkms for agile-dkms
 "
 
 # Only for `make fuzz` (tools/fuzz.sh): the guest runs them beside agile's

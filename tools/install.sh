@@ -1,0 +1,216 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tools/install.sh install|uninstall|list - what `make install` and `make
+# uninstall` do, from one list of files (manifest below), so that
+# uninstall removes exactly what install put there.
+#
+# Takes what is built under build/ (the Makefile builds it first):
+#   $LIBDIR      libagile.so.$VERSION, .so.0 and .so links, libagile.a;
+#                libagile-mpi the same where it was built (mpicc)
+#   $LIBDIR/pkgconfig  agile.pc, agile-mpi.pc, prefix= and libdir= set here
+#   $LIBDIR/agile      the GPU code objects (*.co, *.fatbin, *.targets of
+#                build/libagile/gpu, where `make gpu` made them): the
+#                library looks in "agile/" beside itself
+#   $INCLUDEDIR/agile/ the public headers; $INCLUDEDIR/linux/agile.h the
+#                ABI, which they include as <linux/agile.h> (no kernel's
+#                uapi has one; Debian's linux-libc-dev neither)
+#   $BINDIR      agile-bench, agile-retarget (its CUDA prelude in
+#                $DATADIR/agile/retarget), agilectl where built
+#   $MANDIR      every page under man/man{1,3,4,8}/, where there are some
+#   $UDEVRULESDIR/60-agile.rules, $MODPROBEDIR/agile.conf
+#
+# Environment (the Makefile passes its variables): DESTDIR (staging root,
+# default none), PREFIX (/usr/local), BINDIR LIBDIR INCLUDEDIR DATADIR
+# MANDIR (below PREFIX), UDEVRULESDIR (/etc/udev/rules.d: udev reads no
+# /usr/local; a package sets /usr/lib/udev/rules.d), MODPROBEDIR
+# (/etc/modprobe.d; a package: /usr/lib/modprobe.d), VERSION (libagile's),
+# BUILD (<repo>/build), RETARGET (the agile-retarget built for $DATADIR).
+#
+# Installing as root without DESTDIR also creates the system group agile
+# (the udev rule's) when missing and runs ldconfig; with DESTDIR it does
+# neither (a package's postinst creates the group).  Uninstall leaves the
+# group.  With DESTDIR, uninstall also removes the directories on the way
+# to each file that it leaves empty, so that a staging tree ends as it
+# began.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+action=${1:-}
+DESTDIR=${DESTDIR:-}
+PREFIX=${PREFIX:-/usr/local}
+BINDIR=${BINDIR:-$PREFIX/bin}
+LIBDIR=${LIBDIR:-$PREFIX/lib}
+INCLUDEDIR=${INCLUDEDIR:-$PREFIX/include}
+DATADIR=${DATADIR:-$PREFIX/share}
+MANDIR=${MANDIR:-$DATADIR/man}
+UDEVRULESDIR=${UDEVRULESDIR:-/etc/udev/rules.d}
+MODPROBEDIR=${MODPROBEDIR:-/etc/modprobe.d}
+BUILD=${BUILD:-$repo/build}
+RETARGET=${RETARGET:-$BUILD/install/agile-retarget}
+VERSION=${VERSION:-$(sed -n 's/^VERSION := //p' "$repo/libagile/Makefile")}
+lib=$BUILD/libagile
+gpu=$lib/gpu
+prelude=$DATADIR/agile/retarget
+
+die() {
+	echo "install.sh: $*" >&2
+	exit 1
+}
+
+# manifest <install|uninstall>: one line per file, "file MODE SRC DEST",
+# "link TARGET DEST" or "pc SRC DEST".  Installing lists what is built
+# (and fails on what must be); uninstalling lists every name install may
+# have used, built or not, so a cleaned build/ still uninstalls.
+manifest() {
+	local mode=$1 f name l
+
+	# The libraries: the file, its soname link, the link the linker uses.
+	for l in agile agile-mpi; do
+		if [ "$mode" = install ] && [ ! -e "$lib/lib$l.so.$VERSION" ]; then
+			[ $l = agile ] && die "$lib/libagile.so.$VERSION not built (make lib)"
+			continue
+		fi
+		echo "file 0755 $lib/lib$l.so.$VERSION $LIBDIR/lib$l.so.$VERSION"
+		echo "link lib$l.so.$VERSION $LIBDIR/lib$l.so.0"
+		echo "link lib$l.so.$VERSION $LIBDIR/lib$l.so"
+		echo "file 0644 $lib/lib$l.a $LIBDIR/lib$l.a"
+		echo "pc $lib/$l.pc $LIBDIR/pkgconfig/$l.pc"
+	done
+	for f in "$repo"/libagile/include/agile/*.h "$repo"/libagile/include/agile/*.hpp; do
+		[ -e "$f" ] && echo "file 0644 $f $INCLUDEDIR/agile/${f##*/}"
+	done
+	echo "file 0644 $repo/uapi/linux/agile.h $INCLUDEDIR/linux/agile.h"
+
+	# GPU code objects: whatever make gpu made; uninstall takes what is there.
+	if [ "$mode" = install ]; then
+		for f in "$gpu"/*.co "$gpu"/*.fatbin "$gpu"/*.targets; do
+			[ -e "$f" ] && echo "file 0644 $f $LIBDIR/agile/${f##*/}"
+		done
+	else
+		for f in "$DESTDIR$LIBDIR"/agile/*; do
+			[ -e "$f" ] && echo "file 0644 - $LIBDIR/agile/${f##*/}"
+		done
+	fi
+
+	echo "file 0755 $BUILD/tools/agile-bench $BINDIR/agile-bench"
+	echo "file 0755 $RETARGET $BINDIR/agile-retarget"
+	echo "file 0644 $repo/tools/agile-retarget/cuda_prelude.h $prelude/cuda_prelude.h"
+	for f in "$repo"/tools/agile-retarget/include/*.h "$repo"/tools/agile-retarget/include/*/*.h; do
+		[ -e "$f" ] && echo "file 0644 $f $prelude/include/${f#"$repo"/tools/agile-retarget/include/}"
+	done
+	# The hooks for agilectl and the man pages: installed where they exist.
+	if [ "$mode" = uninstall ] || [ -e "$BUILD/tools/agilectl" ]; then
+		echo "file 0755 $BUILD/tools/agilectl $BINDIR/agilectl"
+	fi
+	for f in "$repo"/man/man[1348]/*.[1348]; do
+		[ -e "$f" ] || continue
+		name=${f#"$repo"/man/}
+		echo "file 0644 $f $MANDIR/$name"
+	done
+
+	echo "file 0644 $repo/udev/60-agile.rules $UDEVRULESDIR/60-agile.rules"
+	echo "file 0644 $repo/modprobe.d/agile.conf $MODPROBEDIR/agile.conf"
+}
+
+# The directories agile owns: uninstall removes them once empty.
+own_dirs() {
+	printf '%s\n' "$prelude/include/hip" "$prelude/include" "$prelude" \
+		"$DATADIR/agile" "$LIBDIR/agile" "$INCLUDEDIR/agile"
+}
+
+# agile.pc with this install's paths: libdir and includedir relative to
+# prefix where they are below it, so PKG_CONFIG_SYSROOT_DIR and
+# --define-prefix both work on a staged tree.
+write_pc() {
+	local src=$1 dest=$2 libdir=$LIBDIR includedir=$INCLUDEDIR
+
+	case $libdir in "$PREFIX"/*) libdir="\${prefix}${libdir#"$PREFIX"}" ;; esac
+	case $includedir in "$PREFIX"/*) includedir="\${prefix}${includedir#"$PREFIX"}" ;; esac
+	sed -e "s|^prefix=.*|prefix=$PREFIX|" -e "s|^libdir=.*|libdir=$libdir|" \
+		-e "s|^includedir=.*|includedir=$includedir|" "$src" >"$dest.tmp"
+	chmod 0644 "$dest.tmp"
+	mv -f "$dest.tmp" "$dest"
+}
+
+do_install() {
+	local kind a b c
+
+	manifest install >"$BUILD/install/manifest"
+	while read -r kind a b c; do
+		case $kind in
+		file)
+			[ -e "$b" ] || die "$b not built (make install builds it; see the Makefile)"
+			install -D -m "$a" "$b" "$DESTDIR$c"
+			;;
+		link)
+			mkdir -p "$(dirname "$DESTDIR$b")"
+			ln -sfn "$a" "$DESTDIR$b"
+			;;
+		pc)
+			mkdir -p "$(dirname "$DESTDIR$b")"
+			write_pc "$a" "$DESTDIR$b"
+			;;
+		esac
+	done <"$BUILD/install/manifest"
+	echo "install: $(wc -l <"$BUILD/install/manifest") files into ${DESTDIR:-/}, prefix $PREFIX"
+	if ! ls "$gpu"/*.co "$gpu"/*.fatbin >/dev/null 2>&1; then
+		echo "install: no GPU code objects in $gpu (make gpu): GPU EUs will fall back to CPU EUs"
+	fi
+
+	[ -z "$DESTDIR" ] || return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install: not root: create the group yourself: groupadd --system agile"
+		return 0
+	fi
+	if ! getent group agile >/dev/null; then
+		groupadd --system agile
+		echo "install: created the system group agile"
+	fi
+	ldconfig
+}
+
+do_uninstall() {
+	local kind a b c dest d
+
+	while read -r kind a b c; do
+		case $kind in
+		file) dest=$c ;;
+		*) dest=$b ;;
+		esac
+		if [ -e "$DESTDIR$dest" ] || [ -L "$DESTDIR$dest" ]; then
+			rm -f "$DESTDIR$dest"
+		fi
+		# A staging tree: the directories install made for it go too,
+		# up to DESTDIR itself, where they are empty now.
+		if [ -z "$DESTDIR" ] || [ "$DESTDIR" = / ]; then
+			continue
+		fi
+		d=$(dirname "$dest")
+		while [ "$d" != / ] && rmdir "$DESTDIR$d" 2>/dev/null; do
+			d=$(dirname "$d")
+		done
+	done < <(manifest uninstall)
+	while read -r d; do
+		if [ -d "$DESTDIR$d" ]; then
+			rmdir --ignore-fail-on-non-empty "$DESTDIR$d"
+		fi
+	done < <(own_dirs)
+	if [ -z "$DESTDIR" ] && [ "$(id -u)" -eq 0 ]; then
+		ldconfig
+	fi
+	echo "uninstall: agile removed from ${DESTDIR:-/}, prefix $PREFIX"
+}
+
+case $action in
+install)
+	mkdir -p "$BUILD/install"
+	do_install
+	;;
+uninstall) do_uninstall ;;
+list) manifest uninstall | awk '{ print $NF }' ;;
+*)
+	echo "usage: tools/install.sh install|uninstall|list" >&2
+	exit 2
+	;;
+esac

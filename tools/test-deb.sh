@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tools/test-deb.sh [--build-only] - the Debian packages of debian/ built
+# by `dpkg-buildpackage -us -uc -b` in a copy of the tree (the files git
+# tracks or would track, as they are now) under build/deb/src/, the
+# .debs moved to build/deb/; then, unless --build-only, each unpacked with
+# dpkg -x into build/deb/root/ (never installed on this machine) and used:
+# the files where the packages promise them, the dependencies and
+# maintainer scripts dh made (dkms, the group), and the examples built
+# with pkg-config against the unpacked libagile-dev and run against the
+# unpacked libagile0.  TAP on stdout; exit 1 when a check fails.
+#
+# Takes about two minutes on two cores, most of it the package build
+# (libagile, libagile-mpi, agile-bench, agile-retarget from scratch).
+set -u
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+out=$repo/build/deb
+version=$(sed -n 's/^VERSION := //p' "$repo/libagile/Makefile")
+src=$out/src/agile-$version
+root=$out/root
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+libdir=$root/usr/lib/$multiarch
+build_only=0
+[ "${1:-}" = --build-only ] && build_only=1
+
+n=0
+failed=0
+ok() {
+	local name=$1 log
+	shift
+	n=$((n + 1))
+	log=$(mktemp)
+	if "$@" >"$log" 2>&1; then
+		echo "ok $n - $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $name"
+		tail -n 25 "$log" | sed 's/^/# /'
+	fi
+	rm -f "$log"
+}
+
+# The tree as git sees it, uncommitted changes included, build/ not.
+copy_tree() {
+	rm -rf "$out"
+	mkdir -p "$src"
+	(cd "$repo" && git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do
+			[ -e "$f" ] && printf '%s\0' "$f"
+		done | cpio -0pdm --quiet "$src")
+}
+
+build_debs() {
+	(cd "$src" && dpkg-buildpackage -us -uc -b) || return 1
+	mv "$out"/src/*.deb "$out"/ && ls "$out"/*.deb
+}
+
+ok "a copy of the tree in build/deb/src/agile-$version" copy_tree
+ok "dpkg-buildpackage -us -uc -b (libagile0, libagile-mpi0, libagile-dev, agile-tools, agile-dkms)" \
+	build_debs
+if [ $build_only = 1 ]; then
+	echo "1..$n"
+	[ $failed = 0 ]
+	exit
+fi
+
+deb() {
+	echo "$out/${1}_${version}_$2.deb"
+}
+unpack() {
+	local p
+	rm -rf "$root"
+	mkdir -p "$root"
+	for p in libagile0:amd64 libagile-mpi0:amd64 libagile-dev:amd64 agile-tools:amd64 agile-dkms:all; do
+		dpkg -x "$(deb "${p%:*}" "${p#*:}")" "$root" || return 1
+	done
+}
+ok "dpkg -x of the five packages into build/deb/root/" unpack
+
+contents() {
+	local f
+	for f in "$libdir/libagile.so.$version" "$libdir/libagile-mpi.so.$version" \
+		"$libdir/libagile.a" "$libdir/pkgconfig/agile.pc" \
+		"$root/usr/include/agile/agile.h" "$root/usr/include/linux/agile.h" \
+		"$root/usr/bin/agile-bench" "$root/usr/bin/agile-retarget" \
+		"$root/usr/share/agile/retarget/cuda_prelude.h" \
+		"$root/usr/lib/udev/rules.d/60-agile.rules" \
+		"$root/usr/lib/modprobe.d/agile.conf" \
+		"$root/usr/src/agile-$version/dkms.conf" \
+		"$root/usr/src/agile-$version/kmod/main.c"; do
+		[ -e "$f" ] || {
+			echo "missing: ${f#"$root"}"
+			return 1
+		}
+	done
+	# The GPU code objects beside the library, where hipcc built them.
+	if command -v hipcc >/dev/null && [ ! -f "$libdir/agile/agile-gpu-hip.co" ]; then
+		echo "missing: /usr/lib/$multiarch/agile/agile-gpu-hip.co"
+		return 1
+	fi
+	[ "$(readlink "$libdir/libagile.so.0")" = "libagile.so.$version" ] &&
+		dpkg-deb -c "$(deb libagile0 amd64)" | grep -q "libagile.so.0 -> " &&
+		dpkg-deb -c "$(deb libagile-dev amd64)" | grep -q "libagile.so -> " &&
+		grep -qx "prefix=/usr" "$libdir/pkgconfig/agile.pc" &&
+		grep -q "PACKAGE_VERSION=\"$version\"" "$root/usr/src/agile-$version/dkms.conf"
+}
+ok "files: libraries and GPU code in /usr/lib/$multiarch, headers, tools, udev rule, modprobe.d, /usr/src/agile-$version" \
+	contents
+
+# The maintainer scripts and relations dh wrote from debian/.
+relations() {
+	local d
+	d=$(mktemp -d)
+	dpkg-deb -e "$(deb agile-dkms all)" "$d/dkms" &&
+		grep -q "groupadd --system agile" "$d/dkms/postinst" &&
+		grep -q "dkms" "$d/dkms/postinst" && grep -q "dkms" "$d/dkms/prerm" &&
+		dpkg-deb -f "$(deb agile-dkms all)" Depends | grep -q "dkms" &&
+		dpkg-deb -e "$(deb libagile0 amd64)" "$d/lib" &&
+		grep -q "^ AGILE_0\.1@AGILE_0\.1 0\.1\.0" "$d/lib/symbols" &&
+		dpkg-deb -f "$(deb libagile-dev amd64)" Depends |
+		grep -q "libagile0 (= $version)" &&
+		dpkg-deb -f "$(deb agile-tools amd64)" Depends | grep -q "libclang" &&
+		! dpkg-deb -f "$(deb libagile-dev amd64)" Depends | grep -q "dkms"
+	local rc=$?
+	rm -rf "$d"
+	return $rc
+}
+ok "agile-dkms: postinst dkms + groupadd, prerm dkms, Depends dkms (it alone); libagile0.symbols; -dev = libagile0" \
+	relations
+
+# A user's program: pkg-config against the unpacked libagile-dev (its
+# agile.pc with prefix= moved into build/deb/root), run against
+# the unpacked libagile0.
+example() {
+	local name=$1 pc=$out/pc
+	shift
+	mkdir -p "$pc" "$out/user"
+	sed "s|^prefix=.*|prefix=$root/usr|" "$libdir/pkgconfig/agile.pc" >"$pc/agile.pc"
+	cp "$repo/examples/$name.c" "$out/user/"
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	(cd "$out/user" && PKG_CONFIG_PATH=$pc gcc -std=gnu11 -O2 -o "$name" "$name.c" \
+		$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs agile) -lm) || return 1
+	LD_LIBRARY_PATH=$libdir ldd "$out/user/$name" | grep -q "libagile.so.0 => $libdir/" &&
+		(cd "$out/user" && LD_LIBRARY_PATH=$libdir timeout 120 "./$name" "$@")
+}
+ok "offload-vector built with the unpacked libagile-dev's agile.pc, run on libagile0" \
+	example offload-vector
+ok "fork-join 20 built with the unpacked libagile-dev's agile.pc, run on libagile0" \
+	example fork-join 20
+
+echo "1..$n"
+[ $failed = 0 ]
