@@ -117,25 +117,29 @@ static int build_on_new(const char *source, const struct agile_rt_binary *bins,
 			struct agile_rt_program **prog,
 			struct agile_rt_build_info *info)
 {
-	int err = rt_cpu_ctx(2, ctx);
+	int err;
 
+	*ctx = 0;
+	*prog = NULL;
+	memset(info, 0, sizeof(*info));
+	err = rt_cpu_ctx(2, ctx);
 	if (err)
 		return err;
 	err = agile_rt_program_create(*ctx, source, bins, nr, prog);
-	if (err) {
-		agile_rt_ctx_release(*ctx);
+	if (err)
 		return err;
-	}
 	err = agile_rt_program_build(*prog, options);
-	memset(info, 0, sizeof(*info));
 	agile_rt_program_build_info(*prog, 0, info);
 	return err;
 }
 
+/* Either may be 0 / NULL (not made). */
 static void done(agile_rt_ctx ctx, struct agile_rt_program *prog)
 {
-	agile_rt_program_release(prog);
-	agile_rt_ctx_release(ctx);
+	if (prog)
+		agile_rt_program_release(prog);
+	if (ctx)
+		agile_rt_ctx_release(ctx);
 }
 
 static void test_compiled(void)
@@ -154,8 +158,10 @@ static void test_compiled(void)
 			    !info.status && cc_runs() == n0 + 1,
 		    "no binary: compiled from the source, cc ran once (branch "
 		    "%u): %s",
-		    info.branch, agile_strerror(err)))
+		    info.branch, agile_strerror(err))) {
+		done(ctx, prog);
 		return;
+	}
 	agile_rt_program_binary_count(prog, &nr);
 	err = agile_rt_program_binary(prog, 0, &b);
 	tap_ok(!err && nr == 1 && info.binary == 0 &&
