@@ -85,6 +85,7 @@ static void ctx_free(struct rt_ctx *ctx)
 		free(m);
 	}
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->build_lock);
 	free(ctx);
 }
 
@@ -293,6 +294,7 @@ int agile_rt_ctx_create(const struct agile_rt_ctx_opts *opts, agile_rt_ctx *out)
 	if (!ctx)
 		return -ENOMEM;
 	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->build_lock, NULL);
 	ctx->nr_devs = opts->nr_devices;
 	for (uint32_t i = 0, gpus = 0; i < ctx->nr_devs; i++) {
 		struct agile_rt_device_info info;

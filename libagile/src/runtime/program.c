@@ -552,19 +552,16 @@ static int kernels_publish(struct agile_rt_program *p,
 	return 0;
 }
 
-/* The build with ctx->lock held. */
-static int build_locked(struct agile_rt_program *p, const char *options)
+/*
+ * -EBUSY, with each GPU device's outcome saying why, when GPU code cannot
+ * go on @ctx's GPU pool now: something depends on the pool.  ctx->lock
+ * held.
+ */
+static int gpu_busy(struct agile_rt_program *p)
 {
 	struct rt_ctx *ctx = p->ctx;
-	struct agile__rt_module *mod = NULL;
-	struct rt_module *keep;
-	int err = 0, gpu_err;
+	int err = 0;
 
-	for (uint32_t i = 0; i < ctx->nr_devs; i++) {
-		p->dev[i].info.device = ctx->devs[i].id;
-		p->dev[i].info.type = ctx->devs[i].type;
-	}
-	/* GPU code replaces the pool: only with nothing depending on it. */
 	for (uint32_t i = 0; i < ctx->nr_devs; i++)
 		if (runs_gpu_code(ctx, i) &&
 		    (ctx->queue || ctx->nr_buffers || ctx->gpu_program)) {
@@ -577,10 +574,20 @@ static int build_locked(struct agile_rt_program *p, const char *options)
 					     "buffers");
 			err = -EBUSY;
 		}
-	if (err)
-		return err;
+	return err;
+}
 
-	err = cpu_rule(p, options, &mod);
+/*
+ * The GPU devices' rules, the CPU devices' outcomes, the kernels: with
+ * ctx->lock held, the CPU build (@err: its result) done.
+ */
+static int build_devices(struct agile_rt_program *p, const char *options,
+			 struct agile__rt_module *mod, int err)
+{
+	struct rt_ctx *ctx = p->ctx;
+	struct rt_module *keep;
+	int gpu_err;
+
 	if (!err) {
 		keep = calloc(1, sizeof(*keep));
 		if (!keep) {
@@ -592,10 +599,15 @@ static int build_locked(struct agile_rt_program *p, const char *options)
 			ctx->modules = keep;
 		}
 	}
+	/* Again: a queue or buffers may have come while cc ran. */
+	if (!err)
+		err = gpu_busy(p);
 	for (uint32_t i = 0; i < ctx->nr_devs; i++) {
 		struct rt_outcome *o = &p->dev[i];
 
 		if (runs_gpu_code(ctx, i)) {
+			if (o->info.branch == AGILE_RT_BUILD_FAILED)
+				continue;
 			if (err) {
 				outcome_fail(o, err, "cpu",
 					     "no CPU build, which the GPU's "
@@ -628,20 +640,41 @@ static int build_locked(struct agile_rt_program *p, const char *options)
 
 int agile_rt_program_build(struct agile_rt_program *p, const char *options)
 {
-	int err;
+	struct agile__rt_module *mod = NULL;
+	struct rt_ctx *ctx;
+	int err, busy;
 
 	if (!p)
 		return -EINVAL;
 	if (options && strlen(options) >= AGILE_RT_OPTIONS_LEN)
 		return -EINVAL;
-	pthread_mutex_lock(&p->ctx->lock);
-	if (p->built) {
-		pthread_mutex_unlock(&p->ctx->lock);
-		return -EALREADY;
+	ctx = p->ctx;
+	/* Builds on a context one at a time; compiles without ctx->lock. */
+	pthread_mutex_lock(&ctx->build_lock);
+	pthread_mutex_lock(&ctx->lock);
+	err = p->built ? -EALREADY : 0;
+	for (uint32_t i = 0; i < ctx->nr_devs && !err; i++) {
+		p->dev[i].info.device = ctx->devs[i].id;
+		p->dev[i].info.type = ctx->devs[i].type;
 	}
-	err = build_locked(p, options);
+	/* GPU code replaces the pool: only with nothing depending on it. */
+	if (!err)
+		err = gpu_busy(p);
+	pthread_mutex_unlock(&ctx->lock);
+	if (err == -EALREADY) {
+		pthread_mutex_unlock(&ctx->build_lock);
+		return err;
+	}
+	/* The CPU build: the registry and the cache are thread safe. */
+	busy = err;
+	if (!busy)
+		err = cpu_rule(p, options, &mod);
+	pthread_mutex_lock(&ctx->lock);
+	if (!busy)
+		err = build_devices(p, options, mod, err);
 	p->built = err ? err : 1;
-	pthread_mutex_unlock(&p->ctx->lock);
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&ctx->build_lock);
 	return err;
 }
 

@@ -73,6 +73,12 @@ struct rt_ctx {
 	 * Taken inside a queue's lock, never the other way round.
 	 */
 	pthread_mutex_t lock;
+	/*
+	 * Serialises programs' builds on the context (program.c), held
+	 * outside @lock: the CPU build compiles without @lock, the GPU's
+	 * (which needs no queue) with it.
+	 */
+	pthread_mutex_t build_lock;
 	struct agile_rt_kernel *kernels;
 	struct agile_rt_queue *queue;
 	/* Live buffers (their arena is the home pool's); under @lock. */
