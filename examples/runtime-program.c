@@ -185,8 +185,7 @@ int main(int argc, char **argv)
 	printf("rev_scale on %llu doubles: %s, x[0] = %g, x[%llu] = %g, %llu "
 	       "wrong\n",
 	       (unsigned long long)n, agile_strerror(err), x[0],
-	       (unsigned long long)(n - 1), x[n - 1],
-	       (unsigned long long)bad);
+	       (unsigned long long)(n - 1), x[n - 1], (unsigned long long)bad);
 	agile_rt_buffer_release(xb);
 	agile_rt_queue_destroy(q);
 	agile_rt_program_release(prog);

@@ -10,7 +10,9 @@
  *	           on the GPU EUs (right values, counted on the GPU), its
  *	           lane error comes back, the built-in axpy runs beside it;
  *	           a second program on that context: -EBUSY
- *	cache hit  the same on a new context: no NVRTC run
+ *	cache hit  the same on a new context: refused (-EBUSY) while the
+ *	           context has a buffer, built once it is released: from
+ *	           the cache, no NVRTC run
  *	exact      the saved binary given back: used, no NVRTC run
  *	fallback   a source NVRTC refuses (#error under AGILE_RT_GPU; the
  *	           CPU build is fine) with binaries labelled for other
@@ -44,7 +46,7 @@
 #ifndef AGILE_NO_DLOPEN
 #include "gpumock.h"
 
-#define MIN_CHILD_PASSED 12
+#define MIN_CHILD_PASSED 15
 #define N 256
 
 /* Builds for the CPU, refused by NVRTC (AGILE_RT_GPU: a GPU target). */
@@ -261,12 +263,27 @@ static void test_compiled(void)
 static void test_cache_hit(void)
 {
 	struct agile_rt_build_info gi;
-	struct agile_rt_program *prog;
+	struct agile_rt_program *prog = NULL;
+	struct agile_rt_buffer *buf = NULL;
 	uint64_t n0 = nvrtc_runs();
-	agile_rt_ctx ctx;
+	agile_rt_ctx ctx = 0;
 	int err;
 
-	err = build_new(user_source, NULL, 0, &ctx, &prog, &gi);
+	/* A buffer in the GPU pool's arena first: the pool must stay. */
+	err = ctx_new(&ctx);
+	err = err ? err : agile_rt_buffer_create(ctx, 64, &buf);
+	err = err ? err :
+		    agile_rt_program_create(ctx, user_source, NULL, 0, &prog);
+	err = err ? err : agile_rt_program_build(prog, NULL);
+	agile_rt_program_build_info(prog, gpu_id, &gi);
+	tap_ok(err == -EBUSY && gi.status == -EBUSY,
+	       "a GPU image while the context has a buffer: %s (%s)",
+	       agile_strerror(err), gi.message);
+	if (buf)
+		agile_rt_buffer_release(buf);
+	if (err == -EBUSY)
+		err = agile_rt_program_build(prog, NULL);
+	agile_rt_program_build_info(prog, gpu_id, &gi);
 	tap_ok(!err && gi.branch == AGILE_RT_BUILD_CACHE_HIT &&
 		       nvrtc_runs() == n0,
 	       "again on a new context: a cache hit, no NVRTC run (branch "

@@ -468,7 +468,9 @@ int agile_rt_program_create(agile_rt_ctx ctx, const char *source,
  * failed or there is no source, and no compatible binary loads); -EBUSY
  * (GPU code, and the context has a queue, buffers, or another program's
  * GPU image); -EEXIST (a kernel name the context already has); -ENOMEM;
- * -AGILE_E_INVALID_CONTEXT.  On failure no kernel of @prog is usable.
+ * -AGILE_E_INVALID_CONTEXT.  On failure no kernel of @prog is usable;
+ * only after -EBUSY found before anything was loaded (a queue, buffers
+ * or another GPU image already there) may the build be tried again.
  */
 int agile_rt_program_build(struct agile_rt_program *prog, const char *options);
 

@@ -642,7 +642,7 @@ int agile_rt_program_build(struct agile_rt_program *p, const char *options)
 {
 	struct agile__rt_module *mod = NULL;
 	struct rt_ctx *ctx;
-	int err, busy;
+	int err;
 
 	if (!p)
 		return -EINVAL;
@@ -654,6 +654,8 @@ int agile_rt_program_build(struct agile_rt_program *p, const char *options)
 	pthread_mutex_lock(&ctx->lock);
 	err = p->built ? -EALREADY : 0;
 	for (uint32_t i = 0; i < ctx->nr_devs && !err; i++) {
+		/* Anew: an earlier try may have been refused (-EBUSY). */
+		memset(&p->dev[i].info, 0, sizeof(p->dev[i].info));
 		p->dev[i].info.device = ctx->devs[i].id;
 		p->dev[i].info.type = ctx->devs[i].type;
 	}
@@ -661,17 +663,15 @@ int agile_rt_program_build(struct agile_rt_program *p, const char *options)
 	if (!err)
 		err = gpu_busy(p);
 	pthread_mutex_unlock(&ctx->lock);
-	if (err == -EALREADY) {
+	if (err) {
+		/* Nothing was loaded: a build may be tried again later. */
 		pthread_mutex_unlock(&ctx->build_lock);
 		return err;
 	}
 	/* The CPU build: the registry and the cache are thread safe. */
-	busy = err;
-	if (!busy)
-		err = cpu_rule(p, options, &mod);
+	err = cpu_rule(p, options, &mod);
 	pthread_mutex_lock(&ctx->lock);
-	if (!busy)
-		err = build_devices(p, options, mod, err);
+	err = build_devices(p, options, mod, err);
 	p->built = err ? err : 1;
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_mutex_unlock(&ctx->build_lock);
