@@ -225,6 +225,23 @@ int agile__rt_dev_restart(struct rt_ctx *ctx, struct rt_dev *d,
 	d->pool = NULL;
 	d->restarted = true;
 	err = pool_start(ctx, d, code);
+	if (err && !code) {
+		/*
+		 * Back to the built-in code failed ($AGILE_EU_POOL=gpu, the
+		 * GPU gone): CPU EUs, so that the device keeps a pool.
+		 */
+		struct agile_eu_pool_opts popts;
+		struct agile_eu_pool_info info;
+
+		agile_eu_pool_opts_init(&popts);
+		popts.nr_eus = d->nr_eus;
+		if (!agile_eu_pool_create(d->dev, ctx->reg, &popts, &d->pool)) {
+			agile_eu_pool_info(d->pool, &info);
+			d->eu_kind = info.kind;
+		} else {
+			d->pool = NULL;
+		}
+	}
 	home_pick(ctx);
 	return err;
 }

@@ -129,8 +129,9 @@ void agile__rt_ctx_put(struct rt_ctx *ctx);
 /*
  * agile__rt_dev_restart - stop @d's pool, start one on @code (GPU only:
  * AGILE_EU_POOL_GPU_ONLY), or with @code NULL the pool dev_start makes
- * (the built-in code, a CPU fallback allowed).  @d->pool is NULL after a
- * failed start.  @ctx->lock held, no queue, no buffers.
+ * (the built-in code, a CPU fallback allowed; where even that fails,
+ * CPU EUs).  After a failed start on @code, @d->pool is NULL until the
+ * next restart.  @ctx->lock held, no queue, no buffers.
  */
 struct agile__eu_gpu_code;
 int agile__rt_dev_restart(struct rt_ctx *ctx, struct rt_dev *d,
