@@ -37,7 +37,7 @@
 #define AGILE_GPU_NR_COMMON 2
 /*
  * User kernels a runtime-compiled persistent kernel may carry
- * (kernels_body.h: AGILE_USER_NR_MAX; docs/runtime-compile.md): their
+ * (kernels_body.h: AGILE_USER_NR_MAX; docs/runtime.md): their
  * opcodes follow the common kernels' in agile_gpu_params.opcodes.
  */
 #define AGILE_GPU_NR_USER 16

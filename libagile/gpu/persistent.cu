@@ -29,7 +29,7 @@
 /*
  * Compiled at run time with user kernels (src/runtime/compile_rtc.c):
  * agile_user.h is the runtime's in-memory header, the user's source between
- * the dialect's GPU prelude and epilogue (docs/runtime-compile.md).  It
+ * the dialect's GPU prelude and epilogue (docs/runtime.md).  It
  * defines AGILE_USER_MAX_LANES before kernels_body.h reads it.
  */
 #ifdef AGILE_GPU_USER_KERNELS

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * compiletest.h - what the runtime-compile-* selftests share: a user
- * kernel source in the dialect of docs/runtime-compile.md, its expected
+ * kernel source in the dialect of docs/runtime.md, its expected
  * results, a fresh cache folder per test program, and a task on an EU.
  * Include tap.h first.
  */

@@ -813,6 +813,18 @@ int cudaGetDeviceCount(int *count)
 	return 0;
 }
 
+/*
+ * NVRTC 13 asks the driver it finds (this stand-in, in a process that
+ * builds a program on it) for an export table; it copes with none.
+ */
+int cuGetExportTable(const void **table, const void *id)
+{
+	(void)id;
+	if (table)
+		*table = NULL;
+	return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+}
+
 int cuInit(unsigned int flags)
 {
 	if (probe_fails("init-fails"))

@@ -249,7 +249,7 @@ int agile_kernels_run(const struct agile_kernel *kernel, uint32_t nr_lanes,
  * which GPU execution units run too (a GPU EU on the built-in code object
  * runs no other kernel: any other opcode fails there with -AGILE_E_OPCODE;
  * one on a code image compiled at run time also runs that image's user
- * kernels, docs/runtime-compile.md).  Registered under these
+ * kernels, docs/runtime.md).  Registered under these
  * names by agile_kernels_register_builtins:
  *
  *  AGILE_KERNEL_AXPY: y = a x + y over doubles.  args: a (the double's

@@ -16,6 +16,11 @@
  *	contexts   agile_rt_ctx_create/retain/release (handles, refcounted)
  *	kernels    agile_rt_kernel_get/register (a registry opcode per device
  *	           type)
+ *	programs   agile_rt_program_create/build/release, _build_info,
+ *	           _build_log, _binary_count, _binary, _kernel: executables
+ *	           with description data, seed 003's load rule, compile on
+ *	           demand (docs/runtime.md, "Executables and compile on
+ *	           demand")
  *	buffers    agile_rt_buffer_create/host/release
  *	queue      agile_rt_queue_create/destroy, agile_rt_enqueue
  *	events     agile_rt_event_status/wait/on_complete/release
@@ -330,6 +335,227 @@ int agile_rt_kernel_get(agile_rt_ctx ctx, const char *name,
 int agile_rt_kernel_register(agile_rt_ctx ctx,
 			     const struct agile_kernel *kernel,
 			     struct agile_rt_kernel **out);
+
+/* ---- programs: executables with description data (seed 003) ---- */
+
+#define AGILE_RT_OPTIONS_LEN 256
+
+/* struct agile_rt_binary.origin */
+#define AGILE_RT_BINARY_GIVEN 0 /* given to agile_rt_program_create */
+#define AGILE_RT_BINARY_COMPILED 1 /* made by agile_rt_program_build */
+
+/**
+ * struct agile_rt_binary - one executable and its description data
+ * @type:    AGILE_RT_DEVICE_* it was built for
+ * @vendor:  "cpu", "nvidia", "amd" (as struct agile_rt_device_info)
+ * @version: what it runs on, in the device table's words: the CPU's
+ *           machine ("x86_64"); NVIDIA "sm_XY" (a cubin: SASS) or
+ *           "compute_XY" (PTX); AMD "gfxNNN"
+ * @options: the compile options it was built with ("" none)
+ * @origin:  AGILE_RT_BINARY_* (ignored by agile_rt_program_create)
+ * @image:   the bytes: a CPU shared object of the dialect, a PTX text
+ *           (with its NUL) or cubin of the persistent kernel with the
+ *           user kernels, an AMDGPU code object
+ * @size:    how many
+ *
+ * Every binary of a program, and its source, must hold the same user
+ * kernels in the same order (one AGILE_USER_KERNELS list).
+ */
+struct agile_rt_binary {
+	uint32_t type;
+	uint32_t origin;
+	char vendor[32];
+	char version[32];
+	char options[AGILE_RT_OPTIONS_LEN];
+	const void *image;
+	size_t size;
+};
+
+/* struct agile_rt_build_info.branch: what the load rule did */
+#define AGILE_RT_BUILD_NONE 0 /* not built (yet) */
+#define AGILE_RT_BUILD_EXACT 1 /* a binary for the device's version */
+#define AGILE_RT_BUILD_COMPILED 2 /* compiled from the source now */
+#define AGILE_RT_BUILD_CACHE_HIT 3 /* compiled before: from the disk cache */
+#define AGILE_RT_BUILD_FALLBACK 4 /* the build failed: a compatible binary */
+#define AGILE_RT_BUILD_FAILED 5 /* nothing to run: see @status */
+
+/**
+ * struct agile_rt_build_info - the load rule's outcome on one device
+ * @device:  the device id
+ * @type:    AGILE_RT_DEVICE_*
+ * @branch:  AGILE_RT_BUILD_*
+ * @status:  0, or why this device has no executable (as the build's)
+ * @binary:  the index (agile_rt_program_binary) of the binary it runs
+ *           (valid unless @branch is NONE or FAILED)
+ * @version: the device's version the rule matched against
+ * @step:    the step that failed last ("cc", "nvrtcCompileProgram",
+ *           "dlopen", "load", "match"...), "" none; also set when a
+ *           fallback was taken
+ * @message: one line: what failed
+ *
+ * A device whose EUs are CPU EUs (a GPU whose pool fell back) runs the
+ * CPU's executable: its row copies the CPU's.
+ */
+struct agile_rt_build_info {
+	uint32_t device;
+	uint32_t type;
+	uint32_t branch;
+	int32_t status;
+	uint32_t binary;
+	uint32_t reserved;
+	char version[32];
+	char step[64];
+	char message[256];
+};
+
+struct agile_rt_program;
+
+/**
+ * agile_rt_program_create - an executable of @ctx from source and binaries
+ * @ctx:         the context
+ * @source:      user kernels in the dialect (docs/runtime.md), or NULL
+ * @binaries:    prebuilt executables with their description data (copied,
+ *               images included); may be NULL when @nr_binaries is 0
+ * @nr_binaries: how many
+ * @out:         receives the program, with one reference
+ *
+ * Nothing is loaded or compiled yet: agile_rt_program_build does that.
+ * The program holds a reference to @ctx.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL (no source and no binary, NULL pointers, a binary of
+ * an unknown type or without an image), -ENOMEM, or
+ * -AGILE_E_INVALID_CONTEXT.
+ */
+int agile_rt_program_create(agile_rt_ctx ctx, const char *source,
+			    const struct agile_rt_binary *binaries,
+			    uint32_t nr_binaries,
+			    struct agile_rt_program **out);
+
+/**
+ * agile_rt_program_build - apply the load rule on each device of the context
+ * @prog:    the program
+ * @options: compile options for an online build (e.g. "-DN=4"; NULL: none)
+ *
+ * The load rule, per device (and for the host CPU in any case: every
+ * kernel is also registered from its CPU build, which CPU EUs, the CPU
+ * fallback and the GPU's opcode table use): take the binaries compatible
+ * with the device (same type and vendor, a version it runs: the CPU and
+ * AMD the same version; NVIDIA sm_XY on sm_XZ with Z >= Y, compute_XY
+ * (PTX) on any sm_AB >= XY); one whose version is the device's exact one
+ * and whose options are @options is used (EXACT).  Otherwise the source
+ * is compiled for the device (cc; NVRTC to a cubin for its sm_XY; hiprtc
+ * for its gfx), through the disk cache (COMPILED or CACHE_HIT), and the
+ * product is added to the program's binaries with new description data
+ * (origin AGILE_RT_BINARY_COMPILED).  If that build or its load fails,
+ * the first compatible binary that loads is used (FALLBACK).  With
+ * neither, the device FAILED.  agile_rt_program_build_info tells which
+ * per device, agile_rt_program_build_log has the compiler's log.
+ *
+ * A GPU device with GPU EUs loads its executable by restarting the
+ * context's GPU pool on it (the persistent kernel with the user kernels
+ * in its opcode switch): one code image per pool, so only one program
+ * per context can have GPU code, and only before the context's queue
+ * and buffers exist (the pool's EUs are the runners', its arena holds
+ * the buffers).  The built-in kernels still run from that image.
+ *
+ * Thread safety: thread safe; serialised with other builds, queue and
+ * buffer creation on the context (its lock is held throughout).
+ *
+ * Return: 0 when every device has an executable; -EALREADY (built
+ * before); -ENOEXEC (a device has none: no exact match, the build
+ * failed or there is no source, and no compatible binary loads); -EBUSY
+ * (GPU code, and the context has a queue, buffers, or another program's
+ * GPU image); -EEXIST (a kernel name the context already has); -ENOMEM;
+ * -AGILE_E_INVALID_CONTEXT.  On failure no kernel of @prog is usable;
+ * only after -EBUSY found before anything was loaded (a queue, buffers
+ * or another GPU image already there) may the build be tried again.
+ */
+int agile_rt_program_build(struct agile_rt_program *prog, const char *options);
+
+/**
+ * agile_rt_program_build_info - what the load rule did on @device
+ * @prog:   the program
+ * @device: a device id of the program's context
+ * @info:   receives it
+ *
+ * Thread safety: thread safe after agile_rt_program_build returned.
+ *
+ * Return: 0, -EINVAL, or -ENODEV (@device is not one of the context's).
+ */
+int agile_rt_program_build_info(struct agile_rt_program *prog, uint32_t device,
+				struct agile_rt_build_info *info);
+
+/**
+ * agile_rt_program_build_log - the compiler's log of @device's last build
+ * @prog:   the program
+ * @device: a device id of the program's context
+ * @log:    receives the log ("" when no compiler ran; valid until the
+ *          program is released)
+ *
+ * Thread safety: thread safe after agile_rt_program_build returned.
+ *
+ * Return: 0, -EINVAL or -ENODEV.
+ */
+int agile_rt_program_build_log(struct agile_rt_program *prog, uint32_t device,
+			       const char **log);
+
+/**
+ * agile_rt_program_binary_count - how many binaries @prog has
+ * @prog: the program
+ * @nr:   receives the count: those given, then those the build compiled
+ *
+ * Thread safety: thread safe after agile_rt_program_build returned.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int agile_rt_program_binary_count(struct agile_rt_program *prog, uint32_t *nr);
+
+/**
+ * agile_rt_program_binary - binary @i of @prog, with its description data
+ * @prog: the program
+ * @i:    0 .. count - 1
+ * @out:  receives it; @out->image stays valid until the program is
+ *        released (an application may save it and give it back to a
+ *        later agile_rt_program_create)
+ *
+ * Thread safety: thread safe after agile_rt_program_build returned.
+ *
+ * Return: 0, -EINVAL, or -ENOENT (no binary @i).
+ */
+int agile_rt_program_binary(struct agile_rt_program *prog, uint32_t i,
+			    struct agile_rt_binary *out);
+
+/**
+ * agile_rt_program_kernel - @prog's kernel @name, for agile_rt_enqueue
+ * @prog: the program, built
+ * @name: a name of its AGILE_USER_KERNELS list
+ * @out:  receives the kernel (owned by the context; valid after the
+ *        program's release, until the context's last release)
+ *
+ * The kernel runs on CPU EUs (its CPU build) and, where the program's
+ * GPU image runs on the context's GPU EUs, on those.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: 0, -EINVAL, -ENOEXEC (not built, or the build failed) or
+ * -ENOENT (no such kernel).
+ */
+int agile_rt_program_kernel(struct agile_rt_program *prog, const char *name,
+			    struct agile_rt_kernel **out);
+
+/**
+ * agile_rt_program_release - free @prog and drop its context reference
+ * @prog: the program
+ *
+ * Its kernels stay with the context (registries never forget a kernel).
+ *
+ * Thread safety: not thread safe against other calls on @prog.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int agile_rt_program_release(struct agile_rt_program *prog);
 
 /* ---- buffers (the seed's memory objects) ---- */
 

@@ -2,7 +2,7 @@
 /*
  * eu_impl.h - what the layers above ask of the EU layer beyond agile/eu.h
  * (not exported): GPU EUs that run a code image compiled at run time
- * (src/runtime/compile.h, docs/runtime-compile.md) instead of the
+ * (src/runtime/compile.h, docs/runtime.md) instead of the
  * built-in code object.
  */
 #ifndef AGILE_EU_IMPL_H

@@ -40,6 +40,7 @@ struct runtime {
 	/* Written once under runtimes_once, read-only after. */
 	char loaded[LOADED_LEN]; /* the library that answered, or "" */
 	int nr_devices; /* devices it can use; 0 when none/absent */
+	char arch[32]; /* device 0's ISA ("sm_90", "gfx90a"), "" unknown */
 	char reason[REASON_LEN]; /* why nr_devices is 0, or what it found */
 };
 
@@ -274,6 +275,7 @@ static void hip_probe(struct runtime *rt)
 	}
 	rt->nr_devices = count;
 	kfd_arch(arch, sizeof(arch));
+	snprintf(rt->arch, sizeof(rt->arch), "%s", arch);
 	snprintf(rt->reason, sizeof(rt->reason),
 		 "HIP: %.100s, driver %d, %d device%s%s%s", loaded, version,
 		 count, count == 1 ? "" : "s", arch[0] ? ", device 0 " : "",
@@ -363,6 +365,7 @@ static void cuda_probe(struct runtime *rt)
 	}
 	rt->nr_devices = count;
 	snprintf(arch, sizeof(arch), "sm_%d%d", major, minor);
+	snprintf(rt->arch, sizeof(rt->arch), "%s", arch);
 	snprintf(rt->reason, sizeof(rt->reason),
 		 "CUDA: %.100s, driver %d.%d, %d device%s, device 0 %s", loaded,
 		 version / 1000, version % 1000 / 10, count,
@@ -491,6 +494,21 @@ int agile_gpu_probe(struct agile_gpu_info *out, unsigned int max,
 int agile_gpu_available(void)
 {
 	return agile__gpu_status(NULL, 0);
+}
+
+int agile__gpu_arch(uint32_t vendor, char *arch, size_t len)
+{
+	if (!arch || !len)
+		return -EINVAL;
+	arch[0] = '\0';
+	pthread_once(&runtimes_once, runtimes_probe);
+	for (int v = 0; v < NR_VENDORS; v++)
+		if (runtimes[v].vendor == vendor &&
+		    runtimes[v].nr_devices > 0 && runtimes[v].arch[0]) {
+			snprintf(arch, len, "%s", runtimes[v].arch);
+			return 0;
+		}
+	return -ENODEV;
 }
 
 int agile__gpu_status(char *reason, size_t len)

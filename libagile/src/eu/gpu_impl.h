@@ -22,6 +22,15 @@ _Static_assert(AGILE_GPU_NR_COMMON == AGILE_COMMON_NR,
 int agile__gpu_status(char *reason, size_t len);
 
 /*
+ * agile__gpu_arch - the ISA of device 0 of @vendor's runtime (where GPU
+ * EUs run), as the probe read it: "sm_90" (CUDA's compute capability),
+ * "gfx90a" (HIP, from the KFD topology), into @arch (@len bytes).  0, or
+ * -ENODEV (no usable device of @vendor, or its ISA unknown: @arch "").
+ * Thread safe.
+ */
+int agile__gpu_arch(uint32_t vendor, char *arch, size_t len);
+
+/*
  * The code objects `make -C libagile gpu` builds (libagile/Makefile), one
  * per runtime, each holding both kernels of libagile/gpu/persistent.cu for
  * every target it was built for.

@@ -35,7 +35,7 @@ enum {
 
 /*
  * User kernels: a persistent kernel compiled at run time
- * (src/runtime/compile_rtc.c, docs/runtime-compile.md) carries up to
+ * (src/runtime/compile_rtc.c, docs/runtime.md) carries up to
  * AGILE_USER_NR_MAX of them, numbered AGILE_COMMON_NR + i after the
  * common ones; the opcode table a GPU EU decides with covers both.
  * AGILE_USER_MAX_LANES(i) is user kernel i's max_lanes: 0 (no task

@@ -12,6 +12,13 @@
 
 #include "runtime_impl.h"
 
+static void buffers_less(struct rt_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nr_buffers--;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
 int agile_rt_buffer_create(agile_rt_ctx handle, size_t bytes,
 			   struct agile_rt_buffer **out)
 {
@@ -31,6 +38,10 @@ int agile_rt_buffer_create(agile_rt_ctx handle, size_t bytes,
 		agile__rt_ctx_put(ctx);
 		return -ENOMEM;
 	}
+	/* Counted first: a program's build restarts no pool under it. */
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nr_buffers++;
+	pthread_mutex_unlock(&ctx->lock);
 	home = &ctx->devs[ctx->home];
 	err = agile_eu_pool_alloc(home->pool, bytes, &buf->host,
 				  &buf->eu_addr[ctx->home]);
@@ -49,6 +60,7 @@ int agile_rt_buffer_create(agile_rt_ctx handle, size_t bytes,
 		if (buf->host)
 			agile_eu_pool_free(home->pool, buf->host);
 		free(buf);
+		buffers_less(ctx);
 		agile__rt_ctx_put(ctx);
 		return err;
 	}
@@ -93,6 +105,7 @@ void agile__rt_buffer_put(struct agile_rt_buffer *buf)
 		agile_rt_event_release(buf->readers[i]);
 	free(buf->readers);
 	free(buf);
+	buffers_less(ctx);
 	agile__rt_ctx_put(ctx);
 }
 

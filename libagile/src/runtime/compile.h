@@ -2,9 +2,10 @@
 /*
  * compile.h - executables compiled on demand (seed 003): the runtime
  * layer's internal interface to its compilers and their disk cache (not
- * exported; the public executable API is built on it).
+ * exported; the public executable API, agile_rt_program_* of
+ * agile/runtime.h in program.c, is built on it).
  *
- * One user kernel source (the dialect of docs/runtime-compile.md: phases
+ * One user kernel source (the dialect of docs/runtime.md: phases
  * separated by barriers, listed in AGILE_USER_KERNELS) builds for three
  * targets:
  *
@@ -111,7 +112,7 @@ struct agile__rt_image {
 
 /**
  * agile__rt_compile - build @source for @build's target, through the cache
- * @source: the user kernels (docs/runtime-compile.md), NUL-terminated
+ * @source: the user kernels (docs/runtime.md), NUL-terminated
  * @build:  target, architecture, options
  * @out:    receives the image (agile__rt_image_free)
  * @diag:   receives the failed step and the log (may be NULL)

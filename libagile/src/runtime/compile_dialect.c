@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * compile_dialect.c - the source dialect of user kernels (dialect
- * AGILE_RT_DIALECT_VERSION, docs/runtime-compile.md): what the compiler
+ * AGILE_RT_DIALECT_VERSION, docs/runtime.md): what the compiler
  * puts before and after the user's source for each target.
  *
  * The user writes phases with AGILE_PHASE(fn) { ... } (a function of lane,

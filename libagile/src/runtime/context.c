@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eu/eu_impl.h"
+#include "runtime/compile.h"
 #include "runtime_impl.h"
 
 /* Bytes per task register: the head and AGILE_RT_MAX_ARGS words, rounded. */
@@ -62,6 +64,7 @@ static int slot_of(agile_rt_ctx h)
 static void ctx_free(struct rt_ctx *ctx)
 {
 	struct agile_rt_kernel *k = ctx->kernels, *next;
+	struct rt_module *m = ctx->modules, *m_next;
 
 	for (uint32_t i = 0; i < ctx->nr_devs; i++) {
 		if (ctx->devs[i].pool)
@@ -75,7 +78,14 @@ static void ctx_free(struct rt_ctx *ctx)
 	}
 	if (ctx->reg)
 		agile_kernels_destroy(ctx->reg);
+	/* After the registry: its kernels' phases are in the modules. */
+	for (; m; m = m_next) {
+		m_next = m->next;
+		agile__rt_module_unload(m->mod);
+		free(m);
+	}
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->build_lock);
 	free(ctx);
 }
 
@@ -170,13 +180,77 @@ static int opts_check(const struct agile_rt_ctx_opts *o)
 	return 0;
 }
 
+/* Starts @d's pool on @d->dev: the built-in code, or @code GPU only. */
+static int pool_start(struct rt_ctx *ctx, struct rt_dev *d,
+		      const struct agile__eu_gpu_code *code)
+{
+	struct agile_eu_pool_opts popts;
+	struct agile_eu_pool_info info;
+	int err;
+
+	agile_eu_pool_opts_init(&popts);
+	popts.nr_eus = d->nr_eus;
+	popts.flags = d->type != AGILE_RT_DEVICE_GPU ? 0 :
+		      code			     ? AGILE_EU_POOL_GPU_ONLY :
+						       AGILE_EU_POOL_GPU;
+	err = agile__eu_pool_create_code(d->dev, ctx->reg, &popts, code,
+					 &d->pool);
+	if (err) {
+		d->pool = NULL;
+		return err;
+	}
+	agile_eu_pool_info(d->pool, &info);
+	d->eu_kind = info.kind;
+	return 0;
+}
+
+/* The device buffers come from: the GPU with GPU EUs, else the first. */
+static void home_pick(struct rt_ctx *ctx)
+{
+	ctx->home = 0;
+	for (uint32_t i = 0; i < ctx->nr_devs; i++)
+		if (ctx->devs[i].eu_kind == AGILE_EU_KIND_GPU) {
+			ctx->home = i;
+			break;
+		}
+}
+
+int agile__rt_dev_restart(struct rt_ctx *ctx, struct rt_dev *d,
+			  const struct agile__eu_gpu_code *code)
+{
+	int err;
+
+	if (d->pool)
+		agile_eu_pool_destroy(d->pool);
+	d->pool = NULL;
+	d->restarted = true;
+	err = pool_start(ctx, d, code);
+	if (err && !code) {
+		/*
+		 * Back to the built-in code failed ($AGILE_EU_POOL=gpu, the
+		 * GPU gone): CPU EUs, so that the device keeps a pool.
+		 */
+		struct agile_eu_pool_opts popts;
+		struct agile_eu_pool_info info;
+
+		agile_eu_pool_opts_init(&popts);
+		popts.nr_eus = d->nr_eus;
+		if (!agile_eu_pool_create(d->dev, ctx->reg, &popts, &d->pool)) {
+			agile_eu_pool_info(d->pool, &info);
+			d->eu_kind = info.kind;
+		} else {
+			d->pool = NULL;
+		}
+	}
+	home_pick(ctx);
+	return err;
+}
+
 /* Opens @d's doorbell context and starts its pool. */
 static int dev_start(struct rt_ctx *ctx, struct rt_dev *d,
 		     const struct agile_rt_ctx_opts *o)
 {
 	struct agile_dev_opts dopts;
-	struct agile_eu_pool_opts popts;
-	struct agile_eu_pool_info info;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 
@@ -195,15 +269,7 @@ static int dev_start(struct rt_ctx *ctx, struct rt_dev *d,
 	err = agile_dev_open(&dopts, &d->dev);
 	if (err)
 		return err;
-	agile_eu_pool_opts_init(&popts);
-	popts.nr_eus = d->nr_eus;
-	popts.flags = d->type == AGILE_RT_DEVICE_GPU ? AGILE_EU_POOL_GPU : 0;
-	err = agile_eu_pool_create(d->dev, ctx->reg, &popts, &d->pool);
-	if (err)
-		return err;
-	agile_eu_pool_info(d->pool, &info);
-	d->eu_kind = info.kind;
-	return 0;
+	return pool_start(ctx, d, NULL);
 }
 
 /* Adds the built-in kernels to @ctx's list: every device type runs them. */
@@ -245,6 +311,7 @@ int agile_rt_ctx_create(const struct agile_rt_ctx_opts *opts, agile_rt_ctx *out)
 	if (!ctx)
 		return -ENOMEM;
 	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->build_lock, NULL);
 	ctx->nr_devs = opts->nr_devices;
 	for (uint32_t i = 0, gpus = 0; i < ctx->nr_devs; i++) {
 		struct agile_rt_device_info info;
@@ -270,11 +337,7 @@ int agile_rt_ctx_create(const struct agile_rt_ctx_opts *opts, agile_rt_ctx *out)
 		err = dev_start(ctx, &ctx->devs[i], opts);
 	if (err)
 		goto fail;
-	for (uint32_t i = 0; i < ctx->nr_devs; i++)
-		if (ctx->devs[i].eu_kind == AGILE_EU_KIND_GPU) {
-			ctx->home = i;
-			break;
-		}
+	home_pick(ctx);
 
 	pthread_mutex_lock(&ctx_table_lock);
 	for (int s = 0; s < AGILE_RT_MAX_CONTEXTS && slot < 0; s++)

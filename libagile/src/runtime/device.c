@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "eu/gpu_impl.h"
 #include "runtime_impl.h"
 
 /*
@@ -143,6 +144,9 @@ static void gpu_row(const struct agile_gpu_info *g, unsigned int nth_amd,
 	snprintf(d->name, sizeof(d->name), "%s", g->name);
 	if (g->vendor == AGILE_GPU_VENDOR_AMD)
 		kfd_fill(nth_amd, d);
+	/* Device 0 of its runtime (where GPU EUs run): the probe's ISA. */
+	if (!d->version[0] && g->flags & AGILE_GPU_USABLE && !g->index)
+		agile__gpu_arch(g->vendor, d->version, sizeof(d->version));
 	d->lanes = d->units * AGILE_MAX_LANES;
 	/*
 	 * What GPU EUs need of any device they run on: doubles (the

@@ -49,6 +49,8 @@ struct rt_dev {
 	uint32_t eu_kind;
 	struct agile_dev *dev;
 	struct agile_eu_pool *pool;
+	/* Its pool was restarted by a program's build (program.c). */
+	bool restarted;
 	/* Counted by the runners; read by agile_rt_stats (relaxed). */
 	atomic_uint_fast64_t groups;
 	atomic_uint_fast64_t fallback_in;
@@ -79,8 +81,29 @@ struct rt_ctx {
 	 * Taken inside a queue's lock, never the other way round.
 	 */
 	pthread_mutex_t lock;
+	/*
+	 * Serialises programs' builds on the context (program.c), held
+	 * outside @lock: the CPU build compiles without @lock, the GPU's
+	 * (which needs no queue) with it.
+	 */
+	pthread_mutex_t build_lock;
 	struct agile_rt_kernel *kernels;
 	struct agile_rt_queue *queue;
+	/* Live buffers (their arena is the home pool's); under @lock. */
+	uint32_t nr_buffers;
+	/* A program's image runs on the GPU pool (program.c); under @lock. */
+	bool gpu_program;
+	/*
+	 * CPU builds of programs whose kernels @reg holds: unloaded after
+	 * the registry is destroyed (context.c).  Appended under @lock.
+	 */
+	struct rt_module *modules;
+};
+
+/* A loaded CPU build (runtime/compile.h's module) a context keeps. */
+struct rt_module {
+	struct rt_module *next;
+	struct agile__rt_module *mod;
 };
 
 /*
@@ -108,6 +131,19 @@ struct agile_rt_buffer {
 struct rt_ctx *agile__rt_ctx_get(agile_rt_ctx handle);
 /* Drops a reference agile__rt_ctx_get (or create) took; the last frees. */
 void agile__rt_ctx_put(struct rt_ctx *ctx);
+
+/* ---- context.c, for program.c ---- */
+
+/*
+ * agile__rt_dev_restart - stop @d's pool, start one on @code (GPU only:
+ * AGILE_EU_POOL_GPU_ONLY), or with @code NULL the pool dev_start makes
+ * (the built-in code, a CPU fallback allowed; where even that fails,
+ * CPU EUs).  After a failed start on @code, @d->pool is NULL until the
+ * next restart.  @ctx->lock held, no queue, no buffers.
+ */
+struct agile__eu_gpu_code;
+int agile__rt_dev_restart(struct rt_ctx *ctx, struct rt_dev *d,
+			  const struct agile__eu_gpu_code *code);
 
 /* ---- buffer.c ---- */
 
