@@ -256,13 +256,7 @@ int main(void)
 	struct agile_rt_buffer *flags;
 	int err;
 
-	err = rt_cpu_ctx(1, &ctx);
-	if (!err)
-		err = rt_register_all(ctx, &k);
-	if (!err)
-		err = agile_rt_queue_create(ctx, NULL, &q);
-	if (!err)
-		err = agile_rt_buffer_create(ctx, 64, &flags);
+	err = rt_rig_open(&ctx, &k, &q, &flags);
 	if (!tap_ok(!err, "a CPU context, one EU, a queue: %s",
 		    agile_strerror(err)))
 		return tap_done();

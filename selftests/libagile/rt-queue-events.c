@@ -56,13 +56,7 @@ int main(void)
 	FILE *mem;
 	int err;
 
-	err = rt_cpu_ctx(1, &ctx);
-	if (!err)
-		err = rt_register_all(ctx, &k);
-	if (!err)
-		err = agile_rt_queue_create(ctx, NULL, &q);
-	if (!err)
-		err = agile_rt_buffer_create(ctx, 64, &flags);
+	err = rt_rig_open(&ctx, &k, &q, &flags);
 	if (!err)
 		err = agile_rt_buffer_create(ctx, N * 8, &a);
 	if (!err)

@@ -27,13 +27,7 @@ int main(void)
 	uint64_t *log;
 	int err, bad = 0;
 
-	err = rt_cpu_ctx(1, &ctx);
-	if (!err)
-		err = rt_register_all(ctx, &k);
-	if (!err)
-		err = agile_rt_queue_create(ctx, NULL, &q);
-	if (!err)
-		err = agile_rt_buffer_create(ctx, 64, &flags);
+	err = rt_rig_open(&ctx, &k, &q, &flags);
 	if (!err)
 		err = agile_rt_buffer_create(ctx, 4096, &logb);
 	if (!tap_ok(!err, "a CPU context, one EU, a queue: %s",

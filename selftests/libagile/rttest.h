@@ -172,6 +172,25 @@ static inline int rt_cpu_ctx(uint32_t eus, agile_rt_ctx *ctx)
 	return agile_rt_ctx_create(&o, ctx);
 }
 
+/*
+ * The usual rig: a CPU context of one EU with the kernels above, a queue,
+ * and a 64-byte flags buffer for rt.block.  0 or the first error.
+ */
+static inline int rt_rig_open(agile_rt_ctx *ctx, struct rt_kernels *k,
+			      struct agile_rt_queue **q,
+			      struct agile_rt_buffer **flags)
+{
+	int err = rt_cpu_ctx(1, ctx);
+
+	if (!err)
+		err = rt_register_all(*ctx, k);
+	if (!err)
+		err = agile_rt_queue_create(*ctx, NULL, q);
+	if (!err)
+		err = agile_rt_buffer_create(*ctx, 64, flags);
+	return err;
+}
+
 static inline struct agile_rt_arg rt_buf(struct agile_rt_buffer *b,
 					 uint32_t access)
 {
