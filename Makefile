@@ -13,7 +13,8 @@
 #   make lint     clang-format --check on the tree; checkpatch --strict,
 #                 sparse and W=1 on the module
 #   make format   clang-format every C source and header in place
-#   make bench    agile-bench: every benchmark beside its baseline
+#   make bench    agile-bench: every benchmark beside its baseline; a CSV,
+#                 a markdown report and PNG plots (build/tools/bench-report)
 #   make check-gpu  GPU EUs' bring-up sequence on a real GPU, the EU tests on
 #                 GPU EUs, agile-bench gpu; a SKIP line without a GPU
 #   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
@@ -121,6 +122,8 @@ format: deps
 
 bench: lib
 	@$(MAKE) --no-print-directory -C tools/agile-bench run
+	@python3 tools/agile-bench/report.py $(BUILD)/tools/agile-bench.csv \
+		$(BUILD)/tools/bench-report
 
 # Build, lint, the library's suites, the selftests in every guest;
 # tools/check.sh ends with one line "N passed, N failed".

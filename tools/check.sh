@@ -57,6 +57,9 @@ step "man pages (tools/check-man.sh: a page per exported symbol, up to date, gro
 step "agilectl on the host without /dev/agile (tools/test-agilectl.sh)" \
 	agilectl-host.log tools/test-agilectl.sh
 cp "$results/agilectl-host.log" "$results/agilectl-host.tap"
+step "agile-bench's CSV and report.py's report and plots (tools/test-bench-report.sh)" \
+	bench-report.log tools/test-bench-report.sh
+cp "$results/bench-report.log" "$results/bench-report.tap"
 # No GPU here: the persistent kernel is compiled for every target only.
 step "GPU persistent kernel compiles (HIP and CUDA targets; ISA/PTX read back)" gpu.log \
 	"$make" --no-print-directory -C libagile gpu

@@ -34,6 +34,7 @@ PACKAGES="
 	groff-base		# tools/check-man.sh: groff -man -ww renders each man page
 	man-db			# man -l to read the pages in man/
 	python3			# tools/man-gen.py: section 3 pages from the headers
+	gnuplot-nox		# tools/agile-bench/report.py: the report's plots
 	debian-archive-keyring	# verifies the private trixie lists (6.12 guest)
 	libhwloc-dev		# library: topology
 	libtbb-dev		# library: baseline for benchmarks

@@ -121,6 +121,25 @@ struct timing bench_summarize(double *ms, int reps)
 
 #define MAX_REPS 64
 
+/*
+ * The progress line of a long run, on stderr when it is a terminal: the
+ * benchmark, the contender and its repetition, rewritten in place.
+ */
+static void progress(const char *bench, const char *variant, int rep, int reps)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (!tty)
+		return;
+	if (!bench)
+		fprintf(stderr, "\r\033[K");
+	else
+		fprintf(stderr, "\r\033[K  %s %s: %d/%d", bench, variant, rep,
+			reps);
+}
+
 void bench_run(const char *bench, const struct contender *c, int nr)
 {
 	double ms[16][MAX_REPS];
@@ -148,11 +167,14 @@ void bench_run(const char *bench, const struct contender *c, int nr)
 			for (int r = 0; r < block; r++) {
 				double start = bench_now_ms();
 
+				progress(bench, c[i].variant, done[i] + 1,
+					 reps);
 				c[i].fn(c[i].arg);
 				ms[i][done[i]++] = bench_now_ms() - start;
 			}
 		}
 	}
+	progress(NULL, NULL, 0, 0);
 	for (int i = 0; i < nr; i++)
 		bench_row(bench, c[i].variant, c[i].threads,
 			  bench_summarize(ms[i], done[i] > 0 ? done[i] : 1));
@@ -180,9 +202,11 @@ void bench_run_rounds(const char *bench, const struct contender *c, int nr)
 			int i = (r + k) % nr;
 			double start = bench_now_ms();
 
+			progress(bench, c[i].variant, r + 1, reps);
 			c[i].fn(c[i].arg);
 			ms[i][r] = bench_now_ms() - start;
 		}
+	progress(NULL, NULL, 0, 0);
 	for (int i = 0; i < nr; i++)
 		bench_row(bench, c[i].variant, c[i].threads,
 			  bench_summarize(ms[i], reps > 0 ? reps : 1));
@@ -408,6 +432,22 @@ static void print_table(void)
 		printf("note: %s\n", notes[i]);
 }
 
+/* @s as one CSV field (RFC 4180: quoted when it holds , " or a newline). */
+static void csv_text(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 static int write_csv(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -419,14 +459,18 @@ static int write_csv(const char *path)
 	for (int i = 0; i < nr_rows; i++) {
 		const struct row *r = &rows[i];
 
+		fputs(r->na[0] ? "na," : "time,", f);
+		csv_text(f, r->bench);
+		fputc(',', f);
+		csv_text(f, r->variant);
 		if (r->na[0]) {
-			fprintf(f, "na,%s,%s,%d,,,,,,,%s,,,,,,,\n", r->bench,
-				r->variant, r->threads, r->na);
+			fprintf(f, ",%d,,,,,,,", r->threads);
+			csv_text(f, r->na);
+			fputs(",,,,,,,\n", f);
 			continue;
 		}
-		fprintf(f, "time,%s,%s,%d,%d,%.6f,%.6f,,,,", r->bench,
-			r->variant, r->threads, r->t.reps, r->t.min_ms,
-			r->t.median_ms);
+		fprintf(f, ",%d,%d,%.6f,%.6f,,,,", r->threads, r->t.reps,
+			r->t.min_ms, r->t.median_ms);
 		if (r->bytes)
 			fprintf(f, ",%llu,%.0f", (unsigned long long)r->bytes,
 				row_bandwidth(r));
@@ -445,9 +489,23 @@ static int write_csv(const char *path)
 		const char *verdict;
 		double ratio = judge(c, &verdict);
 
-		fprintf(f, "%s,%s,%s,,,,,%s,%.4f,%s,%s,,,,,,,\n",
-			c->speedup ? "speedup" : "slowdown", c->bench,
-			c->variant, c->baseline, ratio, c->target, verdict);
+		fputs(c->speedup ? "speedup," : "slowdown,", f);
+		csv_text(f, c->bench);
+		fputc(',', f);
+		csv_text(f, c->variant);
+		fputs(",,,,,", f);
+		csv_text(f, c->baseline);
+		fprintf(f, ",%.4f,", ratio);
+		csv_text(f, c->target);
+		fputc(',', f);
+		csv_text(f, verdict);
+		fputs(",,,,,,,\n", f);
+	}
+	/* The notes too, in the variant column (tools/agile-bench/report.py). */
+	for (int i = 0; i < nr_notes; i++) {
+		fputs("note,,", f);
+		csv_text(f, notes[i]);
+		fputs(",,,,,,,,,,,,,,,\n", f);
 	}
 	return fclose(f) ? -errno : 0;
 }
