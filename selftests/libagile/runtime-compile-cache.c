@@ -59,6 +59,15 @@ static void test_location(void)
 	tap_ok(err == -EINVAL, "a relative AGILE_CACHE_DIR: %s",
 	       agile_strerror(err));
 	setenv("AGILE_CACHE_DIR", cache_dir, 1);
+
+	/* Entries are loaded as code: a folder others may write is refused. */
+	chmod(cache_dir, 0777);
+	err = agile__rt_cache_dir(dir, sizeof(dir), NULL);
+	tap_ok(err == -EPERM, "a cache folder others may write: %s",
+	       agile_strerror(err));
+	chmod(cache_dir, 0700);
+	err = agile__rt_cache_dir(dir, sizeof(dir), NULL);
+	tap_ok(!err, "private again: %s", agile_strerror(err));
 }
 
 static void test_hash(void)

@@ -129,6 +129,19 @@ int agile__rt_cache_dir(char *dir, size_t len, struct agile__rt_diag *diag)
 		return agile__rt_fail(diag, err, "cache",
 				      "cache folder %.200s: %s", dir,
 				      strerror(-err));
+	/*
+	 * Its entries are loaded as code (a CPU build is dlopen'ed, a GPU
+	 * image runs on the device): a folder someone else owns or may
+	 * write to would let them plant code, so it is refused.
+	 */
+	if (st.st_uid != geteuid() || st.st_mode & (S_IWGRP | S_IWOTH))
+		return agile__rt_fail(diag, -EPERM, "cache",
+				      "cache folder %.200s is not private "
+				      "(owner uid %u, mode %03o; it must be "
+				      "yours and writable by you alone: its "
+				      "entries are loaded as code)",
+				      dir, (unsigned int)st.st_uid,
+				      (unsigned int)(st.st_mode & 0777));
 	return 0;
 }
 
@@ -212,7 +225,8 @@ int agile__rt_cache_get(const char *dir, const char *key, const char *ext,
 		err = key_raw(key, raw_key);
 	if (err)
 		return err;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not through a link: the folder's own files only. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	err = read_all(fd, &buf, &total);
