@@ -15,10 +15,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "eu/gpu_impl.h"
 #include "tap.h"
 #include "gputest.h"
+
+/*
+ * A folder the caller did not name is used only when root or the caller
+ * owns it and not everyone may write to it: made world-writable for a
+ * moment, the build folder is passed over, and named in the reason.
+ */
+static void test_untrusted(const char *file)
+{
+	char path[4096], why[512];
+	struct stat st;
+	int err;
+
+	if (stat(AGILE_GPU_BUILD_DIR, &st) ||
+	    chmod(AGILE_GPU_BUILD_DIR, st.st_mode | S_IWOTH)) {
+		tap_skip("an untrusted build folder is passed over",
+			 "cannot change %s's mode", AGILE_GPU_BUILD_DIR);
+		return;
+	}
+	err = agile__gpu_code_find(file, path, sizeof(path), why, sizeof(why));
+	chmod(AGILE_GPU_BUILD_DIR, st.st_mode & 07777);
+	tap_ok(err == -ENOENT && strstr(why, "world-writable"),
+	       "the build folder world-writable: %s passed over (%s)", file,
+	       agile_strerror(err));
+	tap_diag("reason: %s", why);
+}
 
 static void test_code_lookup(void)
 {
@@ -60,6 +86,7 @@ static void test_code_lookup(void)
 		       "AGILE_GPU_CODE_DIR unset: %s found in the build "
 		       "directory compiled in",
 		       file);
+		test_untrusted(file);
 	}
 	unsetenv("AGILE_GPU_CODE_DIR");
 	err = agile__gpu_code_find("no-such-code-object", path, sizeof(path),

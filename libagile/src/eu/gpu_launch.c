@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #ifndef AGILE_NO_DLOPEN
 #include <dlfcn.h>
@@ -65,13 +66,30 @@
 
 /* ---- finding the code object ---- */
 
-static int code_try(const char *dir, const char *file, char *path, size_t len)
+/*
+ * Whether @path may be loaded from a place the caller did not name: owned
+ * by root or the caller, and not writable by everyone.  The compiled-in
+ * build folder may not exist where an installed library runs, and then
+ * anyone who may create that path could plant GPU code there.
+ */
+static bool code_trusted(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && (st.st_uid == 0 || st.st_uid == geteuid()) &&
+	       !(st.st_mode & S_IWOTH);
+}
+
+static int code_try(const char *dir, const char *file, char *path, size_t len,
+		    bool check)
 {
 	int n = snprintf(path, len, "%s/%s", dir, file);
 
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
-	return access(path, R_OK) ? -ENOENT : 0;
+	if (access(path, R_OK))
+		return -ENOENT;
+	return !check || (code_trusted(dir) && code_trusted(path)) ? 0 : -EPERM;
 }
 
 int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
@@ -80,6 +98,7 @@ int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
 	const char *env = getenv("AGILE_GPU_CODE_DIR");
 	char looked[2 * PATH_MAX] = "";
 	size_t off = 0;
+	int err = 0;
 
 	if (!file || !path || !len)
 		return -EINVAL;
@@ -87,7 +106,7 @@ int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
 	REASON(reason, rlen, "%s", "");
 	if (env && *env) {
 		/* Set: the only place, so a test or a user gets what it says. */
-		if (!code_try(env, file, path, len))
+		if (!code_try(env, file, path, len, false))
 			return 0;
 		REASON(reason, rlen,
 		       "GPU code object %s not found in AGILE_GPU_CODE_DIR=%s",
@@ -96,10 +115,14 @@ int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
 		return -ENOENT;
 	}
 #ifdef AGILE_GPU_BUILD_DIR
-	if (!code_try(AGILE_GPU_BUILD_DIR, file, path, len))
+	err = code_try(AGILE_GPU_BUILD_DIR, file, path, len, true);
+	if (!err)
 		return 0;
-	off += (size_t)snprintf(looked + off, sizeof(looked) - off, "%s",
-				AGILE_GPU_BUILD_DIR);
+	off += (size_t)snprintf(looked + off, sizeof(looked) - off, "%s%s",
+				AGILE_GPU_BUILD_DIR,
+				err == -EPERM ? " (skipped: not owned by root "
+						"or you, or world-writable)" :
+						"");
 #endif
 #ifndef AGILE_NO_DLOPEN
 	{
@@ -115,20 +138,26 @@ int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
 					 (int)(strrchr(obj, '/') - obj), obj);
 
 			if (n > 0 && (size_t)n < sizeof(dir)) {
-				if (!code_try(dir, file, path, len)) {
+				err = code_try(dir, file, path, len, true);
+				if (!err) {
 					free(obj);
 					return 0;
 				}
 				if (off < sizeof(looked))
 					off += (size_t)snprintf(
 						looked + off,
-						sizeof(looked) - off, "%s%s",
-						off ? ", " : "", dir);
+						sizeof(looked) - off, "%s%s%s",
+						off ? ", " : "", dir,
+						err == -EPERM ?
+							" (skipped: not "
+							"trusted)" :
+							"");
 			}
 		}
 		free(obj);
 	}
 #endif
+	(void)err;
 	path[0] = '\0';
 	REASON(reason, rlen,
 	       "GPU code object %s not found (AGILE_GPU_CODE_DIR unset; "
