@@ -27,7 +27,8 @@
 #   /selftests/libagile/        executables of build/selftests/libagile/
 #                               (make -C libagile guest-tests), which
 #                               selftests/libagile/guest.sh runs
-#   /tools/                     executables of build/tools/
+#   /tools/                     the statically linked executables of
+#                               build/tools/
 #   /extra/                     the extra files given on the command line
 # /selftests/kmod, /tools and /extra are on PATH.  Dynamically linked
 # executables get their libraries copied along (static ones are preferred:
@@ -160,17 +161,33 @@ add_file() {
 	done
 }
 
-# add_executables <dir> <dest dir>: every executable regular file in <dir>.
+# dynamic <file>: whether <file> is a dynamically linked ELF.
+dynamic() {
+	readelf -l "$1" 2>/dev/null | grep -q 'program interpreter'
+}
+
+# add_executables <dir> <dest dir> [static]: every executable regular file
+# in <dir>; with "static", the statically linked ones only.
 add_executables() {
 	[ -d "$1" ] || return 0
 	for f in "$1"/*; do
-		[ -f "$f" ] && [ -x "$f" ] && add_file "$f" "$2"
+		if [ ! -f "$f" ] || [ ! -x "$f" ]; then
+			continue
+		fi
+		if [ "${3:-}" = static ] && dynamic "$f"; then
+			continue
+		fi
+		add_file "$f" "$2"
 	done
 	return 0
 }
 add_executables "$BUILD/selftests/kmod" "$STAGE/selftests/kmod"
 add_executables "$BUILD/selftests/libagile" "$STAGE/selftests/libagile"
-add_executables "$BUILD/tools" "$STAGE/tools"
+# The guests run the static tools (agile-demo, agilectl, agile-bench-static,
+# the examples); the host's dynamic ones stay out: agile-retarget alone
+# would bring libclang and libLLVM, some 200 MB, and the initramfs no
+# longer unpacks in the guest's memory.
+add_executables "$BUILD/tools" "$STAGE/tools" static
 for f in "$@"; do
 	add_file "$f" "$STAGE/extra"
 done
