@@ -7,7 +7,8 @@
 # kmod and libagile selftests inside each
 # guest kernel, and last the kmod selftests inside the debug guest kernel
 # (KASAN, lockdep, kmemleak...: tools/vm/debug.config).  Each step's
-# verdict is a TAP line in build/results/steps.tap; every suite writes its
+# verdict is a TAP line in build/results/steps.tap, its seconds a line of
+# build/results/steps-time.txt; every suite writes its
 # own TAP file beside it, and the last line counts them all: "N passed, N
 # failed".
 #
@@ -30,11 +31,15 @@ failed=0
 
 # step <name> <log> <command...>: run a step, log its output, one TAP line.
 step() {
-	local name=$1 log=$results/$2
+	local name=$1 log=$results/$2 t0 rc=0
 	shift 2
 	n=$((n + 1))
+	t0=$(date +%s)
 	echo "=== $name"
-	if "$@" >"$log" 2>&1; then
+	"$@" >"$log" 2>&1 || rc=$?
+	# How long each step took: the 40-minute budget is watched from here.
+	echo "$(($(date +%s) - t0)) s	$name" | tee -a "$results/steps-time.txt"
+	if [ $rc -eq 0 ]; then
 		echo "ok $n $name" >>"$results/steps.tap"
 		return 0
 	fi
