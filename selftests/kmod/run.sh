@@ -204,7 +204,9 @@ fi
 for prog in $PROGRAMS; do
 	if [ -x "$TESTS/$prog" ]; then
 		echo "# ---- $prog"
+		t0=$(cut -d' ' -f1 /proc/uptime)
 		run_program "$TESTS/$prog" "$prog"
+		echo "# $prog: $(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime) s"
 	else
 		not_ok "$prog: $TESTS/$prog missing"
 	fi

@@ -64,7 +64,9 @@ for backend in ${AGILE_BACKENDS:-kmod user}; do
 	for t in $programs; do
 		name=$(basename "$t")
 		echo "# ---- $backend/$name"
+		t0=$(cut -d' ' -f1 /proc/uptime)
 		AGILE_BACKEND=$backend run_program "$t" "$backend/$name"
+		echo "# $backend/$name: $(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime) s"
 	done
 done
 
