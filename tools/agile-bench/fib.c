@@ -79,6 +79,37 @@ static void run_omp(void *arg)
 	j->result = omp_fib(j->n, j->threads);
 }
 
+/*
+ * Small runs, one after another: RUN_CALLS runs of fib(RUN_N) from the
+ * bench's thread per repetition, what a program that enters the pool
+ * often for little work pays on top of the work (a pool of one has no
+ * thread: the caller runs it).
+ */
+#define RUN_CALLS 1000
+#define RUN_N 5
+
+static void runs_plain(void *arg)
+{
+	struct fib_job *j = arg;
+
+	for (int i = 0; i < RUN_CALLS; i++) {
+		j->result = fib_plain(j->n);
+		__asm__ __volatile__("" : : "r"(j->result) : "memory");
+	}
+}
+
+static void runs_agile(void *arg)
+{
+	for (int i = 0; i < RUN_CALLS; i++)
+		run_agile(arg);
+}
+
+static void runs_tbb(void *arg)
+{
+	for (int i = 0; i < RUN_CALLS; i++)
+		run_tbb(arg);
+}
+
 static int agile_pool(const struct bench_opts *o, struct fib_job *j,
 		      int workers)
 {
@@ -110,6 +141,8 @@ int bench_fib(const struct bench_opts *o)
 	struct fib_job unchecked = plain;
 	struct fib_job tbb = { .n = o->fib_n },
 		       omp = { .n = o->fib_n, .threads = o->threads };
+	struct fib_job small_plain = { .n = RUN_N }, small_one = small_plain,
+		       small_tbb = small_plain;
 	int64_t expect = fib_plain(o->fib_n);
 	/* Spawn-heavy baselines are slow: fewer repetitions for them. */
 	int slow_reps = o->reps < 3 ? o->reps : 3;
@@ -127,6 +160,8 @@ int bench_fib(const struct bench_opts *o)
 		return err;
 	}
 	tbb.arena = tbb_arena_new(o->threads);
+	small_one.sched = one.sched;
+	small_tbb.arena = tbb_arena_new(1);
 
 	/* The three of one worker in rounds, rep by rep (their ratios). */
 	const struct contender one_cpu[] = {
@@ -139,16 +174,29 @@ int bench_fib(const struct bench_opts *o)
 		{ "tbb-task_group", o->threads, run_tbb, &tbb, slow_reps },
 		{ "omp-tasks", o->threads, run_omp, &omp, slow_reps },
 	};
+	const struct contender small[] = {
+		{ "runs-plain", 1, runs_plain, &small_plain, o->reps },
+		{ "runs-agile-1w", 1, runs_agile, &small_one, o->reps },
+		{ "runs-tbb-arena1", 1, runs_tbb, &small_tbb, o->reps },
+	};
 	bench_run_rounds("fib", one_cpu, sizeof(one_cpu) / sizeof(one_cpu[0]));
 	bench_run("fib", c, sizeof(c) / sizeof(c[0]));
+	bench_run_rounds("fib", small, sizeof(small) / sizeof(small[0]));
 
 	agile_note(&one, "agile-1w", o->reps + 2); /* + a warm-up per pass */
 	agile_note(&all, all_name, o->reps + 2);
 	agile_sched_destroy(one.sched);
 	agile_sched_destroy(all.sched);
 	tbb_arena_free(tbb.arena);
-	if (one.err || all.err || unchecked.err)
-		return one.err ? one.err : all.err ? all.err : unchecked.err;
+	tbb_arena_free(small_tbb.arena);
+	if (one.err || all.err || unchecked.err || small_one.err)
+		return one.err	     ? one.err :
+		       all.err	     ? all.err :
+		       unchecked.err ? unchecked.err :
+				       small_one.err;
+	if (small_plain.result != 5 || small_one.result != 5 ||
+	    small_tbb.result != 5)
+		return -EPROTO;
 	if (plain.result != expect || one.result != expect ||
 	    unchecked.result != expect || all.result != expect ||
 	    tbb.result != expect || omp.result != expect)
@@ -163,7 +211,13 @@ int bench_fib(const struct bench_opts *o)
 	bench_compare("fib", all_name, "plain", true, NULL);
 	bench_compare("fib", "tbb-task_group", "plain", false, NULL);
 	bench_compare("fib", "omp-tasks", "plain", false, NULL);
+	bench_compare("fib", "runs-agile-1w", "runs-tbb-arena1", true, NULL);
+	bench_compare("fib", "runs-agile-1w", "runs-plain", false, NULL);
 	bench_note("fib(%d), every call a spawn: %lld calls", o->fib_n,
 		   (long long)(2 * fib_plain(o->fib_n + 1) - 1));
+	bench_note("runs-*: %d runs of fib(%d) one after another from the "
+		   "bench's thread, per repetition: agile's pool of one, "
+		   "oneTBB's task_group in a 1-thread task_arena, plain calls",
+		   RUN_CALLS, RUN_N);
 	return 0;
 }

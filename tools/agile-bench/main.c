@@ -517,7 +517,7 @@ static const struct {
 } benches[] = {
 #ifndef AGILE_BENCH_NO_TBB
 	{ "fib", bench_fib,
-	  "fork/join fib(n), every call a spawn: plain recursion, agile 1 and all workers, oneTBB task_group, OpenMP tasks" },
+	  "fork/join fib(n), every call a spawn: plain recursion, agile 1 and all workers, oneTBB task_group, OpenMP tasks; 1000 small runs on a pool of one beside a 1-thread oneTBB arena" },
 	{ "pfor", bench_pfor,
 	  "uneven parallel-for: serial, agile_sched_parallel_for, oneTBB parallel_for, OpenMP dynamic schedule" },
 #endif

@@ -43,7 +43,8 @@
  * other's results in a cycle still deadlock, as they would on one pool.
  * A thread that is no pool's worker runs its run itself as the pool's
  * worker 0 when that slot is free (agile_sched_create), and otherwise
- * sleeps until the run ends.
+ * sleeps until the run ends (on a pool of one: until it is its turn to
+ * hold the slot).
  *
  * Errors: every function returns 0 or a negative errno and never aborts.
  * The first negative errno recorded in a run (by a task through
@@ -646,10 +647,11 @@ agile__balanced(struct agile_worker *w, union agile_frame_slot *base)
  * Evaluates to 0 or the run's first negative errno.  From a thread that is
  * no pool's worker, the task runs on this thread as the pool's worker 0
  * (the pool's threads steal from it) when that slot is free, else on a
- * worker while the caller sleeps; if the caller is a worker of another
- * pool, it works for that pool meanwhile (see "Waiting on another pool"
- * above); from a worker of @S it runs at once on that worker, as a
- * nested run with its own error.
+ * worker while the caller sleeps (on a pool of one, which has no thread:
+ * on this thread too, once the slot is its turn); if the caller is a
+ * worker of another pool, it works for that pool meanwhile (see "Waiting
+ * on another pool" above); from a worker of @S it runs at once on that
+ * worker, as a nested run with its own error.
  *
  *	err = AGILE_RUN(s, fib, 30, &result);
  *
@@ -789,12 +791,16 @@ int agile_sched_opts_init(struct agile_sched_opts *opts);
  * @opts: NULL for the defaults
  * @out:  receives the pool
  *
- * A pool of two or more workers starts one thread fewer: its worker 0 is
+ * A pool starts one thread fewer than it has workers: its worker 0 is
  * the thread that runs something on it (AGILE_RUN, agile_sched_run, a
  * parallel loop) from outside any pool, which then works on its own run
  * instead of sleeping until a worker has done it, one such thread at a
  * time; a second one meanwhile, and a worker of another pool, queue
- * their runs for the pool's threads, as every run does on a pool of one.
+ * their runs for the pool's threads.  A pool of one starts no thread:
+ * its runs are queued, and the thread that holds worker 0's slot runs
+ * them in order until its own is done, then hands the slot to the next
+ * queued run's thread, a worker of another pool included (which works
+ * for its own pool while it waits for its turn).
  * By default workers run unpinned.  With $AGILE_SCHED_PIN=1 (and not
  * AGILE_SCHED_NO_PIN) they are pinned one per processing unit, cores
  * first then their SMT siblings, wrapping around when there are more

@@ -181,10 +181,10 @@ static int start_all(struct agile_sched *s, const struct agile_sched_opts *o,
 		     struct placement *place)
 {
 	/*
-	 * Worker 0 of a pool of two or more is the caller's (sched_impl.h):
-	 * threads start at 1 and take the units from the first on.
+	 * Worker 0 is the caller's (sched_impl.h): threads start at 1 and
+	 * take the units from the first on.
 	 */
-	uint32_t first = s->caller_slot ? 1 : 0;
+	const uint32_t first = 1;
 
 	for (uint32_t i = first; i < s->nr_workers; i++) {
 		struct worker *w = s->workers[i];
@@ -254,7 +254,7 @@ int agile_sched_create(const struct agile_sched_opts *opts,
 	if (s->nr_workers > AGILE_SCHED_MAX_WORKERS)
 		s->nr_workers = AGILE_SCHED_MAX_WORKERS;
 
-	s->caller_slot = s->nr_workers > 1;
+	s->nr_threads = s->nr_workers - 1;
 
 	err = -ENOMEM;
 	s->workers = calloc(s->nr_workers, sizeof(*s->workers));
@@ -324,7 +324,7 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *st)
 #undef LOAD
 	}
 	st->nr_workers = s->nr_workers;
-	st->nr_threads = s->nr_workers - (s->caller_slot ? 1 : 0);
+	st->nr_threads = s->nr_threads;
 	st->nr_pinned = s->nr_pinned;
 	st->pin_error = s->pin_error;
 	st->sleeping =

@@ -80,9 +80,17 @@ enum frame_state {
 	FRAME_SLEEPER = 2,
 };
 
+/* agile_run.done */
+enum run_state {
+	RUN_PENDING = 0,
+	RUN_DONE = 1,
+	/* Pool of one: the slot was given back with this run at the queue's head. */
+	RUN_KICKED = 2,
+};
+
 struct agile_run {
 	_Atomic int error; /* first negative errno wins (compare-and-swap) */
-	_Atomic uint32_t done; /* futex word of an outside caller */
+	_Atomic uint32_t done; /* enum run_state; futex word of its submitter */
 	struct agile_frame *root;
 	struct agile_run *next; /* in agile_sched.roots_head */
 };
@@ -132,15 +140,21 @@ struct agile_sched {
 	_Atomic uint32_t nr_active; /* submitted and not yet done */
 	_Atomic bool closing; /* agile_sched_destroy started */
 	/*
-	 * Worker 0 of a pool of two or more has no thread: a thread that is
-	 * no pool's worker and runs something on the pool becomes it for
-	 * the length of its run (agile__run_frame), one at a time
-	 * (caller_busy: 0 free, 1 taken; compare-and-swap to take, release
-	 * store to give back).  The others queue their runs for the
-	 * nr_workers - 1 threads, as every run does on a pool of one.
+	 * Worker 0 has no thread: a thread that runs something on the pool
+	 * becomes it for a while, one at a time (caller_busy: 0 free, 1
+	 * taken; compare-and-swap to take, release store to give back;
+	 * holder: the taker's thread token, steal.c).  On a pool of two or
+	 * more, a thread that is no pool's worker takes it for the length of
+	 * its run (agile__run_frame); the others queue their runs for the
+	 * nr_threads = nr_workers - 1 threads.  A pool of one has no thread
+	 * at all (nr_threads 0): every run is queued, and the submitter that
+	 * holds the slot runs the queue until its own run is done, then
+	 * gives the slot to the next queued run's submitter (steal.c:
+	 * run_in_turn).
 	 */
-	bool caller_slot;
+	uint32_t nr_threads;
 	_Atomic uint32_t caller_busy;
+	_Atomic(void *) holder;
 	_Atomic bool stop; /* workers leave their loop */
 	/* Sleepers wait on wake_seq; its own line, touched only by idle paths. */
 	_Alignas(128) _Atomic uint32_t wake_seq;

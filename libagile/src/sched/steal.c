@@ -518,20 +518,64 @@ struct agile_worker *agile_sched_worker_self(void)
 
 static void wait_helping(struct worker *w, _Atomic uint32_t *done);
 
+/* Its address tells the threads apart: agile_sched.holder. */
+static _Thread_local char slot_token;
+
+/* Take the caller's slot (worker 0) of @s: true when it was free. */
+static bool take_slot(struct agile_sched *s)
+{
+	uint32_t free_slot = 0;
+
+	if (atomic_load_explicit(&s->caller_busy, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong(&s->caller_busy, &free_slot, 1))
+		return false;
+	atomic_store_explicit(&s->holder, &slot_token, memory_order_relaxed);
+	return true;
+}
+
+/* Does this thread hold the slot of @s, somewhere down its stack? */
+static bool holds_slot(struct agile_sched *s)
+{
+	return atomic_load_explicit(&s->holder, memory_order_relaxed) ==
+	       &slot_token;
+}
+
+/*
+ * Give the slot back.  On a pool of one, a run still queued then is
+ * kicked (RUN_KICKED): its submitter, asleep because the slot was taken,
+ * takes the slot and runs the queue from there.  A submitter queues its
+ * run under the lock before it tries the slot, so either this sees its run
+ * or it sees the slot free.
+ */
+static void give_slot(struct agile_sched *s)
+{
+	struct agile_run *head;
+	uint32_t pending = RUN_PENDING;
+
+	atomic_store_explicit(&s->holder, NULL, memory_order_relaxed);
+	/* Release: the next holder sees worker 0 as this one left it. */
+	atomic_store_explicit(&s->caller_busy, 0, memory_order_release);
+	if (s->nr_threads)
+		return;
+	pthread_mutex_lock(&s->lock);
+	head = s->roots_head;
+	if (head &&
+	    atomic_compare_exchange_strong(&head->done, &pending, RUN_KICKED))
+		agile_futex(&head->done, FUTEX_WAKE, 1, NULL, 0);
+	pthread_mutex_unlock(&s->lock);
+}
+
 /*
  * A thread that is no pool's worker runs @run itself, as worker 0 of @s,
- * if the slot is free (sched_impl.h: caller_slot): it starts at once, on
+ * if the slot is free (sched_impl.h: caller_busy): it starts at once, on
  * this thread, and the pool's threads steal from it as from any worker.
- * false when the pool has no such slot or another caller has it.
+ * false when another caller has the slot.
  */
 static bool run_as_caller(struct agile_sched *s, struct agile_run *run)
 {
-	uint32_t free_slot = 0;
 	struct worker *w;
 
-	if (!s->caller_slot ||
-	    atomic_load_explicit(&s->caller_busy, memory_order_relaxed) ||
-	    !atomic_compare_exchange_strong(&s->caller_busy, &free_slot, 1))
+	if (!take_slot(s))
 		return false;
 	w = s->workers[0];
 	sched_current_worker = w;
@@ -540,9 +584,83 @@ static bool run_as_caller(struct agile_sched *s, struct agile_run *run)
 	sched_current_worker = NULL;
 	/* Every spawn of the root was synced: the run is over. */
 	atomic_fetch_sub(&s->nr_active, 1);
-	/* Release: the next caller sees worker 0 as this one left it. */
-	atomic_store_explicit(&s->caller_busy, 0, memory_order_release);
+	give_slot(s);
 	return true;
+}
+
+static struct agile_run *pop_root(struct agile_sched *s);
+static void run_root(struct worker *w, struct agile_run *r);
+static bool run_some_work(struct worker *w, struct agile_sched *s);
+
+/*
+ * The holder of the slot of a pool of one runs the queued runs in order,
+ * as worker 0, until @run, its own, is done (it is in the queue until
+ * then: only the holder takes runs off it).
+ */
+static void hold_slot(struct agile_sched *s, struct agile_run *run)
+{
+	struct worker *saved = sched_current_worker, *w0 = s->workers[0];
+	struct agile_run *r;
+
+	sched_current_worker = w0;
+	while (atomic_load_explicit(&run->done, memory_order_acquire) !=
+	       RUN_DONE) {
+		r = pop_root(s);
+		if (!r)
+			break;
+		run_root(w0, r);
+	}
+	sched_current_worker = saved;
+	give_slot(s);
+}
+
+/*
+ * A pool of one has no thread (sched_impl.h): @run is queued, and
+ * whichever submitter holds the slot runs the queue.  This one takes the
+ * slot when it is free or when it is kicked (give_slot), and otherwise
+ * waits for its run to be done by the holder.  A worker @w of another
+ * pool works for its own meanwhile (wait_helping's rule): two pools of one
+ * whose runs call into each other both go on, each holder running the
+ * other's queued run on top of its wait.
+ */
+static void run_in_turn(struct agile_sched *s, struct worker *w,
+			struct agile_run *run)
+{
+	const struct timespec nap = { .tv_nsec = WAIT_SLEEP_NS };
+	struct idle idle = IDLE_INIT;
+	bool help = false;
+	uint32_t d;
+
+	pthread_mutex_lock(&s->lock);
+	*s->roots_tail = run;
+	s->roots_tail = &run->next;
+	atomic_fetch_add_explicit(&s->nr_roots, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&s->lock);
+	if (w) {
+		help = w->random_nest < MAX_RANDOM_NEST && !publish_all(w);
+		w->random_nest++;
+	}
+	for (;;) {
+		d = atomic_load_explicit(&run->done, memory_order_acquire);
+		if (d == RUN_DONE)
+			break;
+		if (d == RUN_KICKED)
+			atomic_compare_exchange_strong(&run->done, &d,
+						       RUN_PENDING);
+		if (take_slot(s)) {
+			hold_slot(s, run);
+			continue;
+		}
+		if (help && run_some_work(w, w->sched)) {
+			idle = IDLE_INIT;
+			continue;
+		}
+		if (!back_off(&idle))
+			agile_futex(&run->done, FUTEX_WAIT, RUN_PENDING,
+				    help ? &nap : NULL, 0);
+	}
+	if (w)
+		w->random_nest--;
 }
 
 int agile__run_frame(struct agile_sched *s, struct agile_frame *f)
@@ -566,12 +684,33 @@ int agile__run_frame(struct agile_sched *s, struct agile_frame *f)
 		run_in(w, f, &run);
 		return atomic_load_explicit(&run.error, memory_order_relaxed);
 	}
+	if (holds_slot(s)) {
+		/*
+		 * This thread is worker 0 of @s further down its stack (its
+		 * run went through another pool and came back): a nested run
+		 * there, not a wait for a slot that only it can give back.
+		 */
+		struct worker *w0 = s->workers[0];
+
+		sched_current_worker = w0;
+		err = publish_all(w0);
+		if (!err)
+			run_in(w0, f, &run);
+		sched_current_worker = w;
+		return err ? err :
+			     atomic_load_explicit(&run.error,
+						  memory_order_relaxed);
+	}
 
 	/* Pairs with agile_sched_destroy: it sees nr_active, or we see closing. */
 	atomic_fetch_add(&s->nr_active, 1);
 	if (atomic_load(&s->closing)) {
 		atomic_fetch_sub(&s->nr_active, 1);
 		return -ESHUTDOWN;
+	}
+	if (!s->nr_threads) {
+		run_in_turn(s, w, &run);
+		return atomic_load_explicit(&run.error, memory_order_relaxed);
 	}
 	if (!w && run_as_caller(s, &run))
 		return atomic_load_explicit(&run.error, memory_order_relaxed);
@@ -621,7 +760,7 @@ static void run_root(struct worker *w, struct agile_run *r)
 	run_in(w, r->root, r);
 	/* Every spawn of the root was synced: the run is over. */
 	atomic_fetch_sub(&s->nr_active, 1);
-	atomic_store_explicit(&r->done, 1, memory_order_release);
+	atomic_store_explicit(&r->done, RUN_DONE, memory_order_release);
 	/* @r may be gone now; a wake on its old address is harmless. */
 	agile_futex(&r->done, FUTEX_WAKE, 1, NULL, 0);
 }
