@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * rt-retarget-gpu - the retarget test kernels in the runtime's dialect
- * (agile-retarget --emit=runtime, as rt-retarget) for GPU EUs:
+ * (agile-retarget --emit=runtime, as rt-retarget) and rt-retarget's
+ * dialect 2 source by hand (shared-rotate) for GPU EUs:
  *
  *	compiled   each file by NVRTC for real, PTX for compute_80 and a
  *	           cubin for sm_90, and by hiprtc for gfx90a (each skipped

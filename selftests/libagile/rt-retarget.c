@@ -19,6 +19,8 @@
  *	            uniform if/else and a do/while holding barriers, an
  *	            atomicMax on shared memory; a local carried per thread
  *	hipnames    HIP's hipThreadIdx_x names, a float parameter
+ *	shared-rotate  dialect 2 by hand: block-shared memory, the phases
+ *	            in order (AGILE_IN_ORDER), 64 and 5 lanes
  *
  * The same sources on GPU EUs: rt-retarget-gpu.  Skipped in the static
  * build (no cc, no dlopen).
@@ -50,7 +52,7 @@ static void test_file(const struct rr_file *f)
 	agile_rt_program_build_log(r.prog, 0, &log);
 	if (!tap_ok(!err && info.branch == AGILE_RT_BUILD_COMPILED &&
 			    (!log || !strstr(log, "warning")),
-		    "%s: --emit=runtime's source built by cc, no warning "
+		    "%s: its source built by cc, no warning "
 		    "(branch %u, %s: %s): %s",
 		    f->name, info.branch, info.step, info.message,
 		    agile_strerror(err))) {

@@ -5,7 +5,9 @@
  * (<k>-dialect.c, embedded here), built through the runtime's compile on
  * demand and run by agile_rt_enqueue: one group per thread block, the
  * argument words of <k>-dialect.h, each result against retargetref.h.
- * What rt-retarget (CPU EUs) and rt-retarget-gpu (GPU EUs) share.
+ * Beside them shared-rotate, dialect 2 by hand (block-shared memory, the
+ * phases in order).  What rt-retarget (CPU EUs) and rt-retarget-gpu (GPU
+ * EUs) share.
  * Include tap.h first.
  */
 #ifndef AGILE_RTRETARGET_H
@@ -47,15 +49,51 @@ RR_EMBED(rr_transpose_src, "transpose-dialect.c");
 RR_EMBED(rr_grid3d_src, "grid3d-dialect.c");
 RR_EMBED(rr_hipnames_src, "hipnames-dialect.c");
 
+/*
+ * Beside them, dialect 2 written by hand: block-shared memory with the
+ * phases in order (AGILE_IN_ORDER, no control function).  Lane l stores
+ * 2 x[l] in shared memory, then takes its neighbour's: x[l] = 2 x[(l + 1)
+ * % n], right only if the memory is one per task, shared by its lanes.
+ */
+static const char rr_shared_rotate_src[] =
+	"struct rot_shared { double v[AGILE_MAX_LANES]; };\n"
+	"\n"
+	"AGILE_PHASE(shrot_store)\n"
+	"{\n"
+	"	const double *x = (const double *)(uintptr_t)args[0];\n"
+	"	struct rot_shared *s = (struct rot_shared *)shared;\n"
+	"\n"
+	"	s->v[lane] = 2.0 * x[lane];\n"
+	"	return 0;\n"
+	"}\n"
+	"\n"
+	"AGILE_PHASE(shrot_load)\n"
+	"{\n"
+	"	double *x = (double *)(uintptr_t)args[0];\n"
+	"	const struct rot_shared *s = (const struct rot_shared *)shared;\n"
+	"\n"
+	"	x[lane] = s->v[(lane + 1) % nr_lanes];\n"
+	"	return 0;\n"
+	"}\n"
+	"\n"
+	"#define AGILE_USER_KERNELS(K) \\\n"
+	"	K(shared_rotate, struct agile_no_state, 0, shrot_store, \\\n"
+	"	  shrot_load)\n"
+	"#define AGILE_USER_EXTRAS(X) \\\n"
+	"	X(shared_rotate, struct rot_shared, AGILE_IN_ORDER)\n";
+
 struct rr_file {
 	const char *name;
 	const char *source;
 };
 
 static const struct rr_file rr_files[] = {
-	{ "matlist", rr_matlist_src },	   { "reduce", rr_reduce_src },
-	{ "transpose", rr_transpose_src }, { "grid3d", rr_grid3d_src },
+	{ "matlist", rr_matlist_src },
+	{ "reduce", rr_reduce_src },
+	{ "transpose", rr_transpose_src },
+	{ "grid3d", rr_grid3d_src },
 	{ "hipnames", rr_hipnames_src },
+	{ "shared-rotate", rr_shared_rotate_src },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
 
@@ -373,6 +411,42 @@ static inline void rr_hipnames(struct rr *r, int n, uint32_t blocks,
 	agile_rt_buffer_release(yb);
 }
 
+/* shared_rotate (by hand, above) with @lanes lanes, one task. */
+static inline void rr_shared_rotate(struct rr *r, uint32_t lanes)
+{
+	double *x;
+	struct agile_rt_buffer *xb =
+		rr_buffer(r, AGILE_MAX_LANES * sizeof(double), &x);
+	struct agile_rt_kernel *k = NULL;
+	struct agile_rt_event *ev;
+	int err = -ENOMEM, bad = 0;
+
+	if (xb) {
+		struct agile_rt_arg a = rr_rw(xb);
+		struct agile_rt_entry e = { .threads = lanes,
+					    .groups = 1,
+					    .place = r->place,
+					    .nr_args = 1,
+					    .args = &a };
+
+		for (uint32_t l = 0; l < lanes; l++)
+			x[l] = l + 1;
+		err = agile_rt_program_kernel(r->prog, "shared_rotate", &k);
+		e.kernel = k;
+		err = err ? err : agile_rt_enqueue(r->q, &e, &ev);
+		if (!err) {
+			err = agile_rt_event_wait(ev, RT_WAIT_NS);
+			agile_rt_event_release(ev);
+		}
+		for (uint32_t l = 0; l < lanes; l++)
+			bad += x[l] != 2.0 * ((l + 1) % lanes + 1);
+	}
+	tap_ok(!err && !bad,
+	       "shared-rotate (dialect 2 by hand, AGILE_IN_ORDER): %u lanes swap values through block-shared memory: %s",
+	       lanes, agile_strerror(err));
+	agile_rt_buffer_release(xb);
+}
+
 /* Every case of file @f on @r's program. */
 static inline void rr_run_file(struct rr *r, const char *f)
 {
@@ -393,10 +467,13 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_carry(r);
 	} else if (!strcmp(f, "hipnames")) {
 		rr_hipnames(r, 1000, 3, 128);
+	} else if (!strcmp(f, "shared-rotate")) {
+		rr_shared_rotate(r, AGILE_MAX_LANES);
+		rr_shared_rotate(r, 5);
 	}
 }
 
 /* Test lines rr_run_file writes for every file. */
-#define RR_NR_CASES 12
+#define RR_NR_CASES 14
 
 #endif /* AGILE_RTRETARGET_H */
