@@ -58,14 +58,27 @@ static_assert(sizeof(struct agile_task_reg) +
 #endif
 
 /*
+ * The argument words lane 0 stages: the common kernels read 4; an image
+ * with user kernels stages the runtime's 12 (AGILE_RT_MAX_ARGS of
+ * agile/runtime.h, whose task registers have room for them).
+ */
+#ifdef AGILE_GPU_USER_KERNELS
+#define STAGED_ARGS 12
+#else
+#define STAGED_ARGS AGILE_COMMON_NR_ARGS
+#endif
+
+/*
  * What lane 0 decides for one task (kernels_body.h: agile_task_decide) and
  * reads of it, which the lanes share: work-group shared memory, one per
- * kernel instance.
+ * kernel instance.  next_phase and nr_failed: a user kernel's control
+ * function (dialect 2), run by lane 0 between phases.
  */
 struct task_shared {
-	__u64 args[AGILE_COMMON_NR_ARGS];
+	__u64 args[STAGED_ARGS];
 	uint32_t quit, kernel, parts, error_lane;
 	int error;
+	uint32_t next_phase, nr_failed;
 	unsigned long long status;
 };
 
@@ -113,6 +126,17 @@ static __device__ void task_decide(const struct agile_gpu_params &p,
 	s->args[1] = words64(a01.z, a01.w);
 	s->args[2] = words64(a23.x, a23.y);
 	s->args[3] = words64(a23.z, a23.w);
+	s->nr_failed = 0;
+#ifdef AGILE_GPU_USER_KERNELS
+	/* The runtime's registers hold 12 words and more (256 bytes). */
+	for (uint32_t i = 0; i < (STAGED_ARGS - 4) / 2; i++) {
+		const uint4 a = p.task_reg_size >= 128 ? raw[4 + i] :
+							 make_uint4(0, 0, 0, 0);
+
+		s->args[4 + 2 * i] = words64(a.x, a.y);
+		s->args[5 + 2 * i] = words64(a.z, a.w);
+	}
+#endif
 }
 
 /* One lane's state across barriers, for whichever kernel runs. */
@@ -135,12 +159,15 @@ static __device__ uint32_t kernel_nr_phases(uint32_t kernel)
 
 static __device__ int kernel_phase(uint32_t kernel, uint32_t phase,
 				   uint32_t lane, uint32_t parts,
-				   const __u64 *args, union lane_state *state)
+				   const __u64 *args, union lane_state *state,
+				   void *user_shared)
 {
 #ifdef AGILE_GPU_USER_KERNELS
 	if (kernel >= AGILE_COMMON_NR)
 		return agile_user_phase(kernel - AGILE_COMMON_NR, phase, lane,
-					parts, args, &state->user, nullptr);
+					parts, args, &state->user, user_shared);
+#else
+	(void)user_shared;
 #endif
 	return agile_common_phase(kernel, phase, lane, parts, args,
 				  &state->common, nullptr);
@@ -153,8 +180,43 @@ static __device__ int kernel_phase(uint32_t kernel, uint32_t phase,
  * kernel's end) publish it.  No kernel (DISCONNECT, or a refused task)
  * runs no phase and leaves status 0 and the decision's error.
  */
+#ifdef AGILE_GPU_USER_KERNELS
+/*
+ * Dialect 2: the phase after @phase of a user kernel with a control
+ * function, run once by lane 0 after the barrier that ended @phase and
+ * handed to every lane through @s and a second barrier (kernels.c's
+ * agile_kernels_run does the same on CPU EUs).  Every lane failed: done.
+ * Phases in order (no control function: no barrier either): @phase + 1,
+ * or AGILE_KERNEL_DONE after the last.
+ */
+static __device__ uint32_t user_next(struct task_shared *s, uint32_t lane,
+				     uint32_t phase, uint32_t nr_phases,
+				     void *user_shared)
+{
+	const uint32_t kernel = s->kernel;
+	const uint32_t in_order = phase + 1 < nr_phases ? phase + 1 :
+							  AGILE_KERNEL_DONE;
+	uint32_t next;
+
+	if (kernel < AGILE_COMMON_NR || kernel == AGILE_TASK_NO_KERNEL ||
+	    !agile_user_has_next(kernel - AGILE_COMMON_NR))
+		return in_order;
+	if (lane == 0)
+		s->next_phase =
+			s->nr_failed >= s->parts ?
+				AGILE_KERNEL_DONE :
+				agile_user_next(kernel - AGILE_COMMON_NR, phase,
+						s->parts, s->args, user_shared);
+	agile_gpu_barrier();
+	/* Lane 0 writes it again only after the next phase's barrier. */
+	next = s->next_phase;
+	return next == AGILE__NEXT_IN_ORDER ? in_order : next;
+}
+#endif
+
 static __device__ void task_run(struct agile_task_reg *reg,
-				struct task_shared *s, uint32_t lane)
+				struct task_shared *s, uint32_t lane,
+				void *user_shared)
 {
 	union lane_state state;
 	const uint32_t kernel = s->kernel, parts = s->parts;
@@ -162,10 +224,10 @@ static __device__ void task_run(struct agile_task_reg *reg,
 		kernel == AGILE_TASK_NO_KERNEL ? 0 : kernel_nr_phases(kernel);
 	bool live = lane < parts;
 
-	for (uint32_t phase = 0; phase < nr_phases; phase++) {
+	for (uint32_t phase = 0; phase < nr_phases;) {
 		if (live) {
 			int err = kernel_phase(kernel, phase, lane, parts,
-					       s->args, &state);
+					       s->args, &state, user_shared);
 
 			if (err) {
 				/* A positive code breaks the contract. */
@@ -175,10 +237,22 @@ static __device__ void task_run(struct agile_task_reg *reg,
 				/* The first failure wins. */
 				if (atomicCAS(&s->error, 0, err) == 0)
 					s->error_lane = lane;
+				atomicAdd(&s->nr_failed, 1u);
 			}
 		}
 		/* The barrier between phases (and after the last). */
 		agile_gpu_barrier();
+#ifdef AGILE_GPU_USER_KERNELS
+		phase = user_next(s, lane, phase, nr_phases, user_shared);
+		if (phase != AGILE_KERNEL_DONE && phase >= nr_phases) {
+			/* A bad jump fails every lane still running. */
+			if (live && atomicCAS(&s->error, 0, -EINVAL) == 0)
+				s->error_lane = lane;
+			live = false;
+		}
+#else
+		phase++;
+#endif
 	}
 
 	/* Step 646: one completion bit per lane that succeeded. */
@@ -204,10 +278,23 @@ task_reg_of(const struct agile_gpu_params &p, uint32_t slot)
  * The persistent loop.  extern "C": the host finds it by this name in the
  * code object (hipModuleGetFunction / cuModuleGetFunction).
  */
+/*
+ * The block-shared memory of user kernels (dialect 2): one buffer the
+ * size of the largest kernel's; the common kernels have none.
+ */
+#ifdef AGILE_GPU_USER_KERNELS
+#define USER_SHARED_DECLARE __shared__ union agile_user_shared user_shared
+#define USER_SHARED (&user_shared)
+#else
+#define USER_SHARED_DECLARE
+#define USER_SHARED nullptr
+#endif
+
 extern "C" __global__ void __launch_bounds__(AGILE_MAX_LANES)
 agile_gpu_persistent(struct agile_gpu_params p)
 {
 	__shared__ struct task_shared s;
+	USER_SHARED_DECLARE;
 	const uint32_t lane = agile_gpu_lane();
 	const uint32_t eu = agile_gpu_group();
 	struct agile_doorbell *db = &p.doorbells[eu];
@@ -239,7 +326,7 @@ agile_gpu_persistent(struct agile_gpu_params p)
 		 */
 		quit = s.quit;
 
-		task_run(reg, &s, lane);
+		task_run(reg, &s, lane, USER_SHARED);
 
 		if (lane == 0) {
 			/*
@@ -273,13 +360,14 @@ extern "C" __global__ void __launch_bounds__(AGILE_MAX_LANES)
 agile_gpu_run_once(struct agile_gpu_params p, uint32_t slot)
 {
 	__shared__ struct task_shared s;
+	USER_SHARED_DECLARE;
 	const uint32_t lane = agile_gpu_lane();
 	struct agile_task_reg *reg = task_reg_of(p, slot);
 
 	if (lane == 0)
 		task_decide(p, reg, &s);
 	agile_gpu_barrier();
-	task_run(reg, &s, lane);
+	task_run(reg, &s, lane, USER_SHARED);
 }
 
 #ifndef AGILE_GPU_RTC

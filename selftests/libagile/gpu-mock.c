@@ -601,13 +601,21 @@ static bool task_faults(const struct agile_task_reg *reg,
 
 /* One phase of kernel @k on @lane: a common one, or a user kernel's. */
 static int phase_run(uint32_t k, uint32_t phase, uint32_t lane, uint32_t parts,
-		     const __u64 *args, void *state)
+		     const __u64 *args, void *state, void *shared)
 {
 	if (k < AGILE_COMMON_NR)
 		return agile_common_phase(k, phase, lane, parts, args, state,
 					  NULL);
 	return user_kernels[k - AGILE_COMMON_NR].phases[phase](
-		lane, parts, args, state, NULL);
+		lane, parts, args, state, shared);
+}
+
+/* A user kernel's block-shared memory and control function (dialect 2). */
+static const struct agile__rt_user_extra *user_extra(uint32_t k)
+{
+	if (k < AGILE_COMMON_NR || k == AGILE_TASK_NO_KERNEL)
+		return NULL;
+	return user_kernels[k - AGILE_COMMON_NR].extra;
 }
 
 static uint32_t kernel_nr_phases(uint32_t k)
@@ -633,24 +641,33 @@ static size_t state_stride(uint32_t k)
 static void task_run(struct agile_task_reg *reg, struct task_shared *s)
 {
 	size_t stride = state_stride(s->kernel);
+	const struct agile__rt_user_extra *extra = user_extra(s->kernel);
 	unsigned char *state = aligned_alloc(16, stride * AGILE_MAX_LANES + 16);
+	/* As on a GPU: not initialised (ASan and valgrind see reads of it). */
+	void *shared =
+		extra && extra->shared_size ?
+			aligned_alloc(64, (extra->shared_size + 63) / 64 * 64) :
+			NULL;
 	uint64_t live = s->parts == 64 ? ~0ULL : (1ULL << s->parts) - 1;
 	uint32_t nr_phases = state ? kernel_nr_phases(s->kernel) : 0;
 
-	if (!state && s->kernel != AGILE_TASK_NO_KERNEL) {
+	if (extra && extra->shared_size && !shared)
+		nr_phases = 0;
+	if (!nr_phases && s->kernel != AGILE_TASK_NO_KERNEL) {
 		live = 0; /* no memory: the lanes fail, as a fault would */
 		s->error = -ENOMEM;
 		s->error_lane = 0;
 	}
 
-	for (uint32_t phase = 0; phase < nr_phases; phase++)
+	for (uint32_t phase = 0; phase < nr_phases && live;) {
 		for (uint32_t lane = 0; lane < s->parts; lane++) {
 			int err;
 
 			if (!(live & (1ULL << lane)))
 				continue;
 			err = phase_run(s->kernel, phase, lane, s->parts,
-					reg->args, state + lane * stride);
+					reg->args, state + lane * stride,
+					shared);
 			if (err) {
 				live &= ~(1ULL << lane);
 				if (!s->error) {
@@ -659,6 +676,19 @@ static void task_run(struct agile_task_reg *reg, struct task_shared *s)
 				}
 			}
 		}
+		if (!live)
+			break;
+		phase = extra && extra->next  ? extra->next(phase, s->parts,
+							    reg->args, shared) :
+			phase + 1 < nr_phases ? phase + 1 :
+						AGILE_KERNEL_DONE;
+		if (phase != AGILE_KERNEL_DONE && phase >= nr_phases) {
+			live = 0; /* a bad jump: persistent.cu's -EINVAL */
+			if (!s->error)
+				s->error = -EINVAL;
+		}
+	}
+	free(shared);
 	free(state);
 	s->status = s->kernel == AGILE_TASK_NO_KERNEL ? 0 : live;
 	reg->status = s->status;

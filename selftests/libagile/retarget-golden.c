@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * retarget-golden - agile-retarget's output for seed 004's example
- * (retarget/matlist.cu) is checked in as retarget/matlist.c.golden: any
- * change to the translation shows here.  When a change is meant,
+ * (retarget/matlist.cu) is checked in as retarget/matlist.c.golden, and
+ * with --emit=runtime as retarget/matlist-dialect.c.golden: any change to
+ * the translation shows here.  When a change is meant,
  * regenerate it with `make -C selftests/libagile retarget-golden` and
  * review the diff.
  */
@@ -73,5 +74,27 @@ int main(void)
 	       "grid3d: the region that depends on no thread runs once per block");
 	tap_ok(strstr(out, "} while (width[0] > 0);") != NULL,
 	       "grid3d: control code reads a promoted local's copy 0");
+
+	/* --emit=runtime: retarget/matlist-dialect.c.golden */
+	snprintf(args, sizeof(args), "--emit=runtime matlist.cu -o %s", path);
+	rc = retarget_run(args, out, sizeof(out));
+	n = read_all(path, out, sizeof(out));
+	g = read_all(RETARGET_SRC "/matlist-dialect.c.golden", golden,
+		     sizeof(golden));
+	unlink(path);
+	tap_ok(rc == 0 && g > 0 && n == g && !memcmp(out, golden, n),
+	       "--emit=runtime: the output equals retarget/matlist-dialect.c.golden (%zu and %zu bytes)",
+	       n, g);
+	tap_ok(strstr(out, "\tfloat sum[AGILE_RT_LANE_THREADS];\n") &&
+		       strstr(out, "_st->sum[_i] += A_list[row + i]") &&
+		       strstr(out,
+			      "K(small_mm_list, struct small_mm_list_state, 0, small_mm_list_p0, small_mm_list_p1, small_mm_list_p2)"),
+	       "--emit=runtime: sum in the lane's state, one per slot; three phases (the entry and two regions)");
+	rc = retarget_run("--emit=runtime reduce.cu", out, sizeof(out));
+	tap_ok(rc == 0 &&
+		       strstr(out,
+			      "for (_sh->_c_s = _bdim.x / 2; _sh->_c_s > 0; _sh->_c_s >>= 1) {") &&
+		       strstr(out, "\tfloat partial[MAX_BLOCK];\n"),
+	       "--emit=runtime: reduce's barrier loop in its control function, its counter and partial[] block-shared");
 	return tap_done();
 }

@@ -14,26 +14,19 @@
 #include <stdlib.h>
 
 #include "grid3d-rt.h"
+#include "retargetref.h"
 #include "tap.h"
 
 static void test(struct agile_launch_pool *pool, struct agile_dim3 block,
 		 int mode)
 {
 	const uint32_t nr_blocks = 5;
-	int nt = (int)(block.x * block.y * block.z), rounds = 0, bad = 0, err;
+	int nt = (int)(block.x * block.y * block.z), bad, err;
 	int *out = calloc(4 * nr_blocks, sizeof(int));
 
-	for (int w = nt; w > 0; w /= 2)
-		rounds++;
 	err = grid3d_launch(pool, (struct agile_dim3){ nr_blocks, 1, 1 }, block,
 			    (size_t)nt * sizeof(int), out, mode);
-	for (uint32_t b = 0; b < nr_blocks; b++) {
-		int want = mode == 0 ? nt * (nt - 1) + nt * (int)b :
-				       2 * (nt - 1) + (int)b;
-
-		bad += out[4 * b] != want || out[4 * b + 1] != rounds ||
-		       out[4 * b + 2] != mode || out[4 * b + 3] != nt;
-	}
+	bad = ref_grid3d(out, (int)nr_blocks, nt, mode);
 	tap_ok(!err && !bad,
 	       "blocks of %ux%ux%u, %s: every block's result, rounds, mode and size (%d)",
 	       block.x, block.y, block.z, mode ? "atomicMax" : "sum", err);

@@ -14,38 +14,10 @@
 #include <string.h>
 
 #include "matlist-rt.h"
+#include "retargetref.h"
 #include "tap.h"
 
 #define NR_MATRICES 37
-
-static void reference(float *a, const float *b, int dim)
-{
-	float out[32 * 32];
-
-	for (int m = 0; m < NR_MATRICES; m++) {
-		float *am = a + m * dim * dim;
-		const float *bm = b + m * dim * dim;
-
-		for (int r = 0; r < dim; r++)
-			for (int c = 0; c < dim; c++) {
-				float sum = 0.0f;
-
-				for (int i = 0; i < dim; i++)
-					sum += am[r * dim + i] *
-					       bm[i * dim + c];
-				out[r * dim + c] = sum;
-			}
-		memcpy(am, out, sizeof(float) * dim * dim);
-	}
-}
-
-static int close_enough(const float *x, const float *y, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fabsf(x[i] - y[i]) > 1e-4f * (1.0f + fabsf(y[i])))
-			return 0;
-	return 1;
-}
 
 static void test_dim(struct agile_launch_pool *pool, int dim, const char *who)
 {
@@ -61,9 +33,9 @@ static void test_dim(struct agile_launch_pool *pool, int dim, const char *who)
 		b[i] = (float)((i * 5) % 13) * 0.25f - 1.0f;
 	}
 	memcpy(ref, a, n * sizeof(float));
-	reference(ref, b, dim);
+	ref_matlist(ref, b, NR_MATRICES, dim);
 	err = small_mm_list_launch(pool, grid, block, 0, a, b, dim);
-	tap_ok(!err && close_enough(a, ref, n),
+	tap_ok(!err && ref_close(a, ref, n),
 	       "%s: %d matrices %dx%d (%d threads a block) equal the reference (%d)",
 	       who, NR_MATRICES, dim, dim, dim * dim, err);
 	free(a);

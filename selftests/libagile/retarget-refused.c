@@ -7,7 +7,11 @@
  * trip count depends on the thread, a return some threads take before a
  * barrier, a barrier in a switch, a barrier under a condition that
  * depends on threadIdx.y through a local, or on threadIdx.x through a
- * struct member.  No output file is left.
+ * struct member.  No output file is left.  With --emit=runtime also
+ * what the runtime cannot hold (retarget/runtime-refused.cu: ten
+ * parameters, a struct by value; grid3d.cu's extern __shared__ without
+ * --dynamic-shared; matlist.cu's promoted locals for 1024 threads a
+ * lane).
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -74,5 +78,37 @@ int main(void)
 	rc = retarget_run("matlist.cu -o /dev/null", out, sizeof(out));
 	tap_ok(rc == 0 && !out[0],
 	       "the seed's kernel is translated silently (%d)", rc);
+
+	/* --emit=runtime: what the runtime cannot hold */
+	rc = retarget_run("--emit=runtime runtime-refused.cu", out,
+			  sizeof(out));
+	tap_ok(rc == 1, "--emit=runtime: runtime-refused.cu is refused (%d)",
+	       rc);
+	expect("runtime-refused.cu:13:1: error: ten_params: 10 parameters; the runtime passes at most 9",
+	       "too many parameters");
+	expect("runtime-refused.cu:24:48: error: by_value: parameter p is neither a pointer, an integer nor a float",
+	       "a struct by value");
+	snprintf(args, sizeof(args), "--emit=runtime grid3d.cu -o %s -H %s.h",
+		 path, path);
+	rc = retarget_run(args, out, sizeof(out));
+	tap_ok(rc == 1,
+	       "--emit=runtime: grid3d.cu without --dynamic-shared (%d)", rc);
+	expect("grid3d.cu:32:24: error: grid3d: extern __shared__ buf: give its size with --dynamic-shared=BYTES",
+	       "an extern __shared__ array of no size");
+	tap_ok(access(path, F_OK) != 0, "no output file is left behind");
+	rc = retarget_run("--emit=runtime --lane-threads=1024 matlist.cu", out,
+			  sizeof(out));
+	tap_ok(rc == 1, "--emit=runtime --lane-threads=1024: refused (%d)", rc);
+	expect("small_mm_list: its promoted locals need 8192 bytes of lane state for 1024 threads a lane; the runtime gives a lane 4096",
+	       "promoted locals over a lane's state");
+	rc = retarget_run("--emit=bogus matlist.cu", out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "--emit=bogus"),
+	       "--emit=bogus: a usage error (%d)", rc);
+	rc = retarget_run(
+		"--emit=runtime --dynamic-shared=64 grid3d.cu -o /dev/null",
+		out, sizeof(out));
+	tap_ok(rc == 0 && !out[0],
+	       "--emit=runtime with --dynamic-shared: translated silently (%d)",
+	       rc);
 	return tap_done();
 }

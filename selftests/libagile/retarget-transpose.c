@@ -12,52 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "retargetref.h"
 #include "tap.h"
 #include "transpose-rt.h"
 
 #define TILE 32
 #define TILE_ROWS 8
-
-/* What each block does to its tile, in plain C. */
-static void reference_smooth(const float *in, float *smooth, int n, int passes)
-{
-	for (int by = 0; by < n; by += TILE)
-		for (int bx = 0; bx < n; bx += TILE) {
-			float tile[TILE][TILE], next[TILE][TILE];
-
-			for (int r = 0; r < TILE; r++)
-				for (int c = 0; c < TILE; c++)
-					tile[r][c] = by + r < n && bx + c < n ?
-							     in[(by + r) * n +
-								bx + c] :
-							     0.0f;
-			for (int p = 0; p < passes; p++) {
-				for (int r = 0; r < TILE; r++)
-					for (int c = 0; c < TILE; c++) {
-						float v = tile[r][c];
-
-						if (r > 0 && r < TILE - 1 &&
-						    c > 0 && c < TILE - 1)
-							v = 0.5f * v +
-							    0.125f *
-								    (tile[r - 1]
-									 [c] +
-								     tile[r + 1]
-									 [c] +
-								     tile[r][c -
-									     1] +
-								     tile[r][c +
-									     1]);
-						next[r][c] = v;
-					}
-				memcpy(tile, next, sizeof(tile));
-			}
-			for (int r = 0; r < TILE && by + r < n; r++)
-				for (int c = 0; c < TILE && bx + c < n; c++)
-					smooth[(by + r) * n + bx + c] =
-						tile[r][c];
-		}
-}
 
 static void test_size(struct agile_launch_pool *pool, int n, int passes)
 {
@@ -71,7 +31,7 @@ static void test_size(struct agile_launch_pool *pool, int n, int passes)
 
 	for (size_t i = 0; i < cells; i++)
 		in[i] = (float)((i * 37) % 101) * 0.5f;
-	reference_smooth(in, want, n, passes);
+	ref_smooth(in, want, n, passes);
 	err = transpose_smooth_launch(pool,
 				      (struct agile_dim3){ tiles, tiles, 1 },
 				      (struct agile_dim3){ TILE, TILE_ROWS, 1 },

@@ -33,6 +33,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
 	rt-devices rt-context rt-queue-deps rt-queue-priority \
 	rt-queue-events rt-queue-destroy rt-fallback rt-program rt-program-gpu \
+	rt-retarget rt-retarget-gpu \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
@@ -40,4 +41,5 @@ GPU_TESTS := eu-pool sched-eu \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu segmap-eu \
-	eu-gpu-memory rt-fallback runtime-compile-gpu rt-program-gpu
+	eu-gpu-memory rt-fallback runtime-compile-gpu rt-program-gpu \
+	rt-retarget-gpu

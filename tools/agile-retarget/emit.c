@@ -22,22 +22,7 @@
 
 #include "retarget.h"
 
-enum mode {
-	MODE_PLAIN, /* no rewriting of locals (parameters, helpers) */
-	MODE_REGION, /* inside a region's thread loops */
-	MODE_CONTROL, /* control code, once per block */
-};
-
-struct emitter {
-	FILE *out;
-	struct source *src;
-	struct kernel *k; /* NULL in a helper */
-	enum mode mode;
-	int region;
-	int failed;
-};
-
-static void indent(FILE *out, int level)
+void indent(FILE *out, int level)
 {
 	for (int i = 0; i < level; i++)
 		fputc('\t', out);
@@ -110,8 +95,7 @@ static const char *hip_builtin(const char *t)
  * Tokens [first, last) at @level, the first one already placed; @base is
  * the visual column the first token had in the source.
  */
-static void emit_range(struct emitter *e, unsigned first, unsigned last,
-		       int level)
+void emit_range(struct emitter *e, unsigned first, unsigned last, int level)
 {
 	struct source *src = e->src;
 	unsigned base = first < src->nr_tok ?
@@ -128,10 +112,21 @@ static void emit_range(struct emitter *e, unsigned first, unsigned last,
 		if (!strcmp(t->text, "__shared__"))
 			continue;
 		if (hip) {
-			fprintf(e->out, "%s.%c", hip,
+			fprintf(e->out, "%s.%c",
+				e->runtime ? rt_builtin(hip) : hip,
 				t->text[strlen(t->text) - 1]);
 			continue;
 		}
+		if (e->runtime && t->kind == CXToken_Identifier &&
+		    rt_builtin(t->text) &&
+		    !(i > first &&
+		      (tok_is(src, i - 1, ".") || tok_is(src, i - 1, "->")))) {
+			fputs(rt_builtin(t->text), e->out);
+			continue;
+		}
+		if (e->runtime && e->k && t->var >= 0 && !t->var_decl &&
+		    e->mode != MODE_PLAIN && rt_var(e, t->var))
+			continue;
 		if (e->k && t->var >= 0 && !t->var_decl &&
 		    e->k->vars[t->var].promoted && e->mode != MODE_PLAIN) {
 			fprintf(e->out, "%s[%s]", t->text,
@@ -140,15 +135,24 @@ static void emit_range(struct emitter *e, unsigned first, unsigned last,
 		}
 		if (t->func >= 0 && tok_is(src, i + 1, "(")) {
 			fprintf(e->out, "%s(%s%s", t->text,
-				e->k ? "AGILE_THREAD(_blk, threadIdx)" : "_th",
+				!e->k ? "_th" :
+				e->runtime ?
+					"agile_rt_thread_of(_tidx, _bidx, _bdim, _gdim)" :
+					"AGILE_THREAD(_blk, threadIdx)",
 				tok_is(src, i + 2, ")") ? "" : ", ");
 			i++;
 			continue;
 		}
 		if (e->k && e->mode == MODE_REGION &&
 		    !strcmp(t->text, "return")) {
-			fprintf(e->out, "{ _nr_done++; goto next_thread_%d; }",
-				e->region);
+			if (e->runtime)
+				fprintf(e->out,
+					"{ atomicAdd(&_sh->_nr_done, 1u); goto next_thread_%d; }",
+					e->region);
+			else
+				fprintf(e->out,
+					"{ _nr_done++; goto next_thread_%d; }",
+					e->region);
 			if (tok_is(src, i + 1, ";"))
 				i++;
 			continue;
@@ -169,8 +173,7 @@ static void emit_range(struct emitter *e, unsigned first, unsigned last,
 }
 
 /* "float *" + "p" -> "float *p"; "int [4]" -> "int name[4]"; no const. */
-static void decl_text(FILE *out, CXType type, const char *name,
-		      const char *suffix)
+void decl_text(FILE *out, CXType type, const char *name, const char *suffix)
 {
 	CXString s;
 	const char *spelling;
@@ -194,13 +197,8 @@ static void decl_text(FILE *out, CXType type, const char *name,
 	clang_disposeString(s);
 }
 
-struct decls {
-	CXCursor c[64];
-	unsigned n;
-};
-
-static enum CXChildVisitResult collect_decls(CXCursor c, CXCursor parent,
-					     CXClientData data)
+enum CXChildVisitResult collect_decls(CXCursor c, CXCursor parent,
+				      CXClientData data)
 {
 	struct decls *d = data;
 
@@ -211,8 +209,8 @@ static enum CXChildVisitResult collect_decls(CXCursor c, CXCursor parent,
 }
 
 /* The token naming @decl's variable inside [first, last), or @last. */
-static unsigned name_token(const struct source *src, unsigned first,
-			   unsigned last, CXCursor decl)
+unsigned name_token(const struct source *src, unsigned first, unsigned last,
+		    CXCursor decl)
 {
 	unsigned off;
 
@@ -224,11 +222,14 @@ static unsigned name_token(const struct source *src, unsigned first,
 	return last;
 }
 
-static bool decl_moves(const struct kernel *k, const struct token *t)
+static bool decl_moves(const struct emitter *e, const struct token *t)
 {
+	const struct kernel *k = e->k;
+
 	return t->var >= 0 &&
 	       (k->vars[t->var].promoted || k->vars[t->var].hoisted ||
-		k->vars[t->var].shared);
+		k->vars[t->var].shared ||
+		(e->runtime && var_control(&k->vars[t->var])));
 }
 
 /*
@@ -246,7 +247,7 @@ static void emit_decl_stmt(struct emitter *e, struct node *s, int level)
 	for (unsigned i = 0; i < d.n; i++) {
 		unsigned name = name_token(src, s->first, s->last, d.c[i]);
 
-		if (name < s->last && decl_moves(e->k, &src->tok[name]))
+		if (name < s->last && decl_moves(e, &src->tok[name]))
 			moves = true;
 	}
 	if (!moves) {
@@ -272,12 +273,17 @@ static void emit_decl_stmt(struct emitter *e, struct node *s, int level)
 			e->failed = 1;
 			continue;
 		}
-		if (decl_moves(e->k, t)) {
+		if (decl_moves(e, t)) {
 			if (!tok_is(src, name + 1, "="))
 				continue;
 			indent(e->out, level);
-			fprintf(e->out, "%s%s = ", t->text,
-				e->k->vars[t->var].promoted ? "[_t]" : "");
+			if (e->runtime && !rt_var(e, t->var))
+				fputs(t->text, e->out);
+			else if (!e->runtime)
+				fprintf(e->out, "%s%s", t->text,
+					e->k->vars[t->var].promoted ? "[_t]" :
+								      "");
+			fputs(" = ", e->out);
 		} else {
 			indent(e->out, level);
 			decl_text(e->out, clang_getCursorType(d.c[i]), t->text,
@@ -293,7 +299,7 @@ static void emit_decl_stmt(struct emitter *e, struct node *s, int level)
 	}
 }
 
-static void emit_stmt(struct emitter *e, struct node *s, int level)
+void emit_stmt(struct emitter *e, struct node *s, int level)
 {
 	if (clang_getCursorKind(s->cursor) == CXCursor_DeclStmt) {
 		emit_decl_stmt(e, s, level);
@@ -518,7 +524,7 @@ static void emit_decls(struct emitter *e, struct kernel *kernels, unsigned nr)
 }
 
 /* #define lines of the source, for the macros its kernels use. */
-static void emit_defines(struct emitter *e)
+void emit_defines(struct emitter *e)
 {
 	const char *p = e->src->text, *end = p + e->src->size;
 	bool any = false;
@@ -560,7 +566,7 @@ static void emit_defines(struct emitter *e)
 	}
 }
 
-static void emit_helper(struct emitter *e, struct func *fn)
+void emit_helper(struct emitter *e, struct func *fn)
 {
 	struct source *src = e->src;
 	CXType type = clang_getCursorType(fn->cursor);
@@ -585,9 +591,14 @@ static void emit_helper(struct emitter *e, struct func *fn)
 	fprintf(e->out,
 		"\n/* __device__ %s: its first argument is the calling thread */\n",
 		fn->name);
-	fprintf(e->out,
-		"static AGILE_RT_UNUSED %s %s(struct agile_thread_ctx _th",
-		clang_getCString(ret), fn->name);
+	if (e->runtime)
+		fprintf(e->out,
+			"static AGILE_LANE_FN __attribute__((unused)) %s %s(struct agile_rt_thread _th",
+			clang_getCString(ret), fn->name);
+	else
+		fprintf(e->out,
+			"static AGILE_RT_UNUSED %s %s(struct agile_thread_ctx _th",
+			clang_getCString(ret), fn->name);
 	clang_disposeString(ret);
 	for (int a = 0; a < nr; a++) {
 		unsigned pf, pl;
@@ -600,11 +611,18 @@ static void emit_helper(struct emitter *e, struct func *fn)
 		emit_range(e, pf, pl, 1);
 	}
 	fputs(")\n{\n", e->out);
-	fputs("\tAGILE_RT_UNUSED const struct agile_dim3 threadIdx = _th.idx;\n"
-	      "\tAGILE_RT_UNUSED const struct agile_dim3 blockIdx = _th.blk->block_idx;\n"
-	      "\tAGILE_RT_UNUSED const struct agile_dim3 blockDim = _th.blk->block_dim;\n"
-	      "\tAGILE_RT_UNUSED const struct agile_dim3 gridDim = _th.blk->grid_dim;\n\n",
-	      e->out);
+	if (e->runtime)
+		fputs("\tconst struct agile_rt_dim3 _tidx __attribute__((unused)) = _th.idx;\n"
+		      "\tconst struct agile_rt_dim3 _bidx __attribute__((unused)) = _th.block_idx;\n"
+		      "\tconst struct agile_rt_dim3 _bdim __attribute__((unused)) = _th.block_dim;\n"
+		      "\tconst struct agile_rt_dim3 _gdim __attribute__((unused)) = _th.grid_dim;\n\n",
+		      e->out);
+	else
+		fputs("\tAGILE_RT_UNUSED const struct agile_dim3 threadIdx = _th.idx;\n"
+		      "\tAGILE_RT_UNUSED const struct agile_dim3 blockIdx = _th.blk->block_idx;\n"
+		      "\tAGILE_RT_UNUSED const struct agile_dim3 blockDim = _th.blk->block_dim;\n"
+		      "\tAGILE_RT_UNUSED const struct agile_dim3 gridDim = _th.blk->grid_dim;\n\n",
+		      e->out);
 	if (body_first < body_last) {
 		e->k = NULL;
 		e->mode = MODE_PLAIN;
@@ -762,7 +780,7 @@ static void emit_kernel(struct emitter *e, struct kernel *k)
 		name);
 }
 
-static const char *base_name(const char *path)
+const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 

@@ -44,7 +44,18 @@ static void usage(FILE *out)
 	      "options:\n"
 	      "  -o FILE     the C output (default: standard output)\n"
 	      "  -H FILE     also write the declarations to this header (the C file\n"
-	      "              includes it by its base name)\n"
+	      "              includes it by its base name; with --emit=runtime, the\n"
+	      "              argument words of each kernel)\n"
+	      "  --emit=launch   (the default) C for agile_launch, as above\n"
+	      "  --emit=runtime  the kernels as a source of the runtime's dialect\n"
+	      "              (docs/runtime.md), for agile_rt_program_create: C for\n"
+	      "              CPU EUs and CUDA/HIP C++ for GPU EUs; one EU task runs\n"
+	      "              one block, each region one phase (docs/retarget.md)\n"
+	      "  --lane-threads=N  with --emit=runtime: the most threads one lane\n"
+	      "              runs (default 16: blocks of up to 1024 threads on 64\n"
+	      "              lanes); the promoted locals take N copies a lane\n"
+	      "  --dynamic-shared=BYTES  with --emit=runtime: the size of extern\n"
+	      "              __shared__ arrays, fixed when the program is built\n"
 	      "  -I DIR, -D NAME[=VALUE]\n"
 	      "              passed to the parser (as are CLANG-ARGS after --)\n"
 	      "  -h, --help  this text\n"
@@ -62,8 +73,13 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "emit", required_argument, NULL, 'e' },
+		{ "lane-threads", required_argument, NULL, 'l' },
+		{ "dynamic-shared", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct runtime_opts rt = { .lane_threads = 16 };
+	bool runtime = false;
 	const char *out_path = NULL, *h_path = NULL, *in_path;
 	const char *clang_args[50];
 	int nr_clang = 0, opt, rc = 0;
@@ -80,6 +96,37 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'e':
+			if (!strcmp(optarg, "runtime") ||
+			    !strcmp(optarg, "launch")) {
+				runtime = !strcmp(optarg, "runtime");
+				break;
+			}
+			fprintf(stderr,
+				"agile-retarget: --emit=%s: launch or runtime\n",
+				optarg);
+			return 2;
+		case 'l':
+		case 's': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 0);
+
+			if (*end || !*optarg ||
+			    (opt == 'l' ? !v || v > 1024 : v > 47 * 1024)) {
+				fprintf(stderr, "agile-retarget: --%s=%s: %s\n",
+					opt == 'l' ? "lane-threads" :
+						     "dynamic-shared",
+					optarg,
+					opt == 'l' ? "1 to 1024 threads" :
+						     "0 to 48128 bytes");
+				return 2;
+			}
+			if (opt == 'l')
+				rt.lane_threads = (unsigned)v;
+			else
+				rt.dynamic_shared = (unsigned)v;
+			break;
+		}
 		case 'o':
 			out_path = optarg;
 			break;
@@ -134,8 +181,13 @@ int main(int argc, char **argv)
 		rc = 2;
 	if (!rc && h_path && !(h_out = fopen(h_path, "w")))
 		rc = 2;
-	if (!rc &&
-	    emit_file(&src, kernels, nr, c_out, h_out, h_path ? h_path : ""))
+	if (!rc && runtime &&
+	    emit_runtime_file(&src, kernels, nr, &rt, c_out, h_out,
+			      h_path ? h_path : ""))
+		rc = 1;
+	else if (!rc && !runtime &&
+		 emit_file(&src, kernels, nr, c_out, h_out,
+			   h_path ? h_path : ""))
 		rc = 1;
 	if (c_out != stdout && c_out && fclose(c_out))
 		rc = 2;

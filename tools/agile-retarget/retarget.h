@@ -9,6 +9,8 @@
  *	            locals are promoted to per-thread arrays
  *	emit.c      the C: helpers, one block function per kernel, the
  *	            launch descriptor and wrapper
+ *	emit_runtime.c  --emit=runtime: the kernels in the runtime's dialect
+ *	            (docs/runtime.md), phases of EU tasks for CPU and GPU EUs
  */
 #ifndef AGILE_RETARGET_TOOL_H
 #define AGILE_RETARGET_TOOL_H
@@ -145,7 +147,56 @@ int kernel_analyse(struct kernel *k);
 void func_variance(struct source *src);
 
 /* emit.c */
+enum mode {
+	MODE_PLAIN, /* no rewriting of locals (parameters, helpers) */
+	MODE_REGION, /* inside a region's thread loops */
+	MODE_CONTROL, /* control code, once per block */
+};
+
+struct emitter {
+	FILE *out;
+	struct source *src;
+	struct kernel *k; /* NULL in a helper */
+	enum mode mode;
+	int region;
+	int failed;
+	bool runtime; /* --emit=runtime: emit_runtime.c's rewrites */
+};
+
+struct runtime_opts {
+	unsigned lane_threads; /* most threads one lane runs */
+	unsigned dynamic_shared; /* bytes of extern __shared__ */
+};
+
 int emit_file(struct source *src, struct kernel *kernels, unsigned nr,
 	      FILE *c_out, FILE *h_out, const char *h_name);
+/* Shared with emit_runtime.c. */
+void indent(FILE *out, int level);
+void emit_range(struct emitter *e, unsigned first, unsigned last, int level);
+void emit_stmt(struct emitter *e, struct node *s, int level);
+void decl_text(FILE *out, CXType type, const char *name, const char *suffix);
+enum CXChildVisitResult collect_decls(CXCursor c, CXCursor parent,
+				      CXClientData data);
+unsigned name_token(const struct source *src, unsigned first, unsigned last,
+		    CXCursor decl);
+void emit_defines(struct emitter *e);
+void emit_helper(struct emitter *e, struct func *fn);
+const char *base_name(const char *path);
+
+struct decls {
+	CXCursor c[64];
+	unsigned n;
+};
+
+/* emit_runtime.c */
+int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
+		      const struct runtime_opts *opts, FILE *c_out, FILE *h_out,
+		      const char *h_name);
+/* threadIdx, blockIdx, blockDim, gridDim: the phase's local; else NULL. */
+const char *rt_builtin(const char *name);
+/* A local that lives in the block-shared memory: assigned in control code. */
+bool var_control(const struct var *v);
+/* Writes @var's runtime spelling and returns true, or false: as it is. */
+bool rt_var(struct emitter *e, int var);
 
 #endif /* AGILE_RETARGET_TOOL_H */

@@ -23,12 +23,18 @@
 #include <stdint.h>
 #include <string.h>
 
+/*
+ * The runtime's CPU prelude (docs/runtime.md, dialect 2) embeds this
+ * header for the built-ins alone: no launch there.
+ */
+#ifndef AGILE_RETARGET_BUILTINS_ONLY
 #include <agile/launch.h>
-
-#define AGILE_RT_UNUSED __attribute__((unused))
 
 /* The first argument of a translated __device__ function, in a kernel. */
 #define AGILE_THREAD(blk, idx) ((struct agile_thread_ctx){ (blk), (idx) })
+#endif
+
+#define AGILE_RT_UNUSED __attribute__((unused))
 
 /* One function per operation and integer type, over the __atomic builtins. */
 #define AGILE_RT_ATOMIC_INT(sfx, type)                                         \

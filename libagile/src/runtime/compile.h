@@ -39,7 +39,13 @@
 #include <agile/kernels.h>
 
 /* Bumped whenever the dialect's preludes change: part of every cache key. */
-#define AGILE_RT_DIALECT_VERSION 1
+#define AGILE_RT_DIALECT_VERSION 2
+/*
+ * Most block-shared memory of a user kernel on GPU EUs: the persistent
+ * kernel's static __shared__ buffer, under the 48 KiB every CUDA device
+ * gives without opting in, beside the persistent kernel's own.
+ */
+#define AGILE_RT_GPU_SHARED_MAX (47 * 1024)
 
 enum agile__rt_target {
 	AGILE_RT_CPU, /* cc: a shared object */
@@ -152,10 +158,18 @@ int agile__rt_compiler_id(enum agile__rt_target target, char *id, size_t len,
  * epilogue writes it (compile_dialect.c declares the same layout in the
  * prelude); with the uint32_t agile_user_dialect beside it.
  */
+struct agile__rt_user_extra {
+	uint32_t shared_size, reserved; /* sizeof the shared type */
+	agile_next_fn next; /* NULL: the phases in order */
+	const void *phases; /* the kernel's phases (a check by the compiler) */
+};
+
 struct agile__rt_user_kernel {
 	const char *name;
 	const agile_phase_fn *phases;
 	uint32_t nr_phases, state_size, max_lanes, reserved;
+	/* dialect 2: AGILE_USER_EXTRAS' entry, or zero (never NULL) */
+	const struct agile__rt_user_extra *extra;
 };
 #define AGILE_RT_TABLE_SYMBOL "agile_user_kernels"
 #define AGILE_RT_DIALECT_SYMBOL "agile_user_dialect"

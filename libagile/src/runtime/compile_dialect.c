@@ -39,7 +39,11 @@
  */
 /* clang-format off */
 
-/* Both targets: the phase signature, the "no state" type, the counter. */
+/*
+ * Both targets: the phase and control signatures, the "no state" type,
+ * the counter, and (dialect 2) the argument helpers and the CUDA-style
+ * dims agile-retarget's --emit=runtime code uses.
+ */
 #define COMMON_PRELUDE                                                       \
 	"typedef unsigned long long agile_u64;\n"                            \
 	"struct agile_no_state { char unused; };\n"                          \
@@ -49,13 +53,64 @@
 	"\tconst agile_u64 *args __attribute__((unused)),\\\n"              \
 	"\tvoid *state __attribute__((unused)),\\\n"                        \
 	"\tvoid *shared __attribute__((unused)))\n"                         \
+	"#define AGILE_NEXT(fn) static AGILE_LANE_FN uint32_t fn(\\\n"       \
+	"\tuint32_t done __attribute__((unused)),\\\n"                      \
+	"\tuint32_t nr_lanes __attribute__((unused)),\\\n"                  \
+	"\tconst agile_u64 *args __attribute__((unused)),\\\n"              \
+	"\tvoid *shared __attribute__((unused)))\n"                         \
+	"#define AGILE_NEXT_DONE 0xffffffffu\n"                              \
+	"struct agile_rt_dim3 { uint32_t x, y, z; };\n"                      \
+	"struct agile_rt_thread {\n"                                         \
+	"\tstruct agile_rt_dim3 idx, block_idx, block_dim, grid_dim;\n"      \
+	"};\n"                                                               \
+	"static AGILE_LANE_FN inline __attribute__((unused)) struct agile_rt_dim3\n" \
+	"agile_rt_dim3_of(agile_u64 w)\n"                                    \
+	"{\n"                                                                \
+	"\tstruct agile_rt_dim3 d;\n"                                       \
+	"\td.x = (uint32_t)(w & 0xffffffffu);\n"                            \
+	"\td.y = (uint32_t)(w >> 32 & 0xffffu);\n"                          \
+	"\td.z = (uint32_t)(w >> 48);\n"                                    \
+	"\treturn d;\n"                                                     \
+	"}\n"                                                                \
+	"static AGILE_LANE_FN inline __attribute__((unused)) struct agile_rt_thread\n" \
+	"agile_rt_thread_of(struct agile_rt_dim3 idx, struct agile_rt_dim3 bi,\n" \
+	"\tstruct agile_rt_dim3 bd, struct agile_rt_dim3 gd)\n"             \
+	"{\n"                                                                \
+	"\tstruct agile_rt_thread t;\n"                                     \
+	"\tt.idx = idx;\n"                                                  \
+	"\tt.block_idx = bi;\n"                                             \
+	"\tt.block_dim = bd;\n"                                             \
+	"\tt.grid_dim = gd;\n"                                              \
+	"\treturn t;\n"                                                     \
+	"}\n"                                                                \
+	"static AGILE_LANE_FN inline __attribute__((unused)) float\n"        \
+	"agile_arg_float(agile_u64 w)\n"                                     \
+	"{\n"                                                                \
+	"\tunion { uint32_t u; float f; } c;\n"                             \
+	"\tc.u = (uint32_t)w;\n"                                            \
+	"\treturn c.f;\n"                                                   \
+	"}\n"                                                                \
+	"static AGILE_LANE_FN inline __attribute__((unused)) double\n"       \
+	"agile_arg_double(agile_u64 w)\n"                                    \
+	"{\n"                                                                \
+	"\tunion { agile_u64 u; double d; } c;\n"                           \
+	"\tc.u = w;\n"                                                      \
+	"\treturn c.d;\n"                                                   \
+	"}\n"                                                                \
 	"#define AGILE_RT_DIALECT " STR(AGILE_RT_DIALECT_VERSION) "\n"      \
 	"#line 1 \"user-kernels\"\n"
 
-/* The user's list is required, and is checked the same way on both. */
+/*
+ * The user's list is required, and is checked the same way on both; the
+ * list of extras (dialect 2: block-shared memory and the control
+ * function) is optional.
+ */
 #define COMMON_EPILOGUE                                                      \
 	"\n#ifndef AGILE_USER_KERNELS\n"                                     \
 	"#error \"define AGILE_USER_KERNELS(K): the kernels of this source\"\n" \
+	"#endif\n"                                                           \
+	"#ifndef AGILE_USER_EXTRAS\n"                                        \
+	"#define AGILE_USER_EXTRAS(X)\n"                                     \
 	"#endif\n"
 
 static const char cpu_prelude[] =
@@ -66,13 +121,32 @@ static const char cpu_prelude[] =
 	"#define AGILE_RT_CPU 1\n"
 	"#define AGILE_LANE_FN\n"
 	"#define AGILE_MAX_LANES " STR(AGILE_MAX_LANES) "\n"
+	"#define AGILE_IN_ORDER 0\n"
 	"typedef int (*agile_user_phase_fn)(uint32_t, uint32_t,\n"
 	"\tconst unsigned long long *, void *, void *);\n"
+	"typedef uint32_t (*agile_user_next_fn)(uint32_t, uint32_t,\n"
+	"\tconst unsigned long long *, void *);\n"
+	"struct agile__rt_user_extra {\n"
+	"\tuint32_t shared_size, reserved;\n"
+	"\tagile_user_next_fn next;\n"
+	"\tconst void *phases;\n"
+	"};\n"
 	"struct agile__rt_user_kernel {\n"
 	"\tconst char *name;\n"
 	"\tconst agile_user_phase_fn *phases;\n"
 	"\tuint32_t nr_phases, state_size, max_lanes, reserved;\n"
-	"};\n" COMMON_PRELUDE;
+	"\tconst struct agile__rt_user_extra *extra;\n"
+	"};\n"
+	/*
+	 * CUDA's device built-ins in C (atomics, fences, min, max, ...),
+	 * as on the GPU where they are native: <agile/retarget.h> without
+	 * its launch half.
+	 */
+	"#define AGILE_RETARGET_BUILTINS_ONLY 1\n"
+	"#line 1 \"agile/retarget.h\"\n";
+
+/* After the embedded <agile/retarget.h>. */
+static const char cpu_prelude_tail[] = "\n" COMMON_PRELUDE;
 
 static const char cpu_epilogue[] =
 	COMMON_EPILOGUE
@@ -80,14 +154,27 @@ static const char cpu_epilogue[] =
 	"\tstatic const agile_user_phase_fn agile__phases_##id[] = {\\\n"
 	"\t\t__VA_ARGS__ };\n"
 	"AGILE_USER_KERNELS(AGILE__CPU_PHASES)\n"
+	/*
+	 * Every kernel's extras: zero (no shared memory, phases in order)
+	 * by a tentative definition, which an AGILE_USER_EXTRAS entry then
+	 * defines; an entry that names no kernel finds no agile__phases_.
+	 */
+	"#define AGILE__CPU_XT(id, type, max_lanes, ...) \\\n"
+	"\tstatic const struct agile__rt_user_extra agile__extra_##id;\n"
+	"AGILE_USER_KERNELS(AGILE__CPU_XT)\n"
+	"#define AGILE__CPU_XD(id, type, next) \\\n"
+	"\tstatic const struct agile__rt_user_extra agile__extra_##id = {\\\n"
+	"\t\t(uint32_t)sizeof(type), 0, next, agile__phases_##id };\n"
+	"AGILE_USER_EXTRAS(AGILE__CPU_XD)\n"
 	"#define AGILE__CPU_DESC(id, type, max_lanes, ...) \\\n"
 	"\t{ #id, agile__phases_##id, \\\n"
 	"\t  (uint32_t)(sizeof(agile__phases_##id) / \\\n"
 	"\t\t     sizeof(agile__phases_##id[0])), \\\n"
-	"\t  (uint32_t)sizeof(type), (uint32_t)(max_lanes), 0 },\n"
+	"\t  (uint32_t)sizeof(type), (uint32_t)(max_lanes), 0, \\\n"
+	"\t  &agile__extra_##id },\n"
 	"__attribute__((visibility(\"default\")))\n"
 	"const struct agile__rt_user_kernel agile_user_kernels[] = {\n"
-	"\tAGILE_USER_KERNELS(AGILE__CPU_DESC) { 0, 0, 0, 0, 0, 0 }\n"
+	"\tAGILE_USER_KERNELS(AGILE__CPU_DESC) { 0, 0, 0, 0, 0, 0, 0 }\n"
 	"};\n"
 	"__attribute__((visibility(\"default\")))\n"
 	"const uint32_t agile_user_dialect = AGILE_RT_DIALECT;\n";
@@ -106,7 +193,16 @@ static const char gpu_prelude[] =
 	"#define AGILE_RT_GPU 1\n"
 	"#ifndef AGILE_LANE_FN\n"
 	"#define AGILE_LANE_FN __device__\n"
-	"#endif\n" COMMON_PRELUDE;
+	"#endif\n"
+	"#define AGILE_IN_ORDER agile__in_order\n"
+	"#define AGILE__NEXT_IN_ORDER 0xfffffffeu\n"
+	COMMON_PRELUDE
+	"#line 1 \"agile-dialect\"\n"
+	"AGILE_NEXT(agile__in_order)\n"
+	"{\n"
+	"\treturn AGILE__NEXT_IN_ORDER;\n"
+	"}\n"
+	"#line 1 \"user-kernels\"\n";
 
 static const char gpu_epilogue[] =
 	COMMON_EPILOGUE
@@ -178,32 +274,77 @@ static const char gpu_epilogue[] =
 	"\tdefault: break;\n"
 	"\t}\n"
 	"\treturn -EINVAL;\n"
+	"}\n"
+	/*
+	 * Dialect 2: the block-shared memory (one buffer, the largest
+	 * kernel's, persistent.cu's __shared__) and the control functions.
+	 */
+	"#define AGILE__SHU(id, type, next) type id;\n"
+	"union agile_user_shared {\n"
+	"\tchar agile__none;\n"
+	"\tAGILE_USER_EXTRAS(AGILE__SHU)\n"
+	"};\n"
+	"static_assert(sizeof(union agile_user_shared) <= " STR(AGILE_RT_GPU_SHARED_MAX) ",\n"
+	"\t      \"at most " STR(AGILE_RT_GPU_SHARED_MAX) " bytes of block-shared memory on the GPU\");\n"
+	"#define AGILE__HN(id, type, next) case AGILE__UID_##id: return true;\n"
+	"static __device__ bool agile_user_has_next(uint32_t i)\n"
+	"{\n"
+	"\tswitch (i) {\n"
+	"\tAGILE_USER_EXTRAS(AGILE__HN)\n"
+	"\tdefault: return false;\n"
+	"\t}\n"
+	"}\n"
+	"#define AGILE__NX(id, type, next) \\\n"
+	"\tcase AGILE__UID_##id: return next(done, nr_lanes, args, shared);\n"
+	"static __device__ uint32_t agile_user_next(uint32_t i, uint32_t done,\n"
+	"\tuint32_t nr_lanes, const agile_u64 *args, void *shared)\n"
+	"{\n"
+	"\tswitch (i) {\n"
+	"\tAGILE_USER_EXTRAS(AGILE__NX)\n"
+	"\tdefault: return AGILE__NEXT_IN_ORDER;\n"
+	"\t}\n"
 	"}\n";
 
 /* clang-format on */
 
-/* @a, @b, @c one after the other, malloc'd; NULL without memory. */
-static char *join3(const char *a, const char *b, const char *c)
+/*
+ * The @nr strings of @parts one after the other, each ending its last
+ * line (a newline added where it has none: a source without a final
+ * newline), malloc'd; NULL without memory.
+ */
+static char *join(const char *const *parts, unsigned nr)
 {
-	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
-	char *s = malloc(la + lb + lc + 2);
+	size_t len = 1, at = 0;
+	char *s;
 
+	for (unsigned i = 0; i < nr; i++)
+		len += strlen(parts[i]) + 1;
+	s = malloc(len);
 	if (!s)
 		return NULL;
-	memcpy(s, a, la);
-	memcpy(s + la, b, lb);
-	/* A source without a final newline still ends its last line. */
-	s[la + lb] = '\n';
-	memcpy(s + la + lb + 1, c, lc + 1);
+	for (unsigned i = 0; i < nr; i++) {
+		size_t n = strlen(parts[i]);
+
+		memcpy(s + at, parts[i], n);
+		at += n;
+		if (!n || parts[i][n - 1] != '\n')
+			s[at++] = '\n';
+	}
+	s[at] = '\0';
 	return s;
 }
 
 char *agile__rt_dialect_cpu(const char *source)
 {
-	return join3(cpu_prelude, source, cpu_epilogue);
+	const char *parts[] = { cpu_prelude, agile__rt_src_retarget_h,
+				cpu_prelude_tail, source, cpu_epilogue };
+
+	return join(parts, 5);
 }
 
 char *agile__rt_dialect_gpu(const char *source)
 {
-	return join3(gpu_prelude, source, gpu_epilogue);
+	const char *parts[] = { gpu_prelude, source, gpu_epilogue };
+
+	return join(parts, 3);
 }

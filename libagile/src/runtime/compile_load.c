@@ -43,6 +43,14 @@ static int table_check(const struct agile__rt_user_kernel *t,
 			return agile__rt_fail(diag, -EPROTO, "dialect",
 					      "kernel %.40s has %u phases",
 					      t[n].name, t[n].nr_phases);
+		if (!t[n].extra ||
+		    t[n].extra->shared_size > AGILE_KERNEL_MAX_SHARED)
+			return agile__rt_fail(
+				diag, -EPROTO, "dialect", "kernel %.40s: %s",
+				t[n].name,
+				t[n].extra ?
+					"more block-shared memory than AGILE_KERNEL_MAX_SHARED" :
+					"no extras entry");
 	}
 	if (!n)
 		return agile__rt_fail(diag, -EPROTO, "dialect",
@@ -93,6 +101,8 @@ int agile__rt_cpu_load(const struct agile__rt_image *img,
 			.phases = table[i].phases,
 			.state_size = table[i].state_size,
 			.max_lanes = table[i].max_lanes,
+			.shared_size = table[i].extra->shared_size,
+			.next = table[i].extra->next,
 		};
 
 		err = agile_kernels_register(reg, &k, &mod->opcodes[i]);

@@ -39,6 +39,7 @@ EMBED(agile__rt_src_kernels_body_h, "libagile/src/kernels/kernels_body.h");
 EMBED(agile__rt_src_error_h, "libagile/include/agile/error.h");
 EMBED(agile__rt_src_kernels_h, "libagile/include/agile/kernels.h");
 EMBED(agile__rt_src_linux_agile_h, "uapi/linux/agile.h");
+EMBED(agile__rt_src_retarget_h, "libagile/include/agile/retarget.h");
 
 /*
  * Stand-ins for the C headers.  hiprtc declares the fixed-width types
@@ -81,10 +82,10 @@ static const struct {
 	const char *name;
 	int value;
 } errnos[] = {
-	ERRNO(EPERM),	  ERRNO(ENOENT), ERRNO(EIO),	ERRNO(ENOMEM),
-	ERRNO(EFAULT),	  ERRNO(EBUSY),	 ERRNO(EINVAL), ERRNO(ENODEV),
-	ERRNO(ENOSPC),	  ERRNO(EDOM),	 ERRNO(ERANGE), ERRNO(EPROTO),
-	ERRNO(EOVERFLOW),
+	ERRNO(EPERM),	  ERRNO(ENOENT),    ERRNO(EIO),	   ERRNO(ENOMEM),
+	ERRNO(EFAULT),	  ERRNO(EBUSY),	    ERRNO(EINVAL), ERRNO(ENODEV),
+	ERRNO(ENOSPC),	  ERRNO(EDOM),	    ERRNO(ERANGE), ERRNO(EPROTO),
+	ERRNO(EOVERFLOW), ERRNO(ECANCELED),
 };
 
 /*

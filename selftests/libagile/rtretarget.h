@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtretarget.h - the retarget test kernels (retarget/) as
+ * agile-retarget --emit=runtime made them when the tests were built
+ * (<k>-dialect.c, embedded here), built through the runtime's compile on
+ * demand and run by agile_rt_enqueue: one group per thread block, the
+ * argument words of <k>-dialect.h, each result against retargetref.h.
+ * Beside them shared-rotate, dialect 2 by hand (block-shared memory, the
+ * phases in order).  What rt-retarget (CPU EUs) and rt-retarget-gpu (GPU
+ * EUs) share.
+ * Include tap.h first.
+ */
+#ifndef AGILE_RTRETARGET_H
+#define AGILE_RTRETARGET_H
+
+#include <agile/error.h>
+#include <agile/runtime.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid3d-dialect.h"
+#include "hipnames-dialect.h"
+#include "matlist-dialect.h"
+#include "reduce-dialect.h"
+#include "retargetref.h"
+#include "rttest.h"
+#include "transpose-dialect.h"
+
+#ifndef RETARGET_OUT
+#error "RETARGET_OUT: where the Makefile put the translated kernels"
+#endif
+
+/* One generated file as a NUL-terminated array named @sym. */
+#define RR_EMBED(sym, file)                               \
+	__asm__(".pushsection .rodata\n"                  \
+		".global " #sym "\n"                      \
+		".hidden " #sym "\n"                      \
+		".type " #sym ", @object\n" #sym ":\n"    \
+		".incbin \"" RETARGET_OUT "/" file "\"\n" \
+		".byte 0\n"                               \
+		".size " #sym ", . - " #sym "\n"          \
+		".popsection\n");                         \
+	extern const char sym[]
+
+RR_EMBED(rr_matlist_src, "matlist-dialect.c");
+RR_EMBED(rr_reduce_src, "reduce-dialect.c");
+RR_EMBED(rr_transpose_src, "transpose-dialect.c");
+RR_EMBED(rr_grid3d_src, "grid3d-dialect.c");
+RR_EMBED(rr_hipnames_src, "hipnames-dialect.c");
+
+/*
+ * Beside them, dialect 2 written by hand: block-shared memory with the
+ * phases in order (AGILE_IN_ORDER, no control function).  Lane l stores
+ * 2 x[l] in shared memory, then takes its neighbour's: x[l] = 2 x[(l + 1)
+ * % n], right only if the memory is one per task, shared by its lanes.
+ */
+static const char rr_shared_rotate_src[] =
+	"struct rot_shared { double v[AGILE_MAX_LANES]; };\n"
+	"\n"
+	"AGILE_PHASE(shrot_store)\n"
+	"{\n"
+	"	const double *x = (const double *)(uintptr_t)args[0];\n"
+	"	struct rot_shared *s = (struct rot_shared *)shared;\n"
+	"\n"
+	"	s->v[lane] = 2.0 * x[lane];\n"
+	"	return 0;\n"
+	"}\n"
+	"\n"
+	"AGILE_PHASE(shrot_load)\n"
+	"{\n"
+	"	double *x = (double *)(uintptr_t)args[0];\n"
+	"	const struct rot_shared *s = (const struct rot_shared *)shared;\n"
+	"\n"
+	"	x[lane] = s->v[(lane + 1) % nr_lanes];\n"
+	"	return 0;\n"
+	"}\n"
+	"\n"
+	"#define AGILE_USER_KERNELS(K) \\\n"
+	"	K(shared_rotate, struct agile_no_state, 0, shrot_store, \\\n"
+	"	  shrot_load)\n"
+	"#define AGILE_USER_EXTRAS(X) \\\n"
+	"	X(shared_rotate, struct rot_shared, AGILE_IN_ORDER)\n";
+
+struct rr_file {
+	const char *name;
+	const char *source;
+};
+
+static const struct rr_file rr_files[] = {
+	{ "matlist", rr_matlist_src },
+	{ "reduce", rr_reduce_src },
+	{ "transpose", rr_transpose_src },
+	{ "grid3d", rr_grid3d_src },
+	{ "hipnames", rr_hipnames_src },
+	{ "shared-rotate", rr_shared_rotate_src },
+};
+#define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
+
+/* Where the runs go: a context's queue, its lanes a task, the place. */
+struct rr {
+	agile_rt_ctx ctx;
+	struct agile_rt_program *prog;
+	struct agile_rt_queue *q;
+	uint32_t lanes;
+	uint32_t place;
+};
+
+static inline struct agile_rt_arg rr_val(uint64_t v)
+{
+	return rt_val(v);
+}
+
+/* A buffer of @bytes, zeroed; its host address in *@host. */
+static inline struct agile_rt_buffer *rr_buffer(struct rr *r, size_t bytes,
+						void *host)
+{
+	struct agile_rt_buffer *b = NULL;
+
+	if (agile_rt_buffer_create(r->ctx, bytes, &b) ||
+	    agile_rt_buffer_host(b, (void **)host, NULL)) {
+		*(void **)host = NULL;
+		return NULL;
+	}
+	memset(*(void **)host, 0, bytes);
+	return b;
+}
+
+static inline struct agile_rt_arg rr_rw(struct agile_rt_buffer *b)
+{
+	return rt_buf(b, AGILE_RT_READ | AGILE_RT_WRITE);
+}
+
+/*
+ * kernel<<<grid, block>>>(params...): one group per block, argument words
+ * 0 (the group), 1 and 2 (the dims), then @nr params.  Waits; returns the
+ * entry's status.
+ */
+static inline int rr_launch(struct rr *r, const char *kernel, uint32_t gx,
+			    uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
+			    uint32_t bz, const struct agile_rt_arg *params,
+			    uint32_t nr)
+{
+	struct agile_rt_arg args[AGILE_RT_MAX_ARGS];
+	struct agile_rt_kernel *k;
+	struct agile_rt_event *ev;
+	struct agile_rt_entry e = { 0 };
+	int err;
+
+	if (nr + 3 > AGILE_RT_MAX_ARGS)
+		return -E2BIG;
+	err = agile_rt_program_kernel(r->prog, kernel, &k);
+	if (err)
+		return err;
+	args[0] = (struct agile_rt_arg){ .kind = AGILE_RT_ARG_GROUP };
+	args[1] = rt_val(AGILE_RT_DIM3_WORD(gx, gy, gz));
+	args[2] = rt_val(AGILE_RT_DIM3_WORD(bx, by, bz));
+	memcpy(args + 3, params, nr * sizeof(*params));
+	e.kernel = k;
+	e.threads = r->lanes;
+	e.groups = gx * gy * gz;
+	e.place = r->place;
+	e.nr_args = nr + 3;
+	e.args = args;
+	err = agile_rt_enqueue(r->q, &e, &ev);
+	if (err)
+		return err;
+	err = agile_rt_event_wait(ev, RT_WAIT_NS);
+	agile_rt_event_release(ev);
+	return err;
+}
+
+/* ---- the kernels, each against its reference ---- */
+
+#define RR_MATRICES 9
+
+static inline void rr_matlist(struct rr *r, int dim)
+{
+	size_t n = (size_t)RR_MATRICES * dim * dim;
+	float *a, *b, *ref = calloc(n, sizeof(float));
+	struct agile_rt_buffer *ab = rr_buffer(r, n * sizeof(float), &a);
+	struct agile_rt_buffer *bb = rr_buffer(r, n * sizeof(float), &b);
+	int err = -ENOMEM;
+
+	if (ab && bb && ref) {
+		struct agile_rt_arg p[] = { rr_rw(ab), rr_rw(bb),
+					    rr_val((uint64_t)dim) };
+
+		for (size_t i = 0; i < n; i++) {
+			a[i] = (float)((i * 7) % 11) - 5.0f;
+			b[i] = (float)((i * 5) % 13) * 0.25f - 1.0f;
+		}
+		memcpy(ref, a, n * sizeof(float));
+		ref_matlist(ref, b, RR_MATRICES, dim);
+		err = rr_launch(r, "small_mm_list", RR_MATRICES, 1, 1,
+				(uint32_t)dim, (uint32_t)dim, 1, p, 3);
+	}
+	tap_ok(!err && ref_close(a, ref, n),
+	       "matlist: %d matrices %dx%d (%d threads a block, %u lanes) equal the reference: %s",
+	       RR_MATRICES, dim, dim, dim * dim, r->lanes, agile_strerror(err));
+	free(ref);
+	agile_rt_buffer_release(ab);
+	agile_rt_buffer_release(bb);
+}
+
+/* A block the lanes cannot hold: refused by the entry, nothing written. */
+static inline void rr_too_big(struct rr *r)
+{
+	const int dim = 32;
+	size_t n = (size_t)dim * dim;
+	float *a, *b;
+	struct agile_rt_buffer *ab = rr_buffer(r, n * sizeof(float), &a);
+	struct agile_rt_buffer *bb = rr_buffer(r, n * sizeof(float), &b);
+	int err = -ENOMEM, bad = 0;
+	struct rr small = *r;
+
+	/* 1024 threads need 1024 / AGILE_RT_LANE_THREADS lanes */
+	small.lanes = 1024 / AGILE_RT_LANE_THREADS_MATLIST_DIALECT_H - 1;
+	if (ab && bb) {
+		struct agile_rt_arg p[] = { rr_rw(ab), rr_rw(bb),
+					    rr_val((uint64_t)dim) };
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = 1.0f;
+		err = rr_launch(&small, "small_mm_list", 1, 1, 1, dim, dim, 1,
+				p, 3);
+		for (size_t i = 0; i < n; i++)
+			bad += a[i] != 1.0f;
+	}
+	tap_ok(err == -ENOSPC && !bad,
+	       "a block of 1024 threads on %u lanes (%d a lane): refused with -ENOSPC, nothing written (%s)",
+	       small.lanes, AGILE_RT_LANE_THREADS_MATLIST_DIALECT_H,
+	       agile_strerror(err));
+	agile_rt_buffer_release(ab);
+	agile_rt_buffer_release(bb);
+}
+
+static inline void rr_reduce(struct rr *r, unsigned block, unsigned n)
+{
+	unsigned nr_blocks = (n + block - 1) / block;
+	float *in, *out;
+	unsigned long long *total, want_total = 0;
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(float), &in);
+	struct agile_rt_buffer *ob =
+		rr_buffer(r, nr_blocks * sizeof(float), &out);
+	struct agile_rt_buffer *tb = rr_buffer(r, 64, &total);
+	int err = -ENOMEM, bad = 0;
+
+	if (ib && ob && tb) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_rw(ob), rr_val(n), rr_rw(tb) };
+
+		for (unsigned i = 0; i < n; i++)
+			in[i] = (float)(i * 2654435761u % 8);
+		err = rr_launch(r, "block_sum", nr_blocks, 1, 1, block, 1, 1, p,
+				4);
+		for (unsigned b = 0; b < nr_blocks; b++) {
+			float want = 0.0f;
+
+			for (unsigned i = b * block;
+			     i < n && i < (b + 1) * block; i++)
+				want += in[i];
+			want_total += (unsigned long long)want;
+			bad += out[b] != want;
+		}
+	}
+	tap_ok(!err && !bad && total && *total == want_total,
+	       "reduce: blocks of %u threads, %u elements: every block's sum in shared memory and the atomic total (%llu): %s",
+	       block, n, total ? *total : 0, agile_strerror(err));
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+	agile_rt_buffer_release(tb);
+}
+
+static inline void rr_reduce_first(struct rr *r, unsigned block,
+				   unsigned nr_used, unsigned nr_blocks)
+{
+	unsigned n = nr_used * block;
+	float *in, *out;
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(float), &in);
+	struct agile_rt_buffer *ob =
+		rr_buffer(r, nr_blocks * sizeof(float), &out);
+	int err = -ENOMEM, bad = 0;
+
+	if (ib && ob) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_rw(ob), rr_val(nr_used) };
+
+		for (unsigned i = 0; i < n; i++)
+			in[i] = (float)(i % 5);
+		for (unsigned b = 0; b < nr_blocks; b++)
+			out[b] = -1.0f;
+		err = rr_launch(r, "block_sum_first", nr_blocks, 1, 1, block, 1,
+				1, p, 3);
+		for (unsigned b = 0; b < nr_blocks; b++) {
+			float want = b < nr_used ? 0.0f : -1.0f;
+
+			for (unsigned i = 0; b < nr_used && i < block; i++)
+				want += in[b * block + i];
+			bad += out[b] != want;
+		}
+	}
+	tap_ok(!err && !bad,
+	       "reduce: %u of %u blocks of %u threads sum, the others return first and write nothing: %s",
+	       nr_used, nr_blocks, block, agile_strerror(err));
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+}
+
+static inline void rr_transpose(struct rr *r, int n, int passes)
+{
+	size_t cells = (size_t)n * n;
+	float *in, *out, *smooth, *want = calloc(cells, sizeof(float));
+	struct agile_rt_buffer *ib = rr_buffer(r, cells * sizeof(float), &in);
+	struct agile_rt_buffer *ob = rr_buffer(r, cells * sizeof(float), &out);
+	struct agile_rt_buffer *sb =
+		rr_buffer(r, cells * sizeof(float), &smooth);
+	uint32_t tiles = (uint32_t)((n + REF_TILE - 1) / REF_TILE);
+	int err = -ENOMEM, bad_t = 0, bad_s = 0;
+
+	if (ib && ob && sb && want) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_rw(ob), rr_rw(sb),
+					    rr_val((uint64_t)n),
+					    rr_val((uint64_t)passes) };
+
+		for (size_t i = 0; i < cells; i++)
+			in[i] = (float)((i * 37) % 101) * 0.5f;
+		ref_smooth(in, want, n, passes);
+		err = rr_launch(r, "transpose_smooth", tiles, tiles, 1,
+				REF_TILE, 8, 1, p, 5);
+		for (int y = 0; y < n; y++)
+			for (int x = 0; x < n; x++)
+				bad_t += out[y * n + x] != in[x * n + y];
+		bad_s = !ref_close(smooth, want, cells);
+	}
+	tap_ok(!err && !bad_t && !bad_s,
+	       "transpose: %dx%d through a shared tile, %d smoothing rounds with barriers in a loop (%d transposed and %s smoothed wrong): %s",
+	       n, n, passes, bad_t, bad_s ? "some" : "none",
+	       agile_strerror(err));
+	free(want);
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+	agile_rt_buffer_release(sb);
+}
+
+static inline void rr_grid3d(struct rr *r, uint32_t bx, uint32_t by,
+			     uint32_t bz, int mode)
+{
+	const int nr_blocks = 5;
+	int nt = (int)(bx * by * bz), *out;
+	struct agile_rt_buffer *ob =
+		rr_buffer(r, 4 * nr_blocks * sizeof(int), &out);
+	int err = -ENOMEM, bad = 1;
+
+	if (ob) {
+		struct agile_rt_arg p[] = { rr_rw(ob), rr_val((uint64_t)mode) };
+
+		err = rr_launch(r, "grid3d", nr_blocks, 1, 1, bx, by, bz, p, 2);
+		bad = ref_grid3d(out, nr_blocks, nt, mode);
+	}
+	tap_ok(!err && !bad,
+	       "grid3d: blocks of %ux%ux%u, %s, extern __shared__: every block's result, rounds, mode and size: %s",
+	       bx, by, bz, mode ? "atomicMax" : "sum", agile_strerror(err));
+	agile_rt_buffer_release(ob);
+}
+
+static inline void rr_carry(struct rr *r)
+{
+	int *out, err = -ENOMEM, bad = 0;
+	struct agile_rt_buffer *ob = rr_buffer(r, 3 * 32 * sizeof(int), &out);
+
+	if (ob) {
+		struct agile_rt_arg p[] = { rr_rw(ob) };
+
+		err = rr_launch(r, "carry", 3, 1, 1, 8, 4, 1, p, 1);
+		for (int i = 0; i < 3 * 32; i++)
+			bad += out[i] != 4 * (i % 32) + 1;
+	}
+	tap_ok(!err && !bad,
+	       "grid3d: v = v * 3 + 1 and v = v + t across barriers, one v per thread (%d wrong): %s",
+	       bad, agile_strerror(err));
+	agile_rt_buffer_release(ob);
+}
+
+static inline void rr_hipnames(struct rr *r, int n, uint32_t blocks,
+			       uint32_t threads)
+{
+	float *x, *y;
+	struct agile_rt_buffer *xb = rr_buffer(r, n * sizeof(float), &x);
+	struct agile_rt_buffer *yb = rr_buffer(r, n * sizeof(float), &y);
+	int err = -ENOMEM, bad = 1;
+
+	if (xb && yb) {
+		struct agile_rt_arg p[] = { rr_val(agile_rt_float_word(3.0f)),
+					    rr_rw(xb), rr_rw(yb),
+					    rr_val((uint64_t)n) };
+
+		for (int i = 0; i < n; i++) {
+			x[i] = (float)(i % 17);
+			y[i] = (float)(i % 5) - 2.0f;
+		}
+		err = rr_launch(r, "axpy_then_diff", blocks, 1, 1, threads, 1,
+				1, p, 4);
+		bad = ref_axpy_then_diff(x, y, n);
+	}
+	tap_ok(!err && !bad,
+	       "hipnames: n %d, %u blocks of %u threads, a float parameter: y = a x + y, x = y - x: %s",
+	       n, blocks, threads, agile_strerror(err));
+	agile_rt_buffer_release(xb);
+	agile_rt_buffer_release(yb);
+}
+
+/* shared_rotate (by hand, above) with @lanes lanes, one task. */
+static inline void rr_shared_rotate(struct rr *r, uint32_t lanes)
+{
+	double *x;
+	struct agile_rt_buffer *xb =
+		rr_buffer(r, AGILE_MAX_LANES * sizeof(double), &x);
+	struct agile_rt_kernel *k = NULL;
+	struct agile_rt_event *ev;
+	int err = -ENOMEM, bad = 0;
+
+	if (xb) {
+		struct agile_rt_arg a = rr_rw(xb);
+		struct agile_rt_entry e = { .threads = lanes,
+					    .groups = 1,
+					    .place = r->place,
+					    .nr_args = 1,
+					    .args = &a };
+
+		for (uint32_t l = 0; l < lanes; l++)
+			x[l] = l + 1;
+		err = agile_rt_program_kernel(r->prog, "shared_rotate", &k);
+		e.kernel = k;
+		err = err ? err : agile_rt_enqueue(r->q, &e, &ev);
+		if (!err) {
+			err = agile_rt_event_wait(ev, RT_WAIT_NS);
+			agile_rt_event_release(ev);
+		}
+		for (uint32_t l = 0; l < lanes; l++)
+			bad += x[l] != 2.0 * ((l + 1) % lanes + 1);
+	}
+	tap_ok(!err && !bad,
+	       "shared-rotate (dialect 2 by hand, AGILE_IN_ORDER): %u lanes swap values through block-shared memory: %s",
+	       lanes, agile_strerror(err));
+	agile_rt_buffer_release(xb);
+}
+
+/* Every case of file @f on @r's program. */
+static inline void rr_run_file(struct rr *r, const char *f)
+{
+	if (!strcmp(f, "matlist")) {
+		rr_matlist(r, 4);
+		rr_matlist(r, 16);
+		rr_matlist(r, 32);
+		rr_too_big(r);
+	} else if (!strcmp(f, "reduce")) {
+		rr_reduce(r, 256, 1000);
+		rr_reduce(r, 1024, 3000);
+		rr_reduce_first(r, 64, 3, 5);
+	} else if (!strcmp(f, "transpose")) {
+		rr_transpose(r, 70, 2);
+	} else if (!strcmp(f, "grid3d")) {
+		rr_grid3d(r, 8, 4, 2, 0);
+		rr_grid3d(r, 4, 4, 4, 1);
+		rr_carry(r);
+	} else if (!strcmp(f, "hipnames")) {
+		rr_hipnames(r, 1000, 3, 128);
+	} else if (!strcmp(f, "shared-rotate")) {
+		rr_shared_rotate(r, AGILE_MAX_LANES);
+		rr_shared_rotate(r, 5);
+	}
+}
+
+/* Test lines rr_run_file writes for every file. */
+#define RR_NR_CASES 14
+
+#endif /* AGILE_RTRETARGET_H */
