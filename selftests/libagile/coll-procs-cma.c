@@ -129,6 +129,13 @@ static void same_bits_member(uint64_t key, uint32_t n, uint32_t slot,
 			}
 		}
 	}
+	/* three calls per count: out of place, in place, the matrices */
+	if (!r->fails && (coll_procs_cma_calls(cma) != 3 * nr_counts ||
+			  coll_procs_cma_calls(pull)))
+		fail(r,
+		     "calls by CMA: not every one, or in the pull "
+		     "communicator%s: %s",
+		     "", 0);
 	err = agile_coll_destroy(cma);
 	if (!err)
 		err = agile_coll_destroy(pull);
@@ -349,6 +356,9 @@ static void fallback(uint32_t n, uint32_t refuser, const char *mode, int want,
 			}
 			if (err)
 				fail(r, "allreduce%s: %s", "", err);
+			if (coll_procs_cma_calls(coll))
+				fail(r, "an allreduce went by CMA%s: %s", "",
+				     0);
 			err = agile_coll_destroy(coll);
 			if (err && !r->fails)
 				fail(r, "destroy%s: %s", "", err);
@@ -362,8 +372,65 @@ static void fallback(uint32_t n, uint32_t refuser, const char *mode, int want,
 	       be, n, what, agile_strerror(want), ok ? "" : ": ", first);
 }
 
+/*
+ * The threshold: member 0 asks for CMA from 8 KiB, member 1 from 4 KiB;
+ * both take 8 KiB (the larger), so 8188 bytes go the pull way and 8192
+ * by CMA, on both, with right sums.
+ */
+static void threshold(void)
+{
+	static const char *const modes[2] = { "8192", "4096" };
+	uint64_t key = ct_random_key();
+	pid_t pids[MAX_MEMBERS];
+	const char *first;
+	bool ok;
+
+	memset(reports, 0, sizeof(*reports) * (MAX_MEMBERS + 1));
+	for (uint32_t i = 0; i < 2; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			struct report *r = &reports[i];
+			struct agile_coll *coll;
+			int32_t v[2048];
+			uint64_t calls[2];
+			int err;
+
+			alarm(60);
+			err = join_mode(key, 2, i, modes[i], &coll);
+			if (err) {
+				fail(r, "join%s: %s", "", err);
+				_exit(1);
+			}
+			for (size_t n = 2047; n <= 2048 && !err; n++) {
+				for (size_t k = 0; k < n; k++)
+					v[k] = (int32_t)(k * (i + 1));
+				err = agile_coll_allreduce(coll, v, v, n,
+							   AGILE_COLL_INT32,
+							   AGILE_COLL_SUM);
+				for (size_t k = 0; !err && k < n; k++)
+					if (v[k] != (int32_t)(3 * k))
+						err = -EBADMSG;
+				calls[n - 2047] = coll_procs_cma_calls(coll);
+			}
+			if (err)
+				fail(r, "allreduce%s: %s", "", err);
+			else if (calls[0] != 0 || calls[1] != 1)
+				fail(r, "8188 bytes by CMA, or 8192 not%s: %s",
+				     "", 0);
+			agile_coll_destroy(coll);
+			_exit(r->fails ? 1 : 0);
+		}
+	}
+	ok = reap(2, pids, &first);
+	tap_ok(ok,
+	       "%s: AGILE_COLL_CMA=8192 and =4096: both members take CMA "
+	       "from 8192 bytes up%s%s",
+	       be, ok ? "" : ": ", first);
+}
+
 static void run_backend(bool quick)
 {
+	threshold();
 	same_bits(2);
 	same_bits(3);
 	if (!quick)

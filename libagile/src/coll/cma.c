@@ -213,6 +213,13 @@ int coll_procs_cma(const struct agile_coll *coll)
 	return ((const struct coll_shm *)coll)->cma_err;
 }
 
+uint64_t coll_procs_cma_calls(const struct agile_coll *coll)
+{
+	if (!coll_is(coll, &coll_procs_ops))
+		return 0;
+	return ((const struct coll_shm *)coll)->cma_calls;
+}
+
 /*
  * Move @bytes between this member's @local and member @q's @remote (into
  * @local, or out of it with @out); -EPIPE if @q is gone.
@@ -378,5 +385,6 @@ int coll_cma_allreduce(struct coll_shm *c, const struct coll_desc *desc,
 		return err;
 	}
 	c->seq_base += COLL_CMA_SPAN;
+	c->cma_calls++;
 	return 0;
 }

@@ -139,6 +139,7 @@ struct coll_heap_block {
  * @cma_chunk: bytes a member reduces at a time; @cma_scratch: nr_members
  *             of them, where the peers' chunks are read
  * @cma_cookie: what peers read here at join to see that CMA works
+ * @cma_calls: the allreduces that went by CMA (coll_procs_cma_calls)
  */
 struct coll_shm {
 	struct agile_coll base;
@@ -176,6 +177,7 @@ struct coll_shm {
 	size_t cma_chunk;
 	char *cma_scratch;
 	uint64_t cma_cookie;
+	uint64_t cma_calls;
 };
 
 /* The ops of each scope (threads.c, procs.c). */
@@ -263,6 +265,8 @@ int coll_cma_allreduce(struct coll_shm *c, const struct coll_desc *desc,
  * handle of another scope.
  */
 int coll_procs_cma(const struct agile_coll *coll);
+/* coll_procs_cma_calls - how many of its allreduces went by CMA. */
+uint64_t coll_procs_cma_calls(const struct agile_coll *coll);
 
 /* coll_shm_barrier - every member arrives before any leaves. */
 int coll_shm_barrier(struct coll_shm *c);
