@@ -16,7 +16,7 @@
  *   agile-pull   a second communicator of the same processes, joined with
  *                AGILE_COLL_CMA=off: the pull schedule, private buffers,
  *                beside the schedule agile picks (by Cross Memory Attach
- *                from 1 MiB up where the kernel allows it: coll/cma.c),
+ *                from 8 MiB up where the kernel allows it: coll/cma.c),
  *                size by size in the same processes
  *   ompi         Open MPI's MPI_Allreduce, N ranks of agile-bench-mpi
  *                (mpi.c) under mpirun with Open MPI's defaults: the
@@ -188,7 +188,7 @@ struct ar_shared {
 
 /*
  * libagile's white-box hook (coll/shm.h; agile-bench links libagile.a):
- * 0 if the communicator's allreduce goes by CMA from 1 MiB up, else why
+ * 0 if the communicator's allreduce goes by CMA from 8 MiB up, else why
  * not.
  */
 int coll_procs_cma(const struct agile_coll *coll);

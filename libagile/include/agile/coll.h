@@ -331,7 +331,7 @@ void agile_coll_free(struct agile_coll *coll, void *ptr);
  *
  * Collective: every member calls it with the same @count, @type and @op.
  *
- * Among processes (agile_coll_procs_join), a call of at least 1 MiB goes
+ * Among processes (agile_coll_procs_join), a call of at least 8 MiB goes
  * straight between the members' own buffers by Cross Memory Attach
  * (process_vm_readv and process_vm_writev), where every member could read
  * every other's memory at join (the same user and ptrace access: Yama's
