@@ -428,8 +428,50 @@ static void threshold(void)
 	       be, ok ? "" : ": ", first);
 }
 
+/*
+ * "auto" (the default): CMA with 2 members (from 8 MiB: not called here),
+ * the pull schedule with 3 (-ENOTSUP), where CMA measured slower.
+ */
+static void auto_members(uint32_t n, int want)
+{
+	uint64_t key = ct_random_key();
+	pid_t pids[MAX_MEMBERS];
+	const char *first;
+	bool ok;
+
+	memset(reports, 0, sizeof(*reports) * (MAX_MEMBERS + 1));
+	for (uint32_t i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			struct report *r = &reports[i];
+			struct agile_coll *coll;
+			int err;
+
+			alarm(60);
+			err = join_mode(key, n, i, "auto", &coll);
+			if (err) {
+				fail(r, "join%s: %s", "", err);
+				_exit(1);
+			}
+			if (coll_procs_cma(coll) != want) {
+				snprintf(r->msg, sizeof(r->msg),
+					 "verdict %d, not %d",
+					 coll_procs_cma(coll), want);
+				r->fails++;
+			}
+			agile_coll_destroy(coll);
+			_exit(r->fails ? 1 : 0);
+		}
+	}
+	ok = reap(n, pids, &first);
+	tap_ok(ok, "%s: AGILE_COLL_CMA=auto, %u members: verdict %s%s%s", be, n,
+	       agile_strerror(want), ok ? "" : ": ", first);
+}
+
 static void run_backend(bool quick)
 {
+	auto_members(2, 0);
+	auto_members(3, -ENOTSUP);
 	threshold();
 	same_bits(2);
 	same_bits(3);

@@ -16,7 +16,8 @@
  *   agile-pull   a second communicator of the same processes, joined with
  *                AGILE_COLL_CMA=off: the pull schedule, private buffers,
  *                beside the schedule agile picks (by Cross Memory Attach
- *                from 8 MiB up where the kernel allows it: coll/cma.c),
+ *                with 2 processes from 8 MiB up where the kernel allows
+ *                it: coll/cma.c),
  *                size by size in the same processes
  *   ompi         Open MPI's MPI_Allreduce, N ranks of agile-bench-mpi
  *                (mpi.c) under mpirun with Open MPI's defaults: the
@@ -189,7 +190,7 @@ struct ar_shared {
 /*
  * libagile's white-box hook (coll/shm.h; agile-bench links libagile.a):
  * 0 if the communicator's allreduce goes by CMA from 8 MiB up, else why
- * not.
+ * not (-ENOTSUP: more than 2 processes, by default).
  */
 int coll_procs_cma(const struct agile_coll *coll);
 
@@ -394,8 +395,8 @@ static int agile_pass(const struct ar_plan *p, int pass, struct ar_times *out)
 		}
 	if (sh->cma[0])
 		bench_note(
-			"allreduce: agile's allreduce cannot use CMA here (%s): the agile and agile-pull rows are both the pull schedule",
-			strerror(-sh->cma[0]));
+			"allreduce: %d processes: agile's allreduce does not use CMA (%s; with more than 2 processes it does not by default): the agile and agile-pull rows are both the pull schedule",
+			p->nr_procs, strerror(-sh->cma[0]));
 	for (int k = 0; k < AR_NR_AGILE; k++) {
 		for (int s = 0; s < p->nr_sizes; s++) {
 			for (int r = 0; r < pass_reps(p, s, pass); r++) {

@@ -133,7 +133,7 @@ struct coll_heap_block {
  * @pid:       processes: every member's pid, by rank (cma.c)
  * @cma_err:   processes: 0 if allreduce may use the CMA schedule (cma.c),
  *             else why not (the first member's probe error, -ENOTSUP:
- *             switched off, one member)
+ *             switched off, one member, "auto" with more than 2)
  * @cma_from:  the smallest allreduce, in bytes, that uses it (the largest
  *             any member asked for: all agree)
  * @cma_chunk: bytes a member reduces at a time; @cma_scratch: nr_members
@@ -260,7 +260,8 @@ int coll_cma_allreduce(struct coll_shm *c, const struct coll_desc *desc,
 /*
  * coll_procs_cma - a processes-scope handle's CMA verdict: 0 if its
  * allreduce uses the CMA schedule (from cma_from bytes up), else
- * why not (a negative errno; -ENOTSUP: $AGILE_COLL_CMA=off or one member).
+ * why not (a negative errno; -ENOTSUP: $AGILE_COLL_CMA=off, one member, or
+ * "auto" with other than 2 members).
  * A white-box hook for the tests and the benchmark's note; -EINVAL for a
  * handle of another scope.
  */
