@@ -63,7 +63,10 @@
  * the pull schedule's median over CMA's, in the same runs (agile-bench
  * allreduce): 1 MiB 0.6-1.5 (8 of 12 runs below 1), 2 MiB 0.6-2.6, 4 MiB
  * 0.4-1.8 (even), 8 MiB 1.0-1.5 (4 of 4 at least 1), 16 MiB 0.8-2.5,
- * 64 MiB 1.1-2.0 (12 of 12 above 1).  docs/allreduce.md has the tables.
+ * 64 MiB 1.1-2.0 (12 of 12 above 1), on a machine busy with other work;
+ * in the quietest of 16 later runs CMA was no faster at 64 MiB
+ * (0.78-1.01), as the kernel pins each 4 KiB page it copies.
+ * docs/allreduce.md has the tables.
  */
 #define COLL_CMA_FROM_DEFAULT (8ULL << 20)
 /* Bytes reduced at a time ($AGILE_COLL_CMA_CHUNK overrides it). */
