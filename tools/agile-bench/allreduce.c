@@ -13,6 +13,12 @@
  *                on this row.
  *   agile-alloc  the same communicator with buffers from agile_coll_alloc
  *                (what a program that wants the zero-copy path does)
+ *   agile-pull   a second communicator of the same processes, joined with
+ *                AGILE_COLL_CMA=off: the pull schedule, private buffers,
+ *                beside the schedule agile picks (by Cross Memory Attach
+ *                with 2 processes from 8 MiB up where the kernel allows
+ *                it: coll/cma.c),
+ *                size by size in the same processes
  *   ompi         Open MPI's MPI_Allreduce, N ranks of agile-bench-mpi
  *                (mpi.c) under mpirun with Open MPI's defaults: the
  *                shared-memory btl (vader), single-copy (CMA) where the
@@ -83,7 +89,9 @@
 enum {
 	AR_AGILE, /* private buffers */
 	AR_AGILE_ALLOC, /* agile_coll_alloc buffers */
-	AR_OMPI, /* Open MPI's default */
+	AR_AGILE_PULL, /* private buffers, the pull schedule (AGILE_COLL_CMA=off) */
+	AR_NR_AGILE, /* the agile kinds above, measured by agile_pass */
+	AR_OMPI = AR_NR_AGILE, /* Open MPI's default */
 	AR_OMPI_ALG1, /* ... AR_OMPI_ALG1 + AR_NR_ALGS - 1: forced */
 	AR_MEMCPY = AR_OMPI_ALG1 + AR_NR_ALGS,
 	AR_NR
@@ -92,6 +100,12 @@ enum {
 static const char *const alg_names[AR_NR_ALGS + 1] = {
 	"default", "basic_linear",   "nonoverlapping", "recursive_doubling",
 	"ring",	   "segmented_ring", "rabenseifner",
+};
+
+static const char *const ar_names[AR_NR] = {
+	"agile",     "agile-alloc", "agile-pull", "ompi",
+	"ompi-alg1", "ompi-alg2",   "ompi-alg3",  "ompi-alg4",
+	"ompi-alg5", "ompi-alg6",   "memcpy",
 };
 
 struct ar_plan {
@@ -166,11 +180,39 @@ static bool ar_check(const float *recv, size_t count, int nr_procs, int call)
 
 /* Shared (MAP_SHARED) between agile-bench and its children. */
 struct ar_shared {
-	double ms[2][AR_MAX_PROCS][AR_MAX_SIZES][AR_MAX_REPS];
+	double ms[AR_NR_AGILE][AR_MAX_PROCS][AR_MAX_SIZES][AR_MAX_REPS];
 	int err[AR_MAX_PROCS]; /* a child's negative errno, -EPROTO: wrong sum */
 	int bad_kind[AR_MAX_PROCS], bad_size[AR_MAX_PROCS];
 	int copy_buffers[AR_MAX_PROCS]; /* agile_coll_alloc had no room */
+	int cma[AR_MAX_PROCS]; /* coll_procs_cma of the agile communicator */
 };
+
+/*
+ * libagile's white-box hook (coll/shm.h; agile-bench links libagile.a):
+ * 0 if the communicator's allreduce goes by CMA from 8 MiB up, else why
+ * not (-ENOTSUP: more than 2 processes, by default).
+ */
+int coll_procs_cma(const struct agile_coll *coll);
+
+/* Join the pull schedule's communicator: AGILE_COLL_CMA=off for its join. */
+static int join_pull(const struct ar_plan *p, uint64_t key,
+		     const struct agile_coll_opts *opts,
+		     struct agile_coll **out)
+{
+	const char *was = getenv("AGILE_COLL_CMA");
+	char *saved = was ? strdup(was) : NULL;
+	int err;
+
+	setenv("AGILE_COLL_CMA", "off", 1);
+	err = agile_coll_procs_join(key, (uint32_t)p->nr_procs, opts,
+				    AR_JOIN_TIMEOUT_NS, out);
+	if (saved)
+		setenv("AGILE_COLL_CMA", saved, 1);
+	else
+		unsetenv("AGILE_COLL_CMA");
+	free(saved);
+	return err;
+}
 
 static void pin_to(int cpu)
 {
@@ -216,9 +258,10 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 		       struct ar_shared *sh, int slot)
 {
 	size_t max = p->bytes[p->nr_sizes - 1];
-	float *send[2] = { NULL }, *recv[2] = { NULL };
+	float *send[AR_NR_AGILE] = { NULL }, *recv[AR_NR_AGILE] = { NULL };
+	struct agile_coll *colls[AR_NR_AGILE];
 	struct agile_coll_opts opts;
-	struct agile_coll *coll;
+	struct agile_coll *coll, *pull;
 	bool own_alloc = false;
 	int rank, err;
 
@@ -228,6 +271,14 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 				    AR_JOIN_TIMEOUT_NS, &coll);
 	if (err)
 		return err;
+	err = join_pull(p, key ^ 1, &opts, &pull);
+	if (err) {
+		agile_coll_destroy(coll);
+		return err;
+	}
+	sh->cma[slot] = coll_procs_cma(coll);
+	colls[AR_AGILE] = colls[AR_AGILE_ALLOC] = coll;
+	colls[AR_AGILE_PULL] = pull;
 	rank = agile_coll_rank(coll);
 	/* Private: this process's own memory, first touched here. */
 	send[AR_AGILE] = aligned_alloc(4096, max);
@@ -243,7 +294,7 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 		own_alloc = true;
 		sh->copy_buffers[slot] = 1;
 	}
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < AR_AGILE_PULL; k++) {
 		if (!send[k] || !recv[k]) {
 			err = -ENOMEM;
 			goto out;
@@ -251,11 +302,14 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 		memset(send[k], 0, max);
 		memset(recv[k], 0, max);
 	}
+	/* the same private buffers, first touched above */
+	send[AR_AGILE_PULL] = send[AR_AGILE];
+	recv[AR_AGILE_PULL] = recv[AR_AGILE];
 	for (int s = 0; s < p->nr_sizes && !err; s++) {
-		for (int i = 0; i < 2 && !err; i++) {
-			int k = pass ? 1 - i : i;
+		for (int i = 0; i < AR_NR_AGILE && !err; i++) {
+			int k = pass ? AR_NR_AGILE - 1 - i : i;
 
-			err = agile_size(p, coll, rank, send[k], recv[k], s,
+			err = agile_size(p, colls[k], rank, send[k], recv[k], s,
 					 pass, sh->ms[k][rank][s]);
 			if (err == -EPROTO) {
 				sh->bad_kind[slot] = k;
@@ -265,6 +319,8 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 	}
 	if (!err)
 		err = agile_coll_barrier(coll);
+	if (!err)
+		err = agile_coll_barrier(pull);
 out:
 	free(send[AR_AGILE]);
 	free(recv[AR_AGILE]);
@@ -275,6 +331,7 @@ out:
 		agile_coll_free(coll, send[AR_AGILE_ALLOC]);
 		agile_coll_free(coll, recv[AR_AGILE_ALLOC]);
 	}
+	agile_coll_destroy(pull);
 	agile_coll_destroy(coll);
 	return err;
 }
@@ -324,8 +381,8 @@ static int agile_pass(const struct ar_plan *p, int pass, struct ar_times *out)
 			err = sh->err[i];
 		if (sh->err[i] == -EPROTO)
 			fprintf(stderr,
-				"  allreduce: agile%s: wrong sum at %zu bytes\n",
-				sh->bad_kind[i] ? "-alloc" : "",
+				"  allreduce: %s: wrong sum at %zu bytes\n",
+				ar_names[sh->bad_kind[i]],
 				p->bytes[sh->bad_size[i]]);
 	}
 	if (err)
@@ -336,7 +393,11 @@ static int agile_pass(const struct ar_plan *p, int pass, struct ar_times *out)
 				"allreduce: agile_coll_alloc had no room: agile-alloc rows copy in and out");
 			break;
 		}
-	for (int k = 0; k < 2; k++) {
+	if (sh->cma[0])
+		bench_note(
+			"allreduce: %d processes: agile's allreduce does not use CMA (%s; with more than 2 processes it does not by default): the agile and agile-pull rows are both the pull schedule",
+			p->nr_procs, strerror(-sh->cma[0]));
+	for (int k = 0; k < AR_NR_AGILE; k++) {
 		for (int s = 0; s < p->nr_sizes; s++) {
 			for (int r = 0; r < pass_reps(p, s, pass); r++) {
 				double slowest = 0;
@@ -514,11 +575,6 @@ static int ompi_best(const struct ar_plan *p, struct ar_times *t, int s,
 	return best;
 }
 
-static const char *const ar_names[AR_NR] = {
-	"agile",     "agile-alloc", "ompi",	 "ompi-alg1", "ompi-alg2",
-	"ompi-alg3", "ompi-alg4",   "ompi-alg5", "ompi-alg6", "memcpy",
-};
-
 static void variant_name(char *buf, size_t len, const char *who, size_t bytes,
 			 int nr_procs)
 {
@@ -570,12 +626,12 @@ static void add_rows(const struct ar_plan *p, struct ar_times *t,
 			bench_row_bytes("allreduce", v, p->nr_procs,
 					ar_timing(p, t, AR_OMPI + best, s),
 					p->bytes[s]);
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < AR_NR_AGILE; k++) {
 			variant_name(v, sizeof(v), ar_names[k], p->bytes[s],
 				     p->nr_procs);
 			variant_name(b, sizeof(b), "ompi-best", p->bytes[s],
 				     p->nr_procs);
-			/* agile-alloc is reported beside, not judged. */
+			/* agile-alloc and -pull are reported beside, not judged */
 			bench_compare("allreduce", v, b, true,
 				      !k && p->bytes[s] >= (1u << 20) ? ">= 1" :
 									NULL);
@@ -642,7 +698,8 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 			   const char *na[AR_NR], bool no_single_copy,
 			   long nr_cpus)
 {
-	char a[128], b[128], c[128], d[128], e[128], sz[24], cold[64], bs[32];
+	char a[128], b[128], c[128], d[128], e[128], f[128], sz[24], cold[64];
+	char bs[32];
 
 	printf("\n### allreduce, float sum, %d processes on %ld CPUs%s\n\n",
 	       p->nr_procs, nr_cpus,
@@ -662,14 +719,15 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 	       "forced coll_tuned_allreduce_algorithm settings.\n\n",
 	       cold, backend_here(),
 	       no_single_copy ? "without single copy" : "with single copy");
-	printf("| size | reps | agile (private) | agile (agile_coll_alloc) | "
+	printf("| size | reps | agile (private) | agile pull schedule (private) | agile (agile_coll_alloc) | "
 	       "Open MPI default | Open MPI best forced | forced algorithm | memcpy (1 core) |\n");
-	printf("|---|---|---|---|---|---|---|---|\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (int s = 0; s < p->nr_sizes; s++) {
 		int best = ompi_best(p, t, s, false);
 
 		size_name(sz, sizeof(sz), p->bytes[s]);
 		cell(a, sizeof(a), p, t, na[AR_AGILE], AR_AGILE, s);
+		cell(f, sizeof(f), p, t, na[AR_AGILE_PULL], AR_AGILE_PULL, s);
 		cell(b, sizeof(b), p, t, na[AR_AGILE_ALLOC], AR_AGILE_ALLOC, s);
 		cell(c, sizeof(c), p, t, na[AR_OMPI], AR_OMPI, s);
 		if (best >= 0)
@@ -682,9 +740,9 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 				 alg_names[best]);
 		else
 			snprintf(bs, sizeof(bs), "-");
-		printf("| %siB%s | %d | %s | %s | %s | %s | %s | %s |\n", sz,
-		       is_cold(p, s) ? " cold" : "", p->reps[s], a, b, c, d, bs,
-		       e);
+		printf("| %siB%s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+		       sz, is_cold(p, s) ? " cold" : "", p->reps[s], a, f, b, c,
+		       d, bs, e);
 	}
 
 	printf("\nVerdicts on medians (SPEC §5, private buffers): agile at "
@@ -693,13 +751,16 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 	       "agile's time within 1.5x of memcpy's from 16 MiB up. "
 	       "agile_coll_alloc beside, not judged.\n\n");
 	printf("| size | agile GB/s | Open MPI best GB/s | agile faster than "
-	       "Open MPI best | agile / memcpy time | alloc faster than Open MPI "
+	       "Open MPI best | agile / memcpy time | pull / memcpy time | "
+	       "pull / agile time | alloc faster than Open MPI "
 	       "best | alloc / memcpy time |\n");
-	printf("|---|---|---|---|---|---|---|\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (int s = 0; s < p->nr_sizes; s++) {
 		int best = ompi_best(p, t, s, true);
 		double ag = median_of(p, t, AR_AGILE, s);
 		double al = median_of(p, t, AR_AGILE_ALLOC, s);
+		double pl = median_of(p, t, AR_AGILE_PULL, s);
+		char g[128], h[128];
 		double om = best >= 0 ? median_of(p, t, AR_OMPI + best, s) : 0;
 		double mc = median_of(p, t, AR_MEMCPY, s);
 		double gb = (double)p->bytes[s] / 1e6;
@@ -709,6 +770,10 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 			p->bytes[s] >= (1u << 20));
 		verdict(b, sizeof(b), ag > 0 && mc > 0 ? ag / mc : 0, false,
 			1.5, p->bytes[s] >= (16u << 20));
+		verdict(g, sizeof(g), pl > 0 && mc > 0 ? pl / mc : 0, false,
+			1.5, false);
+		verdict(h, sizeof(h), pl > 0 && ag > 0 ? pl / ag : 0, false, 1,
+			false);
 		verdict(c, sizeof(c), al > 0 && om > 0 ? om / al : 0, true, 1,
 			false);
 		verdict(d, sizeof(d), al > 0 && mc > 0 ? al / mc : 0, false,
@@ -721,8 +786,8 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 			snprintf(bs, sizeof(bs), "%.2f", gb / om);
 		else
 			snprintf(bs, sizeof(bs), "n/a");
-		printf("| %siB | %s | %s | %s | %s | %s | %s |\n", sz, e, bs, a,
-		       b, c, d);
+		printf("| %siB | %s | %s | %s | %s | %s | %s | %s | %s |\n", sz,
+		       e, bs, a, b, g, h, c, d);
 	}
 
 	printf("\nOpen MPI medians (us) by setting (%s):\n\n",
@@ -805,8 +870,8 @@ static int allreduce_procs(struct ar_plan *p, const char *prog,
 			}
 		}
 	}
-	/* agile's pass measures both kinds of buffers. */
-	err[AR_AGILE_ALLOC] = err[AR_AGILE];
+	/* agile's pass measures every agile kind. */
+	err[AR_AGILE_ALLOC] = err[AR_AGILE_PULL] = err[AR_AGILE];
 	for (int c = 0; c < AR_NR; c++) {
 		if (err[c] && !na[c]) {
 			fprintf(stderr, "  allreduce: %s, %d processes: %s\n",

@@ -241,15 +241,39 @@ static int shm_collective(struct coll_shm *c, const struct coll_desc *desc,
 	return err;
 }
 
+/*
+ * Processes: an allreduce by CMA (cma.c), where every member has agreed at
+ * join that it may, from cma_from bytes up: the same decision on every
+ * member, as the count (the descriptor) is the same.
+ */
+static int cma_allreduce(struct coll_shm *c, const struct coll_desc *desc,
+			 const void *send, void *recv, size_t count,
+			 enum agile_coll_type type, enum agile_coll_op op)
+{
+	struct coll_reducer rd = { 0 };
+	int err = coll_reducer_init(&rd, type, op, c->opts.user_fn,
+				    c->opts.user_arg, c->opts.user_commutative);
+
+	if (!err && op == AGILE_COLL_USER && !rd.commutative && !c->bounce)
+		err = -ENOMEM; /* not set up at join: cannot happen */
+	if (err)
+		return coll_shm_abort(c, err);
+	rd.bounce = c->bounce;
+	return coll_cma_allreduce(c, desc, send, recv, count, &rd);
+}
+
 int coll_node_allreduce(struct agile_coll *coll, const void *send, void *recv,
 			size_t count, enum agile_coll_type type,
 			enum agile_coll_op op)
 {
+	struct coll_shm *c = to_shm(coll);
 	struct coll_desc d =
 		coll_desc_of(AGILE_COLL_KIND_ALLREDUCE, count, type, op, 0);
 
-	return shm_collective(to_shm(coll), &d, AGILE_COLL_KIND_ALLREDUCE, send,
-			      recv, count, type, op, 0);
+	if (coll_cma_wanted(c, count * agile_coll_type_size(type)))
+		return cma_allreduce(c, &d, send, recv, count, type, op);
+	return shm_collective(c, &d, AGILE_COLL_KIND_ALLREDUCE, send, recv,
+			      count, type, op, 0);
 }
 
 int coll_node_reduce(struct agile_coll *coll, const void *send, void *recv,

@@ -39,6 +39,8 @@ static void procs_free(struct coll_shm *c)
 		agile_dev_close(c->dev); /* unmaps the segments */
 	free(c->seg);
 	free(c->heap);
+	free(c->pid);
+	free(c->cma_scratch);
 	free(c);
 }
 
@@ -99,7 +101,8 @@ static int map_peers(struct coll_shm *c)
  * rendezvous) to the rank: by the members' orders, ties in join order, so
  * that every member computes the same ranks.  After the last rendezvous
  * nothing reads the join's words, and every line of bank 0 holds 2, so
- * the lines can be indexed by rank from here on; @c->seg follows.
+ * the lines can be indexed by rank from here on; @c->seg and @c->pid
+ * follow.
  */
 static void take_rank(struct coll_shm *c)
 {
@@ -107,6 +110,7 @@ static void take_rank(struct coll_shm *c)
 	uint32_t order[AGILE_GROUP_MAX_MEMBERS] = { 0 };
 	uint32_t to_rank[AGILE_GROUP_MAX_MEMBERS];
 	char *seg[AGILE_GROUP_MAX_MEMBERS];
+	int pid[AGILE_GROUP_MAX_MEMBERS];
 
 	for (uint32_t q = 0; q < n; q++) {
 		struct agile_doorbell *db;
@@ -116,9 +120,12 @@ static void take_rank(struct coll_shm *c)
 					   __ATOMIC_RELAXED);
 	}
 	c->base.rank = (int)procs_rank_by_order(order, n, me, to_rank);
-	for (uint32_t q = 0; q < n; q++)
+	for (uint32_t q = 0; q < n; q++) {
 		seg[to_rank[q]] = c->seg[q];
+		pid[to_rank[q]] = c->pid[q];
+	}
 	memcpy(c->seg, seg, n * sizeof(*seg));
+	memcpy(c->pid, pid, n * sizeof(*pid));
 }
 
 /* Publish @value and wait until every member has (before @deadline). */
@@ -190,9 +197,10 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	if (err)
 		goto fail;
 	c->seg = calloc(nr_members, sizeof(*c->seg));
+	c->pid = calloc(nr_members, sizeof(*c->pid));
 	c->heap = malloc(16 * sizeof(*c->heap));
 	c->pieces = malloc(c->xchg_bytes); /* in_pieces' (virtual until used) */
-	if (!c->seg || !c->heap || !c->pieces) {
+	if (!c->seg || !c->pid || !c->heap || !c->pieces) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -218,22 +226,26 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	__atomic_store_n(&db->user[COLL_WORD_SCHEDULE], schedule_word(c),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&db->user[COLL_WORD_ORDER], o.order, __ATOMIC_RELAXED);
+	coll_cma_probe_publish(c);
 	err = rendezvous(c, 1, deadline);
 	if (!err)
 		err = map_peers(c);
 	if (err)
 		goto fail;
+	coll_cma_probe(c); /* its verdict published before value 2 */
 	c->spin_ns = coll_spin_ns(spin_asked, nr_members,
 				  procs_count_cpus((void *const *)c->seg,
 						   nr_members),
 				  &c->yield_ns);
 	/*
 	 * value 2: every member has read the masks, the segment ids and the
-	 * orders; the areas are free, and every line of bank 0 holds 2
+	 * orders, and published its CMA verdict; the areas are free, and
+	 * every line of bank 0 holds 2
 	 */
 	err = rendezvous(c, 2, deadline);
 	if (err)
 		goto fail;
+	coll_cma_agree(c);
 	take_rank(c);
 	c->seq_base = 2;
 	*out = &c->base;

@@ -193,8 +193,7 @@ static int switch_bank(struct coll_shm *c)
 	return err;
 }
 
-/* Before a collective of @span values. */
-static int begin(struct coll_shm *c, uint32_t span)
+int coll_shm_begin(struct coll_shm *c, uint32_t span)
 {
 	int err = 0;
 
@@ -212,8 +211,7 @@ static int begin(struct coll_shm *c, uint32_t span)
 	return err;
 }
 
-/* Make this call's descriptor known (before value 1). */
-static void publish_desc(struct coll_shm *c, const struct coll_desc *desc)
+void coll_shm_publish_desc(struct coll_shm *c, const struct coll_desc *desc)
 {
 	uint32_t me = (uint32_t)c->base.rank;
 	struct agile_doorbell *db;
@@ -264,15 +262,34 @@ static void publish_addrs(struct coll_shm *c, const void *send, void *work)
 static int resolve(struct coll_shm *c, uint32_t q)
 {
 	struct agile_doorbell *db;
-	struct coll_desc d;
 	uint64_t s, w;
+	int err;
 
 	if (c->peer_epoch[q] == c->epoch)
 		return 0;
 	if (c->scope == COLL_SCOPE_THREADS) {
-		d = c->addrs[q].desc;
 		c->peer_send[q] = c->addrs[q].send;
 		c->peer_work[q] = c->addrs[q].work;
+	} else {
+		agile_dev_slot(c->dev, q, &db, NULL);
+		s = procs_word_pair(db, COLL_WORD_SEND);
+		w = procs_word_pair(db, COLL_WORD_WORK);
+		c->peer_send[q] = s < c->seg_bytes ? c->seg[q] + s : NULL;
+		c->peer_work[q] = w < c->seg_bytes ? c->seg[q] + w : NULL;
+	}
+	err = coll_shm_check_desc(c, q);
+	if (!err)
+		c->peer_epoch[q] = c->epoch;
+	return err;
+}
+
+int coll_shm_check_desc(const struct coll_shm *c, uint32_t q)
+{
+	struct agile_doorbell *db;
+	struct coll_desc d;
+
+	if (c->scope == COLL_SCOPE_THREADS) {
+		d = c->addrs[q].desc;
 	} else {
 		agile_dev_slot(c->dev, q, &db, NULL);
 		d.what = __atomic_load_n(&db->user[COLL_WORD_DESC],
@@ -280,16 +297,28 @@ static int resolve(struct coll_shm *c, uint32_t q)
 		d.count = procs_word_pair(db, COLL_WORD_COUNT);
 		d.root = __atomic_load_n(&db->user[COLL_WORD_ROOT],
 					 __ATOMIC_RELAXED);
-		s = procs_word_pair(db, COLL_WORD_SEND);
-		w = procs_word_pair(db, COLL_WORD_WORK);
-		c->peer_send[q] = s < c->seg_bytes ? c->seg[q] + s : NULL;
-		c->peer_work[q] = w < c->seg_bytes ? c->seg[q] + w : NULL;
 	}
 	if (d.what != c->desc.what || d.count != c->desc.count ||
 	    d.root != c->desc.root)
 		return -EPROTO;
-	c->peer_epoch[q] = c->epoch;
 	return 0;
+}
+
+int coll_shm_signal(struct coll_shm *c, uint32_t value)
+{
+	return publish(c, value);
+}
+
+int coll_shm_wait(struct coll_shm *c, uint32_t rank, uint32_t value)
+{
+	return wait_ge(c, rank, value);
+}
+
+int coll_shm_wait_seen(struct coll_shm *c, uint32_t rank, uint32_t value)
+{
+	uint32_t seen = 0;
+
+	return wait_seen(c, rank, value, &seen);
 }
 
 /* Processes: is [@p, @p + @bytes) inside member @q's segment? */
@@ -409,10 +438,10 @@ int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 
 	if (!c->plan_ok)
 		return coll_shm_abort(c, -EINVAL);
-	err = begin(c, plan->seq_span);
+	err = coll_shm_begin(c, plan->seq_span);
 	if (err)
 		return err;
-	publish_desc(c, desc);
+	coll_shm_publish_desc(c, desc);
 	publish_addrs(c, send_shared, work);
 	base = c->seq_base;
 	for (uint32_t k = 0; k < plan->nr_steps; k++) {
@@ -444,11 +473,11 @@ int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 int coll_shm_barrier(struct coll_shm *c)
 {
 	struct coll_desc desc = { .what = COLL_DESC_BARRIER };
-	int err = begin(c, 1);
+	int err = coll_shm_begin(c, 1);
 
 	if (err)
 		return err;
-	publish_desc(c, &desc);
+	coll_shm_publish_desc(c, &desc);
 	err = publish(c, c->seq_base + 1);
 	if (!err)
 		err = wait_all_bank(c, c->seq_base + 1);

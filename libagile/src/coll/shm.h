@@ -80,6 +80,15 @@ enum {
 	COLL_WORD_DESC = 10, /* the call's coll_desc.what */
 	COLL_WORD_COUNT = 11, /* its count, two words */
 	COLL_WORD_ROOT = 13, /* its root */
+	/* cma.c, set at join: the probe (coll_cma_probe) */
+	COLL_WORD_PID = 14, /* the member's pid */
+	COLL_WORD_PROBE_ADDR = 15, /* where its probe cookie is, two words */
+	COLL_WORD_PROBE_COOKIE = 17, /* the cookie's value, two words */
+	COLL_WORD_CMA_ERR = 19, /* 0: it reached every peer, else an errno */
+	COLL_WORD_CMA_FROM = 20, /* the smallest call it wants by CMA, two */
+	/* cma.c, per call: the caller's own send and recv addresses */
+	COLL_WORD_CMA_SEND = 22, /* two words */
+	COLL_WORD_CMA_RECV = 24, /* two words */
 };
 
 /*
@@ -121,6 +130,16 @@ struct coll_heap_block {
  * @scratch:   threads: WORK where the caller's recv cannot be
  * @seg:       processes: every member's exchange segment, mapped here;
  *             @seg_bytes each: @xchg_bytes of exchange area, then the heap
+ * @pid:       processes: every member's pid, by rank (cma.c)
+ * @cma_err:   processes: 0 if allreduce may use the CMA schedule (cma.c),
+ *             else why not (the first member's probe error, -ENOTSUP:
+ *             switched off, one member, "auto" with more than 2)
+ * @cma_from:  the smallest allreduce, in bytes, that uses it (the largest
+ *             any member asked for: all agree)
+ * @cma_chunk: bytes a member reduces at a time; @cma_scratch: nr_members
+ *             of them, where the peers' chunks are read
+ * @cma_cookie: what peers read here at join to see that CMA works
+ * @cma_calls: the allreduces that went by CMA (coll_procs_cma_calls)
  */
 struct coll_shm {
 	struct agile_coll base;
@@ -152,6 +171,13 @@ struct coll_shm {
 	size_t seg_bytes, xchg_bytes;
 	struct coll_heap_block *heap;
 	uint32_t nr_heap, cap_heap;
+	int *pid;
+	int cma_err;
+	uint64_t cma_from;
+	size_t cma_chunk;
+	char *cma_scratch;
+	uint64_t cma_cookie;
+	uint64_t cma_calls;
 };
 
 /* The ops of each scope (threads.c, procs.c). */
@@ -188,6 +214,60 @@ int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
  * the member's first error (@err, or an earlier one).
  */
 int coll_shm_abort(struct coll_shm *c, int err);
+
+/*
+ * The pieces of coll_shm_run for a schedule of its own (cma.c).
+ * coll_shm_begin - before a collective of @span values (bank switch, the
+ * epoch); the member's error if it is broken.
+ * coll_shm_publish_desc - make the call's descriptor known (before value 1).
+ * coll_shm_check_desc - 0 if member @q's descriptor is this member's,
+ * else -EPROTO; only after a wait for @q's value 1 of this call.
+ * coll_shm_signal - publish @value (absolute: base + the plan's value).
+ * coll_shm_wait - wait for @rank's @value; -EPIPE if it has failed or died.
+ * coll_shm_wait_seen - the same, but a poisoned member satisfies it: 0, or
+ * an error when the member is dead.
+ */
+int coll_shm_begin(struct coll_shm *c, uint32_t span);
+void coll_shm_publish_desc(struct coll_shm *c, const struct coll_desc *desc);
+int coll_shm_check_desc(const struct coll_shm *c, uint32_t q);
+int coll_shm_signal(struct coll_shm *c, uint32_t value);
+int coll_shm_wait(struct coll_shm *c, uint32_t rank, uint32_t value);
+int coll_shm_wait_seen(struct coll_shm *c, uint32_t rank, uint32_t value);
+
+/*
+ * cma.c: allreduce by Cross Memory Attach (process_vm_readv/writev) among
+ * the processes scope's members, straight between their private buffers.
+ * coll_cma_probe_publish - at join, before the rendezvous of value 1
+ * (c->base.rank is still the join index): this member's pid, its probe
+ * cookie's address and value, and the smallest call it wants by CMA
+ * ($AGILE_COLL_CMA), in its join line.
+ * coll_cma_probe - after value 1: read every peer's cookie, set up the
+ * scratch, publish the verdict (before value 2).
+ * coll_cma_agree - after value 2, before take_rank: every member's verdict
+ * and wish, so all decide alike (cma_err, cma_from); @c->pid is by join
+ * index until take_rank reorders it.
+ * coll_cma_wanted - does this allreduce of @bytes go by CMA?
+ * coll_cma_allreduce - the call itself (see cma.c).
+ */
+void coll_cma_probe_publish(struct coll_shm *c);
+void coll_cma_probe(struct coll_shm *c);
+void coll_cma_agree(struct coll_shm *c);
+bool coll_cma_wanted(const struct coll_shm *c, size_t bytes);
+int coll_cma_allreduce(struct coll_shm *c, const struct coll_desc *desc,
+		       const void *send, void *recv, size_t count,
+		       const struct coll_reducer *rd);
+
+/*
+ * coll_procs_cma - a processes-scope handle's CMA verdict: 0 if its
+ * allreduce uses the CMA schedule (from cma_from bytes up), else
+ * why not (a negative errno; -ENOTSUP: $AGILE_COLL_CMA=off, one member, or
+ * "auto" with other than 2 members).
+ * A white-box hook for the tests and the benchmark's note; -EINVAL for a
+ * handle of another scope.
+ */
+int coll_procs_cma(const struct agile_coll *coll);
+/* coll_procs_cma_calls - how many of its allreduces went by CMA. */
+uint64_t coll_procs_cma_calls(const struct agile_coll *coll);
 
 /* coll_shm_barrier - every member arrives before any leaves. */
 int coll_shm_barrier(struct coll_shm *c);
