@@ -43,7 +43,10 @@
  * another user, Yama's ptrace_scope, a seccomp filter, CONFIG_CROSS_MEMORY_
  * ATTACH off) or reads another process (a pid namespace apart), that
  * member's error is published, and every member keeps the pull schedule
- * (coll_procs_cma says why).  Never an error for the caller.
+ * (coll_procs_cma says why).  Never an error for the caller.  Every call
+ * reads each peer's cookie again before it moves anything (meet): a pid
+ * whose member died and that another process of the user took since
+ * fails the call with -EPIPE instead of receiving its writes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -141,10 +144,13 @@ void coll_cma_probe_publish(struct coll_shm *c)
 			    wanted_from((uint32_t)c->base.size));
 }
 
-/* Can this member read member @q's memory?  0 or a positive errno. */
-static int probe_peer(const struct agile_doorbell *db, int pid)
+/*
+ * Is process @pid the member whose probe cookie is at @addr with value
+ * @cookie, and may this member read its memory?  0 or a positive errno.
+ */
+static int probe_peer(int pid, uint64_t addr, uint64_t cookie)
 {
-	uint64_t got = 0, addr = procs_word_pair(db, COLL_WORD_PROBE_ADDR);
+	uint64_t got = 0;
 	struct iovec local = { &got, sizeof(got) };
 	struct iovec remote = { (void *)(uintptr_t)addr, sizeof(got) };
 	ssize_t done = process_vm_readv(pid, &local, 1, &remote, 1, 0);
@@ -152,8 +158,7 @@ static int probe_peer(const struct agile_doorbell *db, int pid)
 	if (done < 0)
 		return errno;
 	/* short, or another process's memory (a pid namespace apart) */
-	if (done != sizeof(got) ||
-	    got != procs_word_pair(db, COLL_WORD_PROBE_COOKIE))
+	if (done != sizeof(got) || got != cookie)
 		return EIO;
 	return 0;
 }
@@ -173,8 +178,12 @@ void coll_cma_probe(struct coll_shm *c)
 
 		c->pid[q] = (int)__atomic_load_n(&db->user[COLL_WORD_PID],
 						 __ATOMIC_RELAXED);
+		c->probe[2 * q] = procs_word_pair(db, COLL_WORD_PROBE_ADDR);
+		c->probe[2 * q + 1] =
+			procs_word_pair(db, COLL_WORD_PROBE_COOKIE);
 		if (q != me && !err)
-			err = probe_peer(db, c->pid[q]);
+			err = probe_peer(c->pid[q], c->probe[2 * q],
+					 c->probe[2 * q + 1]);
 	}
 	if (!err) {
 		c->cma_chunk = chunk_bytes();
@@ -315,6 +324,16 @@ static int meet(struct coll_shm *c, uint32_t base, uint64_t *peer_send,
 		err = coll_shm_wait(c, q, base + 1);
 		if (!err)
 			err = coll_shm_check_desc(c, q);
+		/*
+		 * The pid is still the member's: its cookie reads back.  A
+		 * member that died and whose pid another process of the
+		 * user took since would otherwise get this call's writes;
+		 * this leaves that to a pid reused within the call itself
+		 * (process_vm_* take no pidfd).
+		 */
+		if (!err &&
+		    probe_peer(c->pid[q], c->probe[2 * q], c->probe[2 * q + 1]))
+			err = -EPIPE;
 		if (err)
 			return err;
 		peer_send[q] = procs_word_pair(line(c, q), COLL_WORD_CMA_SEND);

@@ -40,6 +40,7 @@ static void procs_free(struct coll_shm *c)
 	free(c->seg);
 	free(c->heap);
 	free(c->pid);
+	free(c->probe);
 	free(c->cma_scratch);
 	free(c);
 }
@@ -101,8 +102,8 @@ static int map_peers(struct coll_shm *c)
  * rendezvous) to the rank: by the members' orders, ties in join order, so
  * that every member computes the same ranks.  After the last rendezvous
  * nothing reads the join's words, and every line of bank 0 holds 2, so
- * the lines can be indexed by rank from here on; @c->seg and @c->pid
- * follow.
+ * the lines can be indexed by rank from here on; @c->seg, @c->pid and
+ * @c->probe follow.
  */
 static void take_rank(struct coll_shm *c)
 {
@@ -111,6 +112,7 @@ static void take_rank(struct coll_shm *c)
 	uint32_t to_rank[AGILE_GROUP_MAX_MEMBERS];
 	char *seg[AGILE_GROUP_MAX_MEMBERS];
 	int pid[AGILE_GROUP_MAX_MEMBERS];
+	uint64_t probe[2 * AGILE_GROUP_MAX_MEMBERS];
 
 	for (uint32_t q = 0; q < n; q++) {
 		struct agile_doorbell *db;
@@ -123,9 +125,12 @@ static void take_rank(struct coll_shm *c)
 	for (uint32_t q = 0; q < n; q++) {
 		seg[to_rank[q]] = c->seg[q];
 		pid[to_rank[q]] = c->pid[q];
+		probe[2 * to_rank[q]] = c->probe[2 * q];
+		probe[2 * to_rank[q] + 1] = c->probe[2 * q + 1];
 	}
 	memcpy(c->seg, seg, n * sizeof(*seg));
 	memcpy(c->pid, pid, n * sizeof(*pid));
+	memcpy(c->probe, probe, 2 * n * sizeof(*probe));
 }
 
 /* Publish @value and wait until every member has (before @deadline). */
@@ -198,9 +203,10 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 		goto fail;
 	c->seg = calloc(nr_members, sizeof(*c->seg));
 	c->pid = calloc(nr_members, sizeof(*c->pid));
+	c->probe = calloc(2 * nr_members, sizeof(*c->probe));
 	c->heap = malloc(16 * sizeof(*c->heap));
 	c->pieces = malloc(c->xchg_bytes); /* in_pieces' (virtual until used) */
-	if (!c->seg || !c->pid || !c->heap || !c->pieces) {
+	if (!c->seg || !c->pid || !c->probe || !c->heap || !c->pieces) {
 		err = -ENOMEM;
 		goto fail;
 	}

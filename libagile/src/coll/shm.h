@@ -131,6 +131,8 @@ struct coll_heap_block {
  * @seg:       processes: every member's exchange segment, mapped here;
  *             @seg_bytes each: @xchg_bytes of exchange area, then the heap
  * @pid:       processes: every member's pid, by rank (cma.c)
+ * @probe:     processes: every member's probe cookie, by rank: where it is
+ *             (@probe[2 q]) and its value (@probe[2 q + 1]) (cma.c)
  * @cma_err:   processes: 0 if allreduce may use the CMA schedule (cma.c),
  *             else why not (the first member's probe error, -ENOTSUP:
  *             switched off, one member, "auto" with more than 2)
@@ -172,6 +174,7 @@ struct coll_shm {
 	struct coll_heap_block *heap;
 	uint32_t nr_heap, cap_heap;
 	int *pid;
+	uint64_t *probe;
 	int cma_err;
 	uint64_t cma_from;
 	size_t cma_chunk;
