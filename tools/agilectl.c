@@ -1102,7 +1102,7 @@ static int dump_fdinfo(int pid, int fd, char *buf)
 	}
 	in_use = fdinfo_number(buf, "slots_in_use");
 	not_shown = fdinfo_number(buf, "slots_not_shown");
-	printf("slots in use:   %llu (not idle, no sleeper, or a task register written)",
+	printf("slots in use:   %llu (a doorbell value, sleeper or task register head not zero)",
 	       in_use);
 	if (not_shown)
 		printf("; %llu more not listed by the module", not_shown);

@@ -138,6 +138,25 @@ dump_pid() {
 		run 1 dump -p $$ && has "holds no open file of /dev/agile"
 }
 
+# 40 slots in use: the module lists 32, dump says how many more there are.
+dump_pid_bounded() {
+	ctx_hold 40 1 0 1 16 fill >/tmp/.agilectl-hold2 2>&1 &
+	pid2=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q '^fd ' /tmp/.agilectl-hold2; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	run 0 dump -p "$pid2"
+	got=$?
+	kill "$pid2"
+	wait "$pid2" 2>/dev/null
+	[ "$got" = 0 ] &&
+		has '^slots in use: *40 .*; 8 more not listed by the module' &&
+		has '^slot 31$' && ! has '^slot 32$' &&
+		[ "$(grep -c '^slot ' "$out")" = 32 ]
+}
+
 dump_pid_other_user() {
 	su -s /bin/sh nobody -c "agilectl dump -p $hold_pid" >"$out" 2>&1
 	got=$?
@@ -266,6 +285,8 @@ if hold_start; then
 	t "dump -p PID [-f FD]: another process's slot 2 decoded" dump_pid
 	t "dump -p of root's process as another user: refused, explained" \
 		dump_pid_other_user
+	t "dump -p of 40 slots in use: 32 listed, 8 more counted" \
+		dump_pid_bounded
 else
 	t "ctx_hold holds a context" false
 fi

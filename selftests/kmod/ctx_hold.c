@@ -3,11 +3,12 @@
  * ctx_hold - a helper of agilectl_test.sh, not a test: holds a context in
  * a known state for agilectl to find in /proc/PID/fdinfo.
  *
- *   ctx_hold SLOTS SIGNALS SLOT VALUE OPCODE
+ *   ctx_hold SLOTS SIGNALS SLOT VALUE OPCODE [fill]
  *
  * Makes a context of SLOTS slots (64-byte task registers), SIGNALs SLOT
  * SIGNALS times, the last time with VALUE, writes OPCODE into SLOT's task
- * register, prints "fd N" (its descriptor) and waits until it is killed.
+ * register, with "fill" stores 1 into every other slot's doorbell (all
+ * in use), prints "fd N" (its descriptor) and waits until it is killed.
  * Exits 1 with a message when any step fails.
  */
 #include <errno.h>
@@ -29,9 +30,9 @@ int main(int argc, char **argv)
 	char *regs;
 	int fd;
 
-	if (argc != 6) {
+	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "fill"))) {
 		fprintf(stderr,
-			"usage: ctx_hold SLOTS SIGNALS SLOT VALUE OPCODE\n");
+			"usage: ctx_hold SLOTS SIGNALS SLOT VALUE OPCODE [fill]\n");
 		return 2;
 	}
 	slots = strtoul(argv[1], NULL, 0);
@@ -76,6 +77,20 @@ int main(int argc, char **argv)
 	}
 	reg = (struct agile_task_reg *)(regs + slot * 64);
 	reg->opcode = (__u32)opcode;
+	if (argc == 7) {
+		struct agile_doorbell *db;
+
+		db = mmap(NULL, init.doorbell_bytes, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, fd, (off_t)init.doorbell_offset);
+		if (db == MAP_FAILED) {
+			perror("ctx_hold: mmap");
+			return 1;
+		}
+		for (i = 0; i < slots; i++)
+			if (i != slot)
+				__atomic_store_n(&db[i].value, 1,
+						 __ATOMIC_RELEASE);
+	}
 	printf("fd %d\n", fd);
 	fflush(stdout);
 	for (;;)
