@@ -62,9 +62,9 @@ static void agile_fdinfo_segments(struct seq_file *m, struct agile_ctx *ctx)
 }
 
 /*
- * One line for slot @i when anything in it differs from a fresh slot
- * (doorbell value, sleepers, or the head of its task register) and fewer
- * than AGILE_FDINFO_MAX_SLOTS were shown.  Returns whether it is in use.
+ * Whether slot @i is in use: anything in it differs from a fresh slot
+ * (doorbell value, sleepers, or the head of its task register).  If so
+ * and @show (fewer than AGILE_FDINFO_MAX_SLOTS were shown), one line.
  */
 static bool agile_fdinfo_slot(struct seq_file *m, const struct agile_ctx *ctx,
 			      u32 i, bool show)
