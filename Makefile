@@ -108,10 +108,11 @@ $(BUILD)/tools/agile-demo: tools/agile-demo.c uapi/linux/agile.h
 	@mkdir -p $(@D)
 	$(CC) -static $(TOOL_CFLAGS) -o $@ $<
 
-# agilectl(8): info, stats, tune, dump, trace of the module.
+# agilectl(8): info, stats, tune, dump, trace of the module.  The builder's
+# CPPFLAGS, CFLAGS and LDFLAGS (dpkg-buildflags) after ours: it installs.
 $(BUILD)/tools/agilectl: tools/agilectl.c uapi/linux/agile.h
 	@mkdir -p $(@D)
-	$(CC) -static $(TOOL_CFLAGS) -o $@ $<
+	$(CC) -static $(TOOL_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 lint: kernels kernel-src
 	@tools/lint.sh

@@ -52,6 +52,8 @@
  *	is tried again).  Process context only; nothing nests inside it.
  *	A member's release takes it to unpublish the key, then drops it
  *	before ending the context; mmap and the waits never take it.
+ *	fdinfo (fdinfo.c) takes it to copy a group's facts, then prints
+ *	them after it is dropped.
  *	DEBUG_ATOMIC_SLEEP catches any sleep under it.
  * agile_users_lock (spinlock, limits.c): the per-user counts of
  *	contexts.  Held for a lookup and a count, never across an
@@ -77,6 +79,8 @@
  *	both locks held and read under either.  It also orders the end of
  *	a group against queueing waiters: agile_ctx.ended is set under it,
  *	and a waiter checks it under it before it queues.
+ *	fdinfo takes it (spin_lock_bh()) to copy @nr_sleepers and @ended,
+ *	nothing else, and never together with agile_group_lock.
  * agile_ctx.seg_lock (spinlock): the context's segment ids in use
  *	(@seg_ids).  Process context only; held to reserve or return an id,
  *	nothing else: SEG_CREATE allocates the pages and copies its result
@@ -109,6 +113,8 @@
 #include <linux/uidgid.h>
 
 #include <linux/agile.h>
+
+struct seq_file;
 
 /* Counters kept per context and module-wide, both per CPU. */
 enum agile_counter {
@@ -349,6 +355,8 @@ int agile_pages_mmap(struct vm_area_struct *vma, struct page **pages,
 struct page **agile_pages_alloc(unsigned long nr_pages);
 void agile_pages_free(struct page **pages, unsigned long nr_pages);
 void agile_ctx_stats(const struct agile_ctx *ctx, struct agile_stats *stats);
+const struct agile_task_reg *agile_ctx_task_reg(const struct agile_ctx *ctx,
+						u32 slot);
 u64 agile_counter_sum(const struct agile_counters __percpu *counters,
 		      enum agile_counter counter);
 
@@ -379,6 +387,8 @@ struct agile_ctx *agile_group_join_ioctl(struct agile_group_join __user *uarg,
 int agile_group_query_ioctl(struct agile_group_join __user *uarg);
 void agile_group_leave(struct agile_ctx *ctx);
 void agile_group_free(struct agile_group *group);
+void agile_group_show_fdinfo(struct seq_file *m,
+			     const struct agile_group *group);
 
 /* seg.c */
 int agile_seg_create_ioctl(struct agile_ctx *ctx,
@@ -415,6 +425,9 @@ void agile_poll_exit(void);
 void agile_poll_add(struct agile_ctx *ctx);
 void agile_poll_ctx_release(struct agile_ctx *ctx);
 void agile_poll_read_stats(struct agile_poll_stats *stats);
+
+/* fdinfo.c */
+void agile_ctx_show_fdinfo(struct seq_file *m, struct agile_ctx *ctx);
 
 /* sysfs.c */
 extern const struct attribute_group *agile_groups[];

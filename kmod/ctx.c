@@ -228,6 +228,21 @@ u64 agile_counter_sum(const struct agile_counters __percpu *counters,
 	return sum;
 }
 
+/*
+ * The head of slot @slot's task register, through the kernel's mapping of
+ * its page: a register (64 to 4096 bytes, a power of two) never crosses a
+ * page.  Userspace writes it at any time: read it with READ_ONCE().
+ */
+const struct agile_task_reg *agile_ctx_task_reg(const struct agile_ctx *ctx,
+						u32 slot)
+{
+	size_t offset = (size_t)slot * ctx->task_reg_size;
+
+	return page_address(ctx->pages[ctx->nr_doorbell_pages +
+				       (offset >> PAGE_SHIFT)]) +
+	       offset_in_page(offset);
+}
+
 void agile_ctx_stats(const struct agile_ctx *ctx, struct agile_stats *stats)
 {
 	const struct agile_counters __percpu *c = ctx->counters;

@@ -52,6 +52,7 @@
 #include <linux/pagemap.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -411,6 +412,43 @@ void agile_group_free(struct agile_group *group)
 		return;
 	put_user_ns(group->user_ns);
 	kfree(group);
+}
+
+/**
+ * agile_group_show_fdinfo - a member's fdinfo lines about its group
+ * @m: the fdinfo seq_file.
+ * @group: the context's group, or NULL outside groups.
+ *
+ * The facts are copied under agile_group_lock and printed after it is
+ * dropped; the owner's ids as the reader's user namespace sees them.
+ */
+void agile_group_show_fdinfo(struct seq_file *m,
+			     const struct agile_group *group)
+{
+	struct user_namespace *ns = seq_user_ns(m);
+	u32 nr_members, nr_open;
+	bool ended;
+
+	if (!group) {
+		seq_puts(m, "group:\tnone\n");
+		return;
+	}
+	spin_lock(&agile_group_lock);
+	nr_members = group->nr_members;
+	nr_open = group->nr_open;
+	ended = group->ended;
+	spin_unlock(&agile_group_lock);
+	/* The others are set before the group is published. */
+	seq_printf(m, "group:\t%#llx\n", group->key);
+	seq_printf(m, "group_owner_uid:\t%u\n",
+		   from_kuid_munged(ns, group->uid));
+	seq_printf(m, "group_owner_gid:\t%u\n",
+		   from_kgid_munged(ns, group->gid));
+	seq_printf(m, "group_mode:\t%04o\n", group->mode);
+	seq_printf(m, "group_max_members:\t%u\n", group->max_members);
+	seq_printf(m, "group_members:\t%u\n", nr_members);
+	seq_printf(m, "group_open:\t%u\n", nr_open);
+	seq_printf(m, "group_ended:\t%d\n", ended);
 }
 
 /**

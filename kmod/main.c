@@ -6,7 +6,8 @@
  * the ioctl dispatcher, mmap, the module parameters and module init/exit.
  * The objects live in ctx.c (contexts, pages, mmap), fence.c (fences and
  * waits), poll.c (the poller), seg.c (data segments), group.c (groups),
- * dmabuf.c (the dma-buf exporter) and sysfs.c (tunables and counters).
+ * dmabuf.c (the dma-buf exporter), sysfs.c (tunables and counters) and
+ * fdinfo.c (a context in /proc/PID/fdinfo/FD).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -19,6 +20,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -324,6 +326,12 @@ static int agile_mmap(struct file *file, struct vm_area_struct *vma)
 	return agile_ctx_mmap(ctx, vma);
 }
 
+/* /proc/PID/fdinfo/FD: procfs has checked that the reader may ptrace. */
+static void agile_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	agile_ctx_show_fdinfo(m, agile_file_ctx(file->private_data));
+}
+
 static const struct file_operations agile_fops = {
 	.owner = THIS_MODULE,
 	.open = agile_open,
@@ -331,6 +339,7 @@ static const struct file_operations agile_fops = {
 	.unlocked_ioctl = agile_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = agile_mmap,
+	.show_fdinfo = agile_show_fdinfo,
 };
 
 static struct miscdevice agile_misc = {

@@ -28,7 +28,11 @@ CFLAGS_BASE := -std=gnu11 -g -pthread -Wall -Wextra -Werror \
 	-DAGILE_GPU_BUILD_DIR='"$(GPU_CODE_DIR)"'
 CXXFLAGS_BASE := -std=c++17 -g -pthread -Wall -Wextra -Werror \
 	-I$(ROOT)/libagile/include -I$(ROOT)/uapi
-CFLAGS_native := -O2
+# The builder's CPPFLAGS, CFLAGS and LDFLAGS (from the environment or the
+# command line: a distribution's dpkg-buildflags, hardening) go after ours
+# into the native variant, the one that installs, and into its links; the
+# sanitizer and static variants are test builds and keep their own.
+CFLAGS_native := -O2 $(CPPFLAGS) $(CFLAGS)
 CFLAGS_asan := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
 # TSan does not model atomic_thread_fence (gcc warns, -Wtsan).  The fences
@@ -43,7 +47,7 @@ CFLAGS_tsan := -O1 -fsanitize=thread -Wno-tsan
 # static library.  Without libdrm.a, add -DAGILE_NO_DRM and drop -ldrm below.
 CFLAGS_static := -O2 -DAGILE_NO_HWLOC -DAGILE_NO_DLOPEN
 LDLIBS := -lhwloc -ldrm -ldl -lm -pthread
-LDLIBS_native := $(LDLIBS)
+LDLIBS_native := $(LDFLAGS) $(LDLIBS)
 LDLIBS_asan := $(LDLIBS)
 LDLIBS_tsan := $(LDLIBS)
 LDLIBS_static := -static -ldrm -lm -pthread

@@ -3,21 +3,25 @@
  * agilectl: look at and tune the agile module (/dev/agile) from the shell.
  *
  *   agilectl info            the ABI version, features, limits and tunables
- *   agilectl stats           the module-wide counters, refreshed like top
+ *   agilectl stats           the module-wide counters and every context's,
+ *                            refreshed like top
  *   agilectl tune NAME=VALUE set a sysfs tunable (CAP_SYS_ADMIN)
- *   agilectl dump            a fresh context's slots, decoded
+ *   agilectl dump            a fresh context's slots, or another process's
+ *                            context (-p PID), decoded
  *   agilectl trace           the module's tracepoints, decoded
  *
  * Only what the ABI exposes: AGILE_IOC_INFO, the sysfs attributes of
  * /sys/class/misc/agile, AGILE_IOC_STATS and the pages of the caller's own
- * context, GROUP_JOIN's QUERY, and the events/agile/ tracepoints.  The
- * module keeps no debugfs and no way to reach another process's context
- * without joining its group (which would end the group when agilectl
- * leaves), so per-context views are of agilectl's own context only.
+ * context, GROUP_JOIN's QUERY, /proc/PID/fdinfo/FD of the open /dev/agile
+ * files (the module's show_fdinfo: a context's counters and its slots in
+ * use, to whoever may ptrace the process, as for io_uring), and the
+ * events/agile/ tracepoints.
  *
  * Exit status: 0 success, 1 failure, 2 usage error, 3 the device is
  * missing or refused (the message says why).
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -31,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -278,6 +283,328 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Contexts of processes, through procfs: /proc/PID/fd/FD links to the
+ * device (the same st_rdev) and their /proc/PID/fdinfo/FD, where the
+ * module's show_fdinfo writes "key:\tvalue" lines (agile(4)).  procfs lets
+ * only those who may ptrace a process read them.
+ */
+
+/* Most bytes of one fdinfo read: the module bounds what it writes. */
+#define FDINFO_MAX 65536
+
+/* The device's number: sysfs "dev" (MAJOR:MINOR), else the node's. */
+static int agile_rdev(dev_t *rdev)
+{
+	char path[PATH_MAX], buf[32];
+	unsigned int major_nr, minor_nr;
+	struct stat st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/dev", sysfs_dir);
+	f = fopen(path, "re");
+	if (f) {
+		int got = fgets(buf, sizeof(buf), f) &&
+			  sscanf(buf, "%u:%u", &major_nr, &minor_nr) == 2;
+
+		fclose(f);
+		if (got) {
+			*rdev = makedev(major_nr, minor_nr);
+			return 0;
+		}
+	}
+	if (stat(device_path, &st) == 0 && S_ISCHR(st.st_mode)) {
+		*rdev = st.st_rdev;
+		return 0;
+	}
+	return -ENODEV;
+}
+
+/* Whether /proc/@pid/fd/@fd is an open file of the device @rdev. */
+static int is_agile_fd(int pid, int fd, dev_t rdev)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
+	       st.st_rdev == rdev;
+}
+
+/* /proc/@pid/fdinfo/@fd into @buf, NUL-terminated; 0 or -errno. */
+static int read_fdinfo(int pid, int fd, char *buf, size_t size)
+{
+	char path[64];
+	size_t total = 0;
+	ssize_t len;
+	int pfd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	while (total < size - 1 &&
+	       (len = read(pfd, buf + total, size - 1 - total)) != 0) {
+		if (len < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		total += (size_t)len;
+	}
+	close(pfd);
+	buf[total] = '\0';
+	return err;
+}
+
+/*
+ * The value of @key in fdinfo text @buf, up to its newline (not
+ * included), or NULL; *len gets its length.
+ */
+static const char *fdinfo_value(const char *buf, const char *key, size_t *len)
+{
+	size_t klen = strlen(key);
+	const char *p;
+
+	for (p = buf; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
+		if (!strncmp(p, key, klen) && p[klen] == ':' &&
+		    p[klen + 1] == '\t') {
+			p += klen + 2;
+			*len = strcspn(p, "\n");
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static unsigned long long fdinfo_number(const char *buf, const char *key)
+{
+	size_t len;
+	const char *v = fdinfo_value(buf, key, &len);
+
+	return v ? strtoull(v, NULL, 0) : 0;
+}
+
+/* One open file of the device, and what its fdinfo says. */
+struct agile_fd {
+	int pid;
+	int fd;
+	char comm[32];
+	int has_ctx; /* "ctx:" is a number, not "none" */
+	unsigned int ctx_id;
+	unsigned int nr_slots;
+	unsigned int sleepers;
+	struct agile_stats stats;
+};
+
+static void fdinfo_stats(const char *buf, struct agile_stats *stats)
+{
+	memset(stats, 0, sizeof(*stats));
+	stats->signals = fdinfo_number(buf, "signals");
+	stats->waits = fdinfo_number(buf, "waits");
+	stats->wakeups_signal = fdinfo_number(buf, "wakeups_signal");
+	stats->wakeups_poll = fdinfo_number(buf, "wakeups_poll");
+	stats->timeouts = fdinfo_number(buf, "timeouts");
+	stats->interrupted = fdinfo_number(buf, "interrupted");
+	stats->spin_hits = fdinfo_number(buf, "spin_hits");
+}
+
+static void read_comm(int pid, char *comm, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(comm, size, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(comm, (int)size, f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Fill @af from /proc/@pid/fdinfo/@fd; 0 or -errno. */
+static int agile_fd_read(struct agile_fd *af, int pid, int fd, char *buf)
+{
+	const char *v;
+	size_t len;
+	int err;
+
+	memset(af, 0, sizeof(*af));
+	af->pid = pid;
+	af->fd = fd;
+	err = read_fdinfo(pid, fd, buf, FDINFO_MAX);
+	if (err)
+		return err;
+	read_comm(pid, af->comm, sizeof(af->comm));
+	v = fdinfo_value(buf, "ctx", &len);
+	if (!v)
+		return -ENODATA; /* a module without show_fdinfo */
+	af->has_ctx = isdigit((unsigned char)*v);
+	af->ctx_id = (unsigned int)strtoul(v, NULL, 10);
+	af->nr_slots = (unsigned int)fdinfo_number(buf, "nr_slots");
+	af->sleepers = (unsigned int)fdinfo_number(buf, "sleepers");
+	fdinfo_stats(buf, &af->stats);
+	return 0;
+}
+
+static int is_number(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* What a scan of /proc found. */
+struct agile_scan {
+	struct agile_fd *fds; /* open files of the device, readable */
+	size_t nr_fds;
+	size_t cap;
+	unsigned int denied; /* files whose fdinfo could not be read */
+	unsigned int hidden_procs; /* processes whose fds could not be listed */
+};
+
+static void scan_add(struct agile_scan *scan, const struct agile_fd *af)
+{
+	if (scan->nr_fds == scan->cap) {
+		size_t cap = scan->cap ? 2 * scan->cap : 16;
+		struct agile_fd *fds = realloc(scan->fds, cap * sizeof(*fds));
+
+		if (!fds)
+			return;
+		scan->fds = fds;
+		scan->cap = cap;
+	}
+	scan->fds[scan->nr_fds++] = *af;
+}
+
+/* The open files of device @rdev in every process we may look into. */
+static void scan_processes(dev_t rdev, struct agile_scan *scan, char *buf)
+{
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *p, *f;
+	char path[64];
+
+	memset(scan, 0, sizeof(*scan));
+	if (!proc)
+		return;
+	while ((p = readdir(proc))) {
+		int pid;
+
+		if (!is_number(p->d_name))
+			continue;
+		pid = atoi(p->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		fds = opendir(path);
+		if (!fds) {
+			if (errno == EACCES || errno == EPERM)
+				scan->hidden_procs++;
+			continue;
+		}
+		while ((f = readdir(fds))) {
+			struct agile_fd af;
+			int fd;
+
+			if (!is_number(f->d_name))
+				continue;
+			fd = atoi(f->d_name);
+			if (!is_agile_fd(pid, fd, rdev))
+				continue;
+			if (agile_fd_read(&af, pid, fd, buf))
+				scan->denied++;
+			else
+				scan_add(scan, &af);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+/* Distinct contexts among the files found (group members share one). */
+static unsigned int scan_contexts(const struct agile_scan *scan)
+{
+	unsigned int n = 0;
+	size_t i, j;
+
+	for (i = 0; i < scan->nr_fds; i++) {
+		if (!scan->fds[i].has_ctx)
+			continue;
+		for (j = 0; j < i; j++)
+			if (scan->fds[j].has_ctx &&
+			    scan->fds[j].ctx_id == scan->fds[i].ctx_id)
+				break;
+		if (j == i)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * The per-context table of stats: one row per open file of the device
+ * that we may read, then one line for the contexts we could not see.
+ * @nr_contexts: sysfs "contexts", or -1 when it could not be read.
+ */
+static void print_contexts(long long nr_contexts, char *buf)
+{
+	struct agile_scan scan;
+	unsigned int visible;
+	long long hidden;
+	dev_t rdev;
+	size_t i;
+
+	if (agile_rdev(&rdev)) {
+		printf("contexts: %s/dev and %s unreadable: processes not scanned\n",
+		       sysfs_dir, device_path);
+		return;
+	}
+	scan_processes(rdev, &scan, buf);
+	visible = scan_contexts(&scan);
+	printf("\ncontexts (/proc/PID/fdinfo of %s): %u shown\n", device_path,
+	       visible);
+	if (scan.nr_fds)
+		printf("%7s %4s %-15s %6s %6s %5s %12s %12s %10s %10s %9s %6s %10s\n",
+		       "PID", "FD", "COMMAND", "CTX", "SLOTS", "SLEEP",
+		       "SIGNALS", "WAITS", "WAKE_SIG", "WAKE_POLL", "TIMEOUTS",
+		       "INTR", "SPIN_HITS");
+	for (i = 0; i < scan.nr_fds; i++) {
+		const struct agile_fd *af = &scan.fds[i];
+		const struct agile_stats *st = &af->stats;
+
+		if (!af->has_ctx) {
+			printf("%7d %4d %-15s %6s (no context yet)\n", af->pid,
+			       af->fd, af->comm, "-");
+			continue;
+		}
+		printf("%7d %4d %-15s %6u %6u %5u %12llu %12llu %10llu %10llu %9llu %6llu %10llu\n",
+		       af->pid, af->fd, af->comm, af->ctx_id, af->nr_slots,
+		       af->sleepers, (unsigned long long)st->signals,
+		       (unsigned long long)st->waits,
+		       (unsigned long long)st->wakeups_signal,
+		       (unsigned long long)st->wakeups_poll,
+		       (unsigned long long)st->timeouts,
+		       (unsigned long long)st->interrupted,
+		       (unsigned long long)st->spin_hits);
+	}
+	hidden = nr_contexts - (long long)visible;
+	if (nr_contexts >= 0 && hidden > 0) {
+		if (geteuid())
+			printf("%lld contexts of other users not shown: run as root\n",
+			       hidden);
+		else
+			printf("%lld contexts not shown: held by no open descriptor (only by mappings or dma-bufs)\n",
+			       hidden);
+	} else if (scan.denied) {
+		printf("%u open files of %s not shown: their fdinfo is unreadable\n",
+		       scan.denied, device_path);
+	}
+	free(scan.fds);
+}
+
 static void usage_stats(FILE *f)
 {
 	fprintf(f,
@@ -287,10 +614,11 @@ static void usage_stats(FILE *f)
 		"until interrupted).  Running totals show their rate per second over\n"
 		"the last interval.  On a terminal the screen is redrawn; otherwise\n"
 		"each sample is a block of lines.\n"
-		"Per-context counters: AGILE_IOC_STATS reports only the caller's own\n"
-		"context, and the module exposes no other context's counters (no\n"
-		"debugfs), so stats shows module-wide totals only.\n",
-		sysfs_dir);
+		"Then one row per open file of %s in every process the caller\n"
+		"may look into (root: all), from /proc/PID/fdinfo/FD: pid, fd,\n"
+		"command, the context's id, slots, sleeping waiters and its counters\n"
+		"(totals).  Contexts the caller may not see are counted in one line.\n",
+		sysfs_dir, device_path);
 }
 
 static double now_seconds(void)
@@ -339,7 +667,7 @@ static int cmd_stats(int argc, char **argv)
 	long count = -1, sample;
 	int tty = isatty(STDOUT_FILENO), opt;
 	unsigned int i;
-	char *end;
+	char *end, *buf;
 
 	static const struct option opts[] = {
 		{ "delay", required_argument, NULL, 'd' },
@@ -387,6 +715,11 @@ static int cmd_stats(int argc, char **argv)
 			sysfs_dir, strerror(errno));
 		return EXIT_NODEV;
 	}
+	buf = malloc(FDINFO_MAX);
+	if (!buf) {
+		fprintf(stderr, "agilectl stats: out of memory\n");
+		return EXIT_FAILURE;
+	}
 	catch_interrupts();
 	for (sample = 0; !interrupted && (count < 0 || sample < count);
 	     sample++) {
@@ -427,13 +760,13 @@ static int cmd_stats(int argc, char **argv)
 			       cur[i], rate, counters[i].what);
 			prev[i] = cur[i];
 		}
-		if (sample == 0)
-			printf("per-context counters: not exposed by the module (AGILE_IOC_STATS reports only the caller's own context; no debugfs)\n");
+		print_contexts(have[0] ? (long long)cur[0] : -1, buf);
 		if (!tty || count == 1)
 			printf("\n");
 		fflush(stdout);
 		prev_time = t;
 	}
+	free(buf);
 	return 0;
 }
 
@@ -565,18 +898,21 @@ static int cmd_tune(int argc, char **argv)
 static void usage_dump(FILE *f)
 {
 	fprintf(f,
-		"usage: agilectl dump [-s SLOTS] [-r TASK_REG_SIZE] [-g KEY]\n"
+		"usage: agilectl dump [-s SLOTS] [-r TASK_REG_SIZE] | -g KEY | -p PID [-f FD]\n"
 		"Creates agilectl's own context (AGILE_IOC_CTX_INIT: SLOTS slots, default 4,\n"
 		"task registers of TASK_REG_SIZE bytes, default %u), maps its two areas\n"
 		"and prints every slot decoded: the doorbell (value, sleepers), the\n"
 		"task register (opcode, parts, flags, error, status, first arguments),\n"
 		"and the context's AGILE_IOC_STATS counters.\n"
-		"The ABI gives no way to read another process's context: a context is\n"
-		"reached only through the file that made it, or by joining its group,\n"
-		"and a member that leaves ends the group for every member.  So with\n"
-		"-g KEY, dump reports the group with that key (AGILE_GROUP_QUERY: owner,\n"
-		"mode, members, sizes, offsets) without joining it.\n",
-		AGILE_TASK_REG_MIN_SIZE);
+		"-p PID: the context of each open file of %s in process PID (only\n"
+		"FD with -f), read from /proc/PID/fdinfo/FD: sizes, sleepers, segments,\n"
+		"group, counters and its slots in use decoded (the module lists at most\n"
+		"32 and counts the rest).  procfs allows it where the caller may ptrace\n"
+		"the process: its own user's processes, or any as root.\n"
+		"-g KEY: the group with that key (AGILE_GROUP_QUERY: owner, mode,\n"
+		"members, sizes, offsets), without joining it (a member that leaves\n"
+		"ends the group for every member).\n",
+		AGILE_TASK_REG_MIN_SIZE, device_path);
 }
 
 static int dump_group(unsigned long long key)
@@ -628,20 +964,24 @@ static int dump_group(unsigned long long key)
 	return 0;
 }
 
+/* @own: the caller's own mapping, whose user words are shown too. */
 static void print_slot(unsigned int slot, const struct agile_doorbell *db,
-		       const struct agile_task_reg *reg, unsigned int reg_size)
+		       const struct agile_task_reg *reg, unsigned int reg_size,
+		       int own)
 {
 	unsigned int nr_args = (reg_size - sizeof(*reg)) / sizeof(reg->args[0]);
 	unsigned int a, shown = nr_args < 4 ? nr_args : 4;
 	uint32_t value = __atomic_load_n(&db->value, __ATOMIC_ACQUIRE);
 
 	printf("slot %u\n", slot);
-	printf("  doorbell:      value=%u (%s) sleepers=%u user[0]=%#x\n",
-	       value,
+	printf("  doorbell:      value=%u (%s) sleepers=%u", value,
 	       value == AGILE_DOORBELL_IDLE   ? "idle" :
 	       value == AGILE_DOORBELL_POSTED ? "posted" :
 						"protocol value",
-	       __atomic_load_n(&db->sleepers, __ATOMIC_RELAXED), db->user[0]);
+	       __atomic_load_n(&db->sleepers, __ATOMIC_RELAXED));
+	if (own)
+		printf(" user[0]=%#x", db->user[0]);
+	printf("\n");
 	printf("  task register: opcode=%u (%s) nr_parts=%u flags=%#x error=%d error_lane=%u status=%#llx\n",
 	       reg->opcode,
 	       reg->opcode == AGILE_OP_DISCONNECT ? "DISCONNECT" :
@@ -657,6 +997,183 @@ static void print_slot(unsigned int slot, const struct agile_doorbell *db,
 	printf("\n");
 }
 
+static void print_stats_line(const struct agile_stats *stats)
+{
+	printf("stats: signals=%llu waits=%llu wakeups_signal=%llu wakeups_poll=%llu timeouts=%llu interrupted=%llu spin_hits=%llu\n",
+	       (unsigned long long)stats->signals,
+	       (unsigned long long)stats->waits,
+	       (unsigned long long)stats->wakeups_signal,
+	       (unsigned long long)stats->wakeups_poll,
+	       (unsigned long long)stats->timeouts,
+	       (unsigned long long)stats->interrupted,
+	       (unsigned long long)stats->spin_hits);
+}
+
+/* One "slot:" value of fdinfo, decoded as dump decodes its own slots. */
+static int print_fdinfo_slot(const char *line)
+{
+	union {
+		struct agile_task_reg head;
+		unsigned char bytes[AGILE_TASK_REG_MIN_SIZE];
+	} reg;
+	struct agile_doorbell db;
+	unsigned long long status, args[4];
+	unsigned int slot;
+
+	memset(&db, 0, sizeof(db));
+	memset(&reg, 0, sizeof(reg));
+	if (sscanf(line,
+		   "%u value=%u sleepers=%u opcode=%u nr_parts=%u flags=%x error=%d error_lane=%u status=%llx args=%llx,%llx,%llx,%llx",
+		   &slot, &db.value, &db.sleepers, &reg.head.opcode,
+		   &reg.head.nr_parts, &reg.head.flags, &reg.head.error,
+		   &reg.head.error_lane, &status, &args[0], &args[1], &args[2],
+		   &args[3]) != 13)
+		return -EINVAL;
+	reg.head.status = status;
+	memcpy(reg.head.args, args, sizeof(args));
+	print_slot(slot, &db, &reg.head, sizeof(reg), 0);
+	return 0;
+}
+
+/* The context of open file @fd of process @pid, from its fdinfo. */
+static int dump_fdinfo(int pid, int fd, char *buf)
+{
+	unsigned long long in_use, not_shown;
+	struct agile_stats stats;
+	char comm[32];
+	const char *v, *p;
+	size_t len;
+	int err;
+
+	err = read_fdinfo(pid, fd, buf, FDINFO_MAX);
+	if (err) {
+		fprintf(stderr, "agilectl dump: /proc/%d/fdinfo/%d: %s%s\n",
+			pid, fd, strerror(-err),
+			err == -EACCES ?
+				" (another user's process: run as root)" :
+				"");
+		return EXIT_FAILURE;
+	}
+	read_comm(pid, comm, sizeof(comm));
+	v = fdinfo_value(buf, "ctx", &len);
+	if (!v) {
+		fprintf(stderr,
+			"agilectl dump: /proc/%d/fdinfo/%d: no ctx: key (a module without fdinfo?)\n",
+			pid, fd);
+		return EXIT_FAILURE;
+	}
+	printf("process %d (%s) fd %d: ", pid, comm, fd);
+	if (!isdigit((unsigned char)*v)) {
+		printf("no context yet (before CTX_INIT or GROUP_JOIN)\n");
+		return 0;
+	}
+	printf("context %lu: %llu slots, task registers of %llu bytes, %llu pages\n",
+	       strtoul(v, NULL, 10), fdinfo_number(buf, "nr_slots"),
+	       fdinfo_number(buf, "task_reg_size"),
+	       fdinfo_number(buf, "pages"));
+	printf("sleepers:       %llu%s\n", fdinfo_number(buf, "sleepers"),
+	       fdinfo_number(buf, "ended") ? ", ended (waits fail with EPIPE)" :
+					     "");
+	printf("segments:       %llu (%llu pages)\n",
+	       fdinfo_number(buf, "segments"),
+	       fdinfo_number(buf, "segment_pages"));
+	v = fdinfo_value(buf, "group", &len);
+	if (v && strncmp(v, "none", 4)) {
+		size_t mlen;
+		const char *mode = fdinfo_value(buf, "group_mode", &mlen);
+
+		printf("group:          %.*s, owner uid %llu gid %llu, mode %.*s, members %llu of %llu, %llu open%s\n",
+		       (int)len, v, fdinfo_number(buf, "group_owner_uid"),
+		       fdinfo_number(buf, "group_owner_gid"),
+		       mode ? (int)mlen : 1, mode ? mode : "?",
+		       fdinfo_number(buf, "group_members"),
+		       fdinfo_number(buf, "group_max_members"),
+		       fdinfo_number(buf, "group_open"),
+		       fdinfo_number(buf, "group_ended") ? ", ended" : "");
+	} else {
+		printf("group:          none\n");
+	}
+	for (p = buf; (p = strstr(p, "slot:\t")); p++) {
+		if (p != buf && p[-1] != '\n')
+			continue;
+		if (print_fdinfo_slot(p + 6))
+			printf("slot ? (unparsed: %.*s)\n",
+			       (int)strcspn(p + 6, "\n"), p + 6);
+	}
+	in_use = fdinfo_number(buf, "slots_in_use");
+	not_shown = fdinfo_number(buf, "slots_not_shown");
+	printf("slots in use:   %llu (a doorbell value, sleeper or task register head not zero)",
+	       in_use);
+	if (not_shown)
+		printf("; %llu more not listed by the module", not_shown);
+	printf("\n");
+	fdinfo_stats(buf, &stats);
+	print_stats_line(&stats);
+	return 0;
+}
+
+/* Every open file of the device in process @pid, or only @only_fd. */
+static int dump_process(int pid, int only_fd)
+{
+	int status = 0, found = 0;
+	struct dirent *f;
+	char path[64];
+	dev_t rdev;
+	char *buf;
+	DIR *fds;
+
+	if (agile_rdev(&rdev)) {
+		fprintf(stderr,
+			"agilectl dump: %s/dev and %s: the agile module is not loaded\n",
+			sysfs_dir, device_path);
+		return EXIT_NODEV;
+	}
+	buf = malloc(FDINFO_MAX);
+	if (!buf)
+		return EXIT_FAILURE;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	fds = opendir(path);
+	if (!fds) {
+		fprintf(stderr, "agilectl dump: %s: %s%s\n", path,
+			strerror(errno),
+			errno == ENOENT ?
+				" (no such process)" :
+			errno == EACCES ?
+				" (another user's process: run as root)" :
+				"");
+		free(buf);
+		return EXIT_FAILURE;
+	}
+	while ((f = readdir(fds))) {
+		int fd;
+
+		if (!is_number(f->d_name))
+			continue;
+		fd = atoi(f->d_name);
+		if ((only_fd >= 0 && fd != only_fd) ||
+		    !is_agile_fd(pid, fd, rdev))
+			continue;
+		if (found++)
+			printf("\n");
+		if (dump_fdinfo(pid, fd, buf))
+			status = EXIT_FAILURE;
+	}
+	closedir(fds);
+	free(buf);
+	if (!found) {
+		if (only_fd >= 0)
+			fprintf(stderr,
+				"agilectl dump: process %d: fd %d is not an open file of %s\n",
+				pid, only_fd, device_path);
+		else
+			fprintf(stderr,
+				"agilectl dump: process %d holds no open file of %s\n",
+				pid, device_path);
+		return EXIT_FAILURE;
+	}
+	return status;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
 	struct agile_ctx_init init;
@@ -664,6 +1181,7 @@ static int cmd_dump(int argc, char **argv)
 	unsigned long slots = 4, reg_size = AGILE_TASK_REG_MIN_SIZE;
 	unsigned long long key = 0;
 	int have_key = 0, fd, opt, status = 0;
+	long pid = -1, only_fd = -1;
 	char *doorbells, *regs, *end;
 	unsigned int s;
 
@@ -671,12 +1189,15 @@ static int cmd_dump(int argc, char **argv)
 		{ "slots", required_argument, NULL, 's' },
 		{ "task-reg-size", required_argument, NULL, 'r' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "fd", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:r:g:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:r:g:p:f:h", opts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 's':
 			slots = strtoul(optarg, &end, 0);
@@ -709,6 +1230,22 @@ static int cmd_dump(int argc, char **argv)
 			}
 			have_key = 1;
 			break;
+		case 'p':
+		case 'f':
+			if (opt == 'p')
+				pid = strtol(optarg, &end, 10);
+			else
+				only_fd = strtol(optarg, &end, 10);
+			if (*end || !*optarg ||
+			    (opt == 'p' ? pid < 1 : only_fd < 0) ||
+			    (opt == 'p' ? pid : only_fd) > INT_MAX) {
+				fprintf(stderr, "agilectl dump: -%c %s: a %s\n",
+					opt, optarg,
+					opt == 'p' ? "process id" :
+						     "file descriptor");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage_dump(stdout);
 			return 0;
@@ -721,8 +1258,19 @@ static int cmd_dump(int argc, char **argv)
 		usage_dump(stderr);
 		return EXIT_USAGE;
 	}
+	if (only_fd >= 0 && pid < 0) {
+		fprintf(stderr, "agilectl dump: -f needs -p PID\n");
+		return EXIT_USAGE;
+	}
+	if (have_key && pid > 0) {
+		fprintf(stderr,
+			"agilectl dump: -g and -p exclude each other\n");
+		return EXIT_USAGE;
+	}
 	if (have_key)
 		return dump_group(key);
+	if (pid > 0)
+		return dump_process((int)pid, (int)only_fd);
 
 	fd = open_device(O_RDWR, &status);
 	if (fd < 0)
@@ -764,7 +1312,7 @@ static int cmd_dump(int argc, char **argv)
 	printf("task registers: mmap offset %#llx, %llu bytes\n",
 	       (unsigned long long)init.task_reg_offset,
 	       (unsigned long long)init.task_reg_bytes);
-	printf("(another process's context cannot be read: see agilectl dump --help)\n");
+	printf("(another process's context: agilectl dump -p PID)\n");
 	for (s = 0; s < slots; s++)
 		print_slot(
 			s,
@@ -773,15 +1321,8 @@ static int cmd_dump(int argc, char **argv)
 				    (size_t)s * AGILE_DOORBELL_STRIDE),
 			(const struct agile_task_reg *)(regs +
 							(size_t)s * reg_size),
-			(unsigned int)reg_size);
-	printf("stats: signals=%llu waits=%llu wakeups_signal=%llu wakeups_poll=%llu timeouts=%llu interrupted=%llu spin_hits=%llu\n",
-	       (unsigned long long)stats.signals,
-	       (unsigned long long)stats.waits,
-	       (unsigned long long)stats.wakeups_signal,
-	       (unsigned long long)stats.wakeups_poll,
-	       (unsigned long long)stats.timeouts,
-	       (unsigned long long)stats.interrupted,
-	       (unsigned long long)stats.spin_hits);
+			(unsigned int)reg_size, 1);
+	print_stats_line(&stats);
 	munmap(doorbells, init.doorbell_bytes);
 	munmap(regs, init.task_reg_bytes);
 	close(fd);
@@ -1028,9 +1569,10 @@ static void usage(FILE *f)
 		"usage: agilectl [-D DEVICE] [-S SYSFS] COMMAND [ARGS]\n"
 		"Look at and tune the agile module.\n"
 		"  info                 ABI version, features, limits, tunables\n"
-		"  stats [-d S] [-n N]  module counters, refreshed like top\n"
+		"  stats [-d S] [-n N]  module and context counters, like top\n"
 		"  tune [NAME=VALUE]    list or set a sysfs tunable (root)\n"
-		"  dump [-s N] [-g KEY] a fresh context's slots, or a group's facts\n"
+		"  dump [-s N] [-g KEY] [-p PID] a fresh context's slots, a group's\n"
+		"                       facts, or a process's contexts\n"
 		"  trace [-n N]         the module's tracepoints, decoded (root)\n"
 		"Each command takes --help.  -D: the device (default /dev/agile);\n"
 		"-S: its sysfs directory (default /sys/class/misc/agile).\n"

@@ -21,8 +21,9 @@
 #   lib T...      make -C libagile check TESTS="T..." (native, user backend)
 #   tsan T...     the same under ThreadSanitizer (make -C libagile check-tsan):
 #                 what x86's strong ordering hides from a plain run
-#   kmod P...     agile.ko for 6.1 and the kmod selftest programs P... in the
-#                 6.1 guest (selftests/kmod/run.sh, AGILE_KMOD_PROGRAMS)
+#   kmod P...     agile.ko for 6.1, agilectl and agile-demo, and the kmod
+#                 selftest programs P... in the 6.1 guest
+#                 (selftests/kmod/run.sh, AGILE_KMOD_PROGRAMS)
 #   guestlib T... agile.ko for 6.1 and the libagile selftests T... on the kmod
 #                 backend in the 6.1 guest (selftests/libagile/guest.sh)
 #   mpi NP...     make -C libagile check-mpi MPI_NP="NP..." (selftests/libagile/
@@ -207,9 +208,13 @@ build_suite() {
 		(cd "$TREE" && $make --no-print-directory -C libagile \
 			mpi-tests) >"$log" 2>&1 ;;
 	kmod)
+		# agilectl_test drives the static agilectl and agile-demo.
 		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
 			$make --no-print-directory -C selftests/kmod \
-				OUT="$TREE/build/selftests/kmod") >"$log" 2>&1 ;;
+				OUT="$TREE/build/selftests/kmod" &&
+			$make --no-print-directory \
+				"$TREE/build/tools/agilectl" \
+				"$TREE/build/tools/agile-demo") >"$log" 2>&1 ;;
 	guestlib)
 		(cd "$TREE" && tools/build-kmod.sh 6.1 &&
 			$make --no-print-directory -C libagile guest-tests \

@@ -50,6 +50,11 @@ t "no command: usage, exit 2" 2 'usage: agilectl'
 t "an unknown command: exit 2" 2 'no such command' frobnicate
 t "stats -d 0: exit 2" 2 'seconds above 0' stats -d 0
 t "dump -r 100: not a power of two, exit 2" 2 'a power of two' dump -r 100
+t "dump -f without -p: exit 2" 2 '-f needs -p PID' dump -f 3
+t "dump -p of a non-number: exit 2" 2 '-p x: a process id' dump -p x
+t "dump -p with -g: exit 2" 2 'exclude each other' dump -p 1 -g 1
+t "dump -p without the module: exit 3" 3 'the agile module is not loaded' \
+	-D "$nodev" -S /nonexistent/sysfs dump -p 1
 for cmd in info stats tune dump trace; do
 	t "$cmd --help" 0 "usage: agilectl $cmd" "$cmd" --help
 done

@@ -85,6 +85,7 @@ contents() {
 		"$libdir/libagile.a" "$libdir/pkgconfig/agile.pc" \
 		"$root/usr/include/agile/agile.h" "$root/usr/include/linux/agile.h" \
 		"$root/usr/bin/agile-bench" "$root/usr/bin/agile-retarget" \
+		"$root/usr/bin/agilectl" "$root/usr/share/man/man8/agilectl.8.gz" \
 		"$root/usr/share/agile/retarget/cuda_prelude.h" \
 		"$root/usr/lib/udev/rules.d/60-agile.rules" \
 		"$root/usr/lib/modprobe.d/agile.conf" \
@@ -108,6 +109,33 @@ contents() {
 }
 ok "files: libraries and GPU code in /usr/lib/$multiarch, headers, tools, udev rule, modprobe.d, /usr/src/agile-$version" \
 	contents
+
+# debian/rules builds with dpkg-buildflags' hardening=+all: the shared
+# libraries and agile-bench are linked with relro and bind now and
+# compiled with the stack protector and _FORTIFY_SOURCE (their _chk
+# imports); agilectl, static, has its relro segment.
+hardened() {
+	local f
+	for f in "$libdir/libagile.so.$version" "$libdir/libagile-mpi.so.$version" \
+		"$root/usr/bin/agile-bench"; do
+		readelf -dW "$f" | grep -q "(FLAGS) *BIND_NOW" &&
+			readelf -lW "$f" | grep -q GNU_RELRO &&
+			readelf --dyn-syms -W "$f" | grep -q "__stack_chk_fail" || {
+			echo "${f#"$root"}: no BIND_NOW, GNU_RELRO or __stack_chk_fail:"
+			readelf -dW "$f" | grep FLAGS
+			return 1
+		}
+	done
+	readelf --dyn-syms -W "$libdir/libagile.so.$version" |
+		grep -q "__[a-z]*_chk@" || {
+		echo "libagile.so: no _FORTIFY_SOURCE _chk import"
+		return 1
+	}
+	readelf -lW "$root/usr/bin/agilectl" | grep -q GNU_RELRO &&
+		"$root/usr/bin/agilectl" --help | grep -q "usage: agilectl"
+}
+ok "hardened: libagile, libagile-mpi, agile-bench with relro, bind now, stack protector, fortify; agilectl runs" \
+	hardened
 
 # The maintainer scripts and relations dh wrote from debian/.
 relations() {

@@ -4,9 +4,12 @@
 # selftests/kmod/agilectl_test.sh - agilectl (tools/agilectl.c) against the
 # loaded module, INSIDE a test guest (busybox sh, root); run.sh runs it as
 # one of its programs.  Checks what `agilectl info` reports against sysfs,
-# `stats -n 1`, a `tune` round trip and its range and name errors, `dump`
-# of its own context and of a missing group, `trace -n` while agile-demo
-# runs, a user refused by the node's mode, and a missing device.
+# `stats -n 1` (module counters, and the row of a context that ctx_hold
+# holds in a known state, or one line for it when run as another user),
+# a `tune` round trip and its range and name errors, `dump` of its own
+# context, of ctx_hold's (-p PID, -f FD) and of a missing group, `trace
+# -n` while agile-demo runs, a user refused by the node's mode, and a
+# missing device.
 # TAP on stdout; exits 77 (skip) when agilectl is not on PATH.
 
 SYSFS=/sys/class/misc/agile
@@ -70,7 +73,99 @@ info_fields() {
 
 stats_once() {
 	run 0 stats -n 1 && has '^signals  *[0-9]' && has '^poll_ticks ' &&
-		has 'per-context counters: not exposed'
+		has '^contexts (/proc/PID/fdinfo of /dev/agile): 0 shown'
+}
+
+# ctx_hold (a helper beside the tests) holds a context of 4 slots: slot 2
+# SIGNALed 5 times, last with 77, its task register's opcode 17.
+hold_pid=
+hold_fd=
+hold_start() {
+	command -v ctx_hold >/dev/null || {
+		echo "ctx_hold not on PATH"
+		return 1
+	}
+	ctx_hold 4 5 2 77 17 >/tmp/.agilectl-hold 2>&1 &
+	hold_pid=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q '^fd ' /tmp/.agilectl-hold; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	hold_fd=$(sed -n 's/^fd //p' /tmp/.agilectl-hold)
+	[ -n "$hold_fd" ] || {
+		cat /tmp/.agilectl-hold
+		return 1
+	}
+}
+
+hold_stop() {
+	[ -n "$hold_pid" ] && kill "$hold_pid" 2>/dev/null
+	wait "$hold_pid" 2>/dev/null
+	hold_pid=
+}
+
+# Its row: pid, fd, command, context id, 4 slots, 0 sleepers, 5 signals,
+# 0 waits.
+stats_context() {
+	run 0 stats -n 1 &&
+		has '^contexts (/proc/PID/fdinfo of /dev/agile): 1 shown' &&
+		has "^ *$hold_pid  *$hold_fd ctx_hold  *[0-9][0-9]*  *4  *0  *5  *0 " &&
+		! has 'not shown'
+}
+
+# nobody may not look into root's process: the context is counted.
+stats_other_user() {
+	su -s /bin/sh nobody -c "agilectl stats -n 1" >"$out" 2>&1 || {
+		cat "$out"
+		return 1
+	}
+	has '1 contexts of other users not shown: run as root' &&
+		has ': 0 shown' && ! grep -q ctx_hold "$out"
+}
+
+dump_pid() {
+	run 0 dump -p "$hold_pid" &&
+		has "^process $hold_pid (ctx_hold) fd $hold_fd: context [0-9]*: 4 slots, task registers of 64 bytes, 2 pages" &&
+		has '^slot 2$' &&
+		has 'value=77 (protocol value) sleepers=0$' &&
+		has 'opcode=17 (user) nr_parts=0' && ! has '^slot [013]$' &&
+		has '^slots in use: *1 ' && has '^group: *none' &&
+		has '^stats: signals=5 waits=0 ' &&
+		run 0 dump -p "$hold_pid" -f "$hold_fd" && has '^slot 2$' &&
+		run 1 dump -p "$hold_pid" -f 0 &&
+		has "fd 0 is not an open file of /dev/agile" &&
+		run 1 dump -p $$ && has "holds no open file of /dev/agile"
+}
+
+# 40 slots in use: the module lists 32, dump says how many more there are.
+dump_pid_bounded() {
+	ctx_hold 40 1 0 1 16 fill >/tmp/.agilectl-hold2 2>&1 &
+	pid2=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q '^fd ' /tmp/.agilectl-hold2; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	run 0 dump -p "$pid2"
+	got=$?
+	kill "$pid2"
+	wait "$pid2" 2>/dev/null
+	[ "$got" = 0 ] &&
+		has '^slots in use: *40 .*; 8 more not listed by the module' &&
+		has '^slot 31$' && ! has '^slot 32$' &&
+		[ "$(grep -c '^slot ' "$out")" = 32 ]
+}
+
+dump_pid_other_user() {
+	su -s /bin/sh nobody -c "agilectl dump -p $hold_pid" >"$out" 2>&1
+	got=$?
+	[ "$got" = 1 ] || {
+		echo "exit $got, want 1"
+		cat "$out"
+		return 1
+	}
+	has "another user's process: run as root"
 }
 
 stats_twice() {
@@ -184,6 +279,18 @@ echo "TAP version 13"
 t "info: ABI, features, limits and tunables match sysfs" info_fields
 t "stats -n 1: the module counters once" stats_once
 t "stats -d 0.2 -n 2: rates over the interval" stats_twice
+if hold_start; then
+	t "stats -n 1: a held context's row, its 5 signals" stats_context
+	t "stats as another user: the context counted, not shown" stats_other_user
+	t "dump -p PID [-f FD]: another process's slot 2 decoded" dump_pid
+	t "dump -p of root's process as another user: refused, explained" \
+		dump_pid_other_user
+	t "dump -p of 40 slots in use: 32 listed, 8 more counted" \
+		dump_pid_bounded
+else
+	t "ctx_hold holds a context" false
+fi
+hold_stop
 t "tune spin_ns=1234 and back: a round trip through sysfs" tune_round_trip
 t "tune poll_max_checks=63: out of range, explained, unchanged" tune_range_error
 t "tune: unknown name and missing value are usage errors" tune_name_error

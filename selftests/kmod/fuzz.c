@@ -29,7 +29,9 @@
  *   mremap, mprotect, madvise (MADV_DONTNEED and friends), mlock;
  * - plain loads and stores on the mapped doorbells and task registers,
  *   which the poller sees; dma-buf exports, their mmap, DMA_BUF_IOCTL_SYNC,
- *   closed early; sysfs reads and bad writes;
+ *   closed early; sysfs reads and bad writes; reads of the files'
+ *   /proc/self/fdinfo, which must name the file's context and stay
+ *   bounded whatever the slots hold;
  * - scenarios with exact expectations on private files: a context's
  *   lifecycle, groups joined by forked children that are SIGKILLed (or
  *   stopped and continued) at random points, close while a thread waits,
@@ -204,6 +206,7 @@ enum op {
 	OP_TOUCH, /* loads and stores on mapped pages */
 	OP_DMABUF, /* ioctls and mmap on exported dma-bufs */
 	OP_SYSFS,
+	OP_FDINFO, /* /proc/self/fdinfo of an agile file */
 	OP_SCN_CTX, /* scenario: a context's lifecycle */
 	OP_SCN_GROUP, /* scenario: group, forked members killed */
 	OP_SCN_CLOSE_WAIT, /* scenario: close while a thread waits */
@@ -229,6 +232,7 @@ static const char *const op_names[NR_OPS] = {
 	[OP_TOUCH] = "touch-mapped-pages",
 	[OP_DMABUF] = "dmabuf",
 	[OP_SYSFS] = "sysfs",
+	[OP_FDINFO] = "fdinfo",
 	[OP_SCN_CTX] = "scenario-context",
 	[OP_SCN_GROUP] = "scenario-group-kill",
 	[OP_SCN_CLOSE_WAIT] = "scenario-close-while-waiting",
@@ -244,7 +248,7 @@ static const unsigned int op_weights[NR_OPS] = {
 	[OP_MREMAP] = 15,  [OP_MPROTECT] = 15, [OP_MADVISE] = 20,
 	[OP_TOUCH] = 80,   [OP_DMABUF] = 20,   [OP_SYSFS] = 4,
 	[OP_SCN_CTX] = 6,  [OP_SCN_GROUP] = 3, [OP_SCN_CLOSE_WAIT] = 4,
-	[OP_SCN_FORK] = 3,
+	[OP_SCN_FORK] = 3, [OP_FDINFO] = 20,
 };
 
 /* What a thread is doing, for the watchdog. */
@@ -2634,6 +2638,66 @@ static void op_sysfs(struct thread *t)
 			  bad, ret ? errname(-ret) : "accepted");
 }
 
+/*
+ * Most bytes of an agile file's fdinfo: procfs's own lines, the
+ * context's, a group's and at most 32 slot lines (agile(4), FDINFO).
+ */
+#define FDINFO_BOUND 16384
+
+/*
+ * Read an agile file's /proc/self/fdinfo while the others use it: it
+ * names its context ("none" only before one exists; a context never
+ * goes), gives its slot count, and stays bounded.
+ */
+static void op_fdinfo(struct thread *t)
+{
+	char path[64], want[32], *buf, *line;
+	struct fent snap, *f;
+	ssize_t len, total = 0;
+	unsigned int nr_lines = 0;
+	int fd;
+
+	f = file_get(t, FK_AGILE, &snap);
+	if (!f)
+		return;
+	buf = malloc(4 * FDINFO_BOUND);
+	if (!buf)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", snap.fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	count(OP_FDINFO, fd < 0 ? errno : 0);
+	if (fd < 0) {
+		if (!file_stale(f))
+			violation("fdinfo of an open agile file: %s",
+				  errname(errno));
+		goto out;
+	}
+	while ((len = read(fd, buf + total, 4 * FDINFO_BOUND - 1 - total)) > 0)
+		total += len;
+	close(fd);
+	buf[total] = '\0';
+	if (file_stale(f))
+		goto out;
+	if (total > FDINFO_BOUND)
+		violation("fdinfo of an agile file: %zd bytes, above %d", total,
+			  FDINFO_BOUND);
+	for (line = buf; (line = strstr(line, "\nslot:\t")); line++)
+		nr_lines++;
+	if (nr_lines > 32)
+		violation("fdinfo of an agile file: %u slot lines, above 32",
+			  nr_lines);
+	if (!strstr(buf, "\nctx:\t"))
+		violation("fdinfo of an agile file: no ctx line");
+	else if (snap.has_ctx && strstr(buf, "\nctx:\tnone\n"))
+		violation("fdinfo of an agile file with a context: ctx none");
+	snprintf(want, sizeof(want), "\nnr_slots:\t%u\n", snap.nr_slots);
+	if (snap.has_ctx && !strstr(buf, want))
+		violation("fdinfo of an agile file: no '%s'", want + 1);
+out:
+	free(buf);
+	file_put(t->w, f);
+}
+
 /* ------------------------------------------------------------------ */
 /* Scenarios: private files, exact expectations. */
 
@@ -3553,6 +3617,9 @@ static void run_op(struct thread *t, int op)
 		break;
 	case OP_DMABUF:
 		op_dmabuf(t);
+		break;
+	case OP_FDINFO:
+		op_fdinfo(t);
 		break;
 	case OP_SYSFS:
 		op_sysfs(t);

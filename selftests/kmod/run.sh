@@ -30,7 +30,7 @@
 # AGILE_KMOD_PROGRAMS narrows the run to some programs (make mutate).
 # fuzz last: it runs for its budget over what the others left, and the
 # unload checks below then see that it leaked nothing.
-PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg limits trace seg dmabuf group stall rdonly poll stress agilectl_test fuzz"}
+PROGRAMS=${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg limits trace seg dmabuf group stall rdonly poll fdinfo stress agilectl_test fuzz"}
 export AGILE_FUZZ_SECONDS="${AGILE_FUZZ_SECONDS:-60}"
 # The module is hardened: the fuzzer requires it (read-only files refused,
 # out-of-range timeouts EINVAL, waits restarted after stop signals).

@@ -425,7 +425,10 @@ struct agile_wait_any {
  * @spin_hits: waits whose condition held before or while spinning.
  * @reserved: zero.
  *
- * All zero before CTX_INIT.  The module-wide totals are in sysfs.
+ * All zero before CTX_INIT.  The module-wide totals are in sysfs, and
+ * every context's counters, with its slots in use, in the
+ * /proc/PID/fdinfo/FD of its files (agile(4), FDINFO), for whoever may
+ * ptrace the process.
  */
 struct agile_stats {
 	__u64 signals;
