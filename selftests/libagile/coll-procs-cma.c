@@ -43,7 +43,10 @@ static int join_mode(uint64_t key, uint32_t n, uint32_t slot, const char *mode,
 
 	opts_for(&o, 2, 0, 1u << 20);
 	o.order = slot;
-	setenv("AGILE_COLL_CMA", mode, 1);
+	if (mode)
+		setenv("AGILE_COLL_CMA", mode, 1);
+	else
+		unsetenv("AGILE_COLL_CMA");
 	return agile_coll_procs_join(key, n, &o, JOIN_NS, coll);
 }
 
@@ -429,10 +432,11 @@ static void threshold(void)
 }
 
 /*
- * "auto" (the default): CMA with 2 members (from 8 MiB: not called here),
- * the pull schedule with 3 (-ENOTSUP), where CMA measured slower.
+ * "auto": CMA with 2 members (from 8 MiB: not called here), the pull
+ * schedule with 3 (-ENOTSUP), where CMA measured slower.  Unset (@mode
+ * NULL, the default): the pull schedule (-ENOTSUP) with any number.
  */
-static void auto_members(uint32_t n, int want)
+static void auto_members(uint32_t n, const char *mode, int want)
 {
 	uint64_t key = ct_random_key();
 	pid_t pids[MAX_MEMBERS];
@@ -448,7 +452,7 @@ static void auto_members(uint32_t n, int want)
 			int err;
 
 			alarm(60);
-			err = join_mode(key, n, i, "auto", &coll);
+			err = join_mode(key, n, i, mode, &coll);
 			if (err) {
 				fail(r, "join%s: %s", "", err);
 				_exit(1);
@@ -464,14 +468,16 @@ static void auto_members(uint32_t n, int want)
 		}
 	}
 	ok = reap(n, pids, &first);
-	tap_ok(ok, "%s: AGILE_COLL_CMA=auto, %u members: verdict %s%s%s", be, n,
-	       agile_strerror(want), ok ? "" : ": ", first);
+	tap_ok(ok, "%s: AGILE_COLL_CMA=%s, %u members: verdict %s%s%s", be,
+	       mode ? mode : "(unset)", n, agile_strerror(want), ok ? "" : ": ",
+	       first);
 }
 
 static void run_backend(bool quick)
 {
-	auto_members(2, 0);
-	auto_members(3, -ENOTSUP);
+	auto_members(2, NULL, -ENOTSUP);
+	auto_members(2, "auto", 0);
+	auto_members(3, "auto", -ENOTSUP);
 	threshold();
 	same_bits(2);
 	same_bits(3);

@@ -13,11 +13,10 @@
  *                on this row.
  *   agile-alloc  the same communicator with buffers from agile_coll_alloc
  *                (what a program that wants the zero-copy path does)
- *   agile-pull   a second communicator of the same processes, joined with
- *                AGILE_COLL_CMA=off: the pull schedule, private buffers,
- *                beside the schedule agile picks (by Cross Memory Attach
- *                with 2 processes from 8 MiB up where the kernel allows
- *                it: coll/cma.c),
+ *   agile-cma    a second communicator of the same processes, joined with
+ *                AGILE_COLL_CMA=on: every call by Cross Memory Attach
+ *                (coll/cma.c) where the kernel allows it, private
+ *                buffers, beside the pull schedule agile uses by default,
  *                size by size in the same processes
  *   ompi         Open MPI's MPI_Allreduce, N ranks of agile-bench-mpi
  *                (mpi.c) under mpirun with Open MPI's defaults: the
@@ -89,7 +88,7 @@
 enum {
 	AR_AGILE, /* private buffers */
 	AR_AGILE_ALLOC, /* agile_coll_alloc buffers */
-	AR_AGILE_PULL, /* private buffers, the pull schedule (AGILE_COLL_CMA=off) */
+	AR_AGILE_CMA, /* private buffers, by CMA (AGILE_COLL_CMA=on) */
 	AR_NR_AGILE, /* the agile kinds above, measured by agile_pass */
 	AR_OMPI = AR_NR_AGILE, /* Open MPI's default */
 	AR_OMPI_ALG1, /* ... AR_OMPI_ALG1 + AR_NR_ALGS - 1: forced */
@@ -103,8 +102,8 @@ static const char *const alg_names[AR_NR_ALGS + 1] = {
 };
 
 static const char *const ar_names[AR_NR] = {
-	"agile",     "agile-alloc", "agile-pull", "ompi",
-	"ompi-alg1", "ompi-alg2",   "ompi-alg3",  "ompi-alg4",
+	"agile",     "agile-alloc", "agile-cma", "ompi",
+	"ompi-alg1", "ompi-alg2",   "ompi-alg3", "ompi-alg4",
 	"ompi-alg5", "ompi-alg6",   "memcpy",
 };
 
@@ -184,7 +183,7 @@ struct ar_shared {
 	int err[AR_MAX_PROCS]; /* a child's negative errno, -EPROTO: wrong sum */
 	int bad_kind[AR_MAX_PROCS], bad_size[AR_MAX_PROCS];
 	int copy_buffers[AR_MAX_PROCS]; /* agile_coll_alloc had no room */
-	int cma[AR_MAX_PROCS]; /* coll_procs_cma of the agile communicator */
+	int cma[AR_MAX_PROCS]; /* coll_procs_cma of the agile-cma communicator */
 };
 
 /*
@@ -194,16 +193,15 @@ struct ar_shared {
  */
 int coll_procs_cma(const struct agile_coll *coll);
 
-/* Join the pull schedule's communicator: AGILE_COLL_CMA=off for its join. */
-static int join_pull(const struct ar_plan *p, uint64_t key,
-		     const struct agile_coll_opts *opts,
-		     struct agile_coll **out)
+/* Join the CMA schedule's communicator: AGILE_COLL_CMA=on for its join. */
+static int join_cma(const struct ar_plan *p, uint64_t key,
+		    const struct agile_coll_opts *opts, struct agile_coll **out)
 {
 	const char *was = getenv("AGILE_COLL_CMA");
 	char *saved = was ? strdup(was) : NULL;
 	int err;
 
-	setenv("AGILE_COLL_CMA", "off", 1);
+	setenv("AGILE_COLL_CMA", "on", 1);
 	err = agile_coll_procs_join(key, (uint32_t)p->nr_procs, opts,
 				    AR_JOIN_TIMEOUT_NS, out);
 	if (saved)
@@ -261,7 +259,7 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 	float *send[AR_NR_AGILE] = { NULL }, *recv[AR_NR_AGILE] = { NULL };
 	struct agile_coll *colls[AR_NR_AGILE];
 	struct agile_coll_opts opts;
-	struct agile_coll *coll, *pull;
+	struct agile_coll *coll, *cma;
 	bool own_alloc = false;
 	int rank, err;
 
@@ -271,14 +269,14 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 				    AR_JOIN_TIMEOUT_NS, &coll);
 	if (err)
 		return err;
-	err = join_pull(p, key ^ 1, &opts, &pull);
+	err = join_cma(p, key ^ 1, &opts, &cma);
 	if (err) {
 		agile_coll_destroy(coll);
 		return err;
 	}
-	sh->cma[slot] = coll_procs_cma(coll);
+	sh->cma[slot] = coll_procs_cma(cma);
 	colls[AR_AGILE] = colls[AR_AGILE_ALLOC] = coll;
-	colls[AR_AGILE_PULL] = pull;
+	colls[AR_AGILE_CMA] = cma;
 	rank = agile_coll_rank(coll);
 	/* Private: this process's own memory, first touched here. */
 	send[AR_AGILE] = aligned_alloc(4096, max);
@@ -294,7 +292,7 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 		own_alloc = true;
 		sh->copy_buffers[slot] = 1;
 	}
-	for (int k = 0; k < AR_AGILE_PULL; k++) {
+	for (int k = 0; k < AR_AGILE_CMA; k++) {
 		if (!send[k] || !recv[k]) {
 			err = -ENOMEM;
 			goto out;
@@ -303,8 +301,8 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 		memset(recv[k], 0, max);
 	}
 	/* the same private buffers, first touched above */
-	send[AR_AGILE_PULL] = send[AR_AGILE];
-	recv[AR_AGILE_PULL] = recv[AR_AGILE];
+	send[AR_AGILE_CMA] = send[AR_AGILE];
+	recv[AR_AGILE_CMA] = recv[AR_AGILE];
 	for (int s = 0; s < p->nr_sizes && !err; s++) {
 		for (int i = 0; i < AR_NR_AGILE && !err; i++) {
 			int k = pass ? AR_NR_AGILE - 1 - i : i;
@@ -320,7 +318,7 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 	if (!err)
 		err = agile_coll_barrier(coll);
 	if (!err)
-		err = agile_coll_barrier(pull);
+		err = agile_coll_barrier(cma);
 out:
 	free(send[AR_AGILE]);
 	free(recv[AR_AGILE]);
@@ -331,7 +329,7 @@ out:
 		agile_coll_free(coll, send[AR_AGILE_ALLOC]);
 		agile_coll_free(coll, recv[AR_AGILE_ALLOC]);
 	}
-	agile_coll_destroy(pull);
+	agile_coll_destroy(cma);
 	agile_coll_destroy(coll);
 	return err;
 }
@@ -395,7 +393,7 @@ static int agile_pass(const struct ar_plan *p, int pass, struct ar_times *out)
 		}
 	if (sh->cma[0])
 		bench_note(
-			"allreduce: %d processes: agile's allreduce does not use CMA (%s; with more than 2 processes it does not by default): the agile and agile-pull rows are both the pull schedule",
+			"allreduce: %d processes: CMA is not usable here (%s): the agile and agile-cma rows are both the pull schedule",
 			p->nr_procs, strerror(-sh->cma[0]));
 	for (int k = 0; k < AR_NR_AGILE; k++) {
 		for (int s = 0; s < p->nr_sizes; s++) {
@@ -631,7 +629,7 @@ static void add_rows(const struct ar_plan *p, struct ar_times *t,
 				     p->nr_procs);
 			variant_name(b, sizeof(b), "ompi-best", p->bytes[s],
 				     p->nr_procs);
-			/* agile-alloc and -pull are reported beside, not judged */
+			/* agile-alloc and -cma are reported beside, not judged */
 			bench_compare("allreduce", v, b, true,
 				      !k && p->bytes[s] >= (1u << 20) ? ">= 1" :
 									NULL);
@@ -719,7 +717,7 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 	       "forced coll_tuned_allreduce_algorithm settings.\n\n",
 	       cold, backend_here(),
 	       no_single_copy ? "without single copy" : "with single copy");
-	printf("| size | reps | agile (private) | agile pull schedule (private) | agile (agile_coll_alloc) | "
+	printf("| size | reps | agile (private) | agile CMA schedule (private) | agile (agile_coll_alloc) | "
 	       "Open MPI default | Open MPI best forced | forced algorithm | memcpy (1 core) |\n");
 	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (int s = 0; s < p->nr_sizes; s++) {
@@ -727,7 +725,7 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 
 		size_name(sz, sizeof(sz), p->bytes[s]);
 		cell(a, sizeof(a), p, t, na[AR_AGILE], AR_AGILE, s);
-		cell(f, sizeof(f), p, t, na[AR_AGILE_PULL], AR_AGILE_PULL, s);
+		cell(f, sizeof(f), p, t, na[AR_AGILE_CMA], AR_AGILE_CMA, s);
 		cell(b, sizeof(b), p, t, na[AR_AGILE_ALLOC], AR_AGILE_ALLOC, s);
 		cell(c, sizeof(c), p, t, na[AR_OMPI], AR_OMPI, s);
 		if (best >= 0)
@@ -751,15 +749,15 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 	       "agile's time within 1.5x of memcpy's from 16 MiB up. "
 	       "agile_coll_alloc beside, not judged.\n\n");
 	printf("| size | agile GB/s | Open MPI best GB/s | agile faster than "
-	       "Open MPI best | agile / memcpy time | pull / memcpy time | "
-	       "pull / agile time | alloc faster than Open MPI "
+	       "Open MPI best | agile / memcpy time | cma / memcpy time | "
+	       "cma / agile time | alloc faster than Open MPI "
 	       "best | alloc / memcpy time |\n");
 	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (int s = 0; s < p->nr_sizes; s++) {
 		int best = ompi_best(p, t, s, true);
 		double ag = median_of(p, t, AR_AGILE, s);
 		double al = median_of(p, t, AR_AGILE_ALLOC, s);
-		double pl = median_of(p, t, AR_AGILE_PULL, s);
+		double pl = median_of(p, t, AR_AGILE_CMA, s);
 		char g[128], h[128];
 		double om = best >= 0 ? median_of(p, t, AR_OMPI + best, s) : 0;
 		double mc = median_of(p, t, AR_MEMCPY, s);
@@ -871,7 +869,7 @@ static int allreduce_procs(struct ar_plan *p, const char *prog,
 		}
 	}
 	/* agile's pass measures every agile kind. */
-	err[AR_AGILE_ALLOC] = err[AR_AGILE_PULL] = err[AR_AGILE];
+	err[AR_AGILE_ALLOC] = err[AR_AGILE_CMA] = err[AR_AGILE];
 	for (int c = 0; c < AR_NR; c++) {
 		if (err[c] && !na[c]) {
 			fprintf(stderr, "  allreduce: %s, %d processes: %s\n",

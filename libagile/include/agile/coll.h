@@ -331,18 +331,19 @@ void agile_coll_free(struct agile_coll *coll, void *ptr);
  *
  * Collective: every member calls it with the same @count, @type and @op.
  *
- * Among 2 processes (agile_coll_procs_join), a call of at least 8 MiB goes
- * straight between the members' own buffers by Cross Memory Attach
+ * Among processes (agile_coll_procs_join), a call may instead go straight
+ * between the members' own buffers by Cross Memory Attach
  * (process_vm_readv and process_vm_writev), where every member could read
  * every other's memory at join (the same user and ptrace access: Yama's
  * ptrace_scope, a container's seccomp profile or a pid namespace apart
  * may refuse it; then all keep the schedule through the shared segments).
- * Both give the same bits.  $AGILE_COLL_CMA at join: "auto" (the
- * default: so with 2 members, never with more), "off" (never), "on"
- * (every call, any number of members) or a size in bytes (calls of at
- * least that many); the members take the largest of theirs, and "off" on
- * any member switches it off for all.  A member killed in a call
- * gives the others -EPIPE either way.
+ * Both give the same bits.  $AGILE_COLL_CMA at join: "off" (the default:
+ * never; through the shared segments was faster on a quiet machine),
+ * "auto" (from 8 MiB up with 2 members, never with more: faster when the
+ * machine is busy), "on" (every call, any number of members) or a size in
+ * bytes (calls of at least that many); the members take the largest of
+ * theirs, and "off" on any member switches it off for all.  A member
+ * killed in a call gives the others -EPIPE either way.
  *
  * Thread safety: one thread at a time per handle; the members of a team
  * call it concurrently, each with its own handle.

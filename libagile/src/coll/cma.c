@@ -61,8 +61,7 @@
 #include "transport/procs.h"
 
 /*
- * The smallest allreduce that goes by CMA unless $AGILE_COLL_CMA says
- * otherwise.  2 processes on the 2-core development VM, private buffers,
+ * The smallest allreduce that goes by CMA with $AGILE_COLL_CMA=auto.  2 processes on the 2-core development VM, private buffers,
  * the pull schedule's median over CMA's, in the same runs (agile-bench
  * allreduce): 1 MiB 0.6-1.5 (8 of 12 runs below 1), 2 MiB 0.6-2.6, 4 MiB
  * 0.4-1.8 (even), 8 MiB 1.0-1.5 (4 of 4 at least 1), 16 MiB 0.8-2.5,
@@ -88,9 +87,12 @@ static struct agile_doorbell *line(const struct coll_shm *c, uint32_t q)
 }
 
 /*
- * $AGILE_COLL_CMA: unset or "auto": COLL_CMA_FROM_DEFAULT with 2 members,
- * else never; "off": never; "on": every call; a number: calls of at least
- * that many bytes.  4 processes on 2 CPUs, 2 runs: the pull schedule's
+ * $AGILE_COLL_CMA: unset or "off": never (the default: on a quiet 2-CPU VM
+ * the pull schedule was 11-18% faster at 16 and 64 MiB in three runs of
+ * agile-bench allreduce, 2026-11-26; CMA is faster only when the machine
+ * is busy, docs/allreduce.md); "auto": COLL_CMA_FROM_DEFAULT with 2
+ * members, else never; "on": every call; a number: calls of at least that
+ * many bytes.  4 processes on 2 CPUs, 2 runs: the pull schedule's
  * median over CMA's 0.68 at 64 MiB, 0.75 at 16 MiB (each member copies
  * 3/4 of the vector in and out through the kernel, page by page); more
  * members than 2 are not measured otherwise.
@@ -101,10 +103,10 @@ static uint64_t wanted_from(uint32_t nr_members)
 	unsigned long long v;
 	char *end;
 
-	if (!env || !*env || !strcmp(env, "auto"))
-		return nr_members == 2 ? COLL_CMA_FROM_DEFAULT : UINT64_MAX;
-	if (!strcmp(env, "off"))
+	if (!env || !*env || !strcmp(env, "off"))
 		return UINT64_MAX;
+	if (!strcmp(env, "auto"))
+		return nr_members == 2 ? COLL_CMA_FROM_DEFAULT : UINT64_MAX;
 	if (!strcmp(env, "on"))
 		return 1;
 	errno = 0;
