@@ -87,10 +87,11 @@ static struct agile_doorbell *line(const struct coll_shm *c, uint32_t q)
 }
 
 /*
- * $AGILE_COLL_CMA: unset or "off": never (the default: on a quiet 2-CPU VM
- * the pull schedule was 11-18% faster at 16 and 64 MiB in three runs of
- * agile-bench allreduce, 2026-11-26; CMA is faster only when the machine
- * is busy, docs/allreduce.md); "auto": COLL_CMA_FROM_DEFAULT with 2
+ * $AGILE_COLL_CMA: unset or "off": never (the default: on a quiet 2-CPU VM,
+ * 8 runs of agile-bench allreduce, 2026-11-26, the pull schedule was as
+ * fast or faster at 64 MiB in all 8, CMA / pull 1.00-1.25, and at 16 MiB
+ * even or faster in 5; CMA is faster when the machine is busy,
+ * docs/allreduce.md); "auto": COLL_CMA_FROM_DEFAULT with 2
  * members, else never; "on": every call; a number: calls of at least that
  * many bytes.  4 processes on 2 CPUs, 2 runs: the pull schedule's
  * median over CMA's 0.68 at 64 MiB, 0.75 at 16 MiB (each member copies
