@@ -166,6 +166,15 @@ static void test_timeout(uint32_t reg_size)
 		       atomic_load(&a.where[0]) == ON_EU,
 	       "copy in the %s: the late leaf read its own task (0x%llx)", copy,
 	       (unsigned long long)atomic_load(&a.seen[0]));
+	/*
+	 * The leaf has returned; the EU's doorbell goes IDLE just after.  The
+	 * next offload looks once, without waiting (offload.c: eu_back), so
+	 * wait for IDLE here: on a pool of one the next run starts on this
+	 * thread at once, with no worker to wake first.
+	 */
+	for (int i = 0;
+	     i < 10000 && agile_eu_wait(s.pool, 0, 0, NULL) == -ETIMEDOUT; i++)
+		usleep(1000);
 	err = run_leaf(&s, &a, 2, magic[2], false);
 	st = ostats(&s);
 	tap_ok(!err && atomic_load(&a.seen[2]) == magic[2] &&
