@@ -21,7 +21,8 @@
 # Environment: AGILE_LIBAGILE_TESTS (directory of the test programs,
 # default /selftests/libagile), AGILE_TEST_TIMEOUT (seconds per program,
 # default 600), AGILE_LIBAGILE_PROGRAMS (the programs to run, default all),
-# AGILE_BACKENDS (default "kmod user").  AGILE_TEST_QUICK is set (unless already set): the guests
+# AGILE_BACKENDS (default "kmod user"; commas separate them too, as they
+# come over the guest's kernel command line: "kmod,user").  AGILE_TEST_QUICK is set (unless already set): the guests
 # are emulated, about 50x slower, and the tests that honour it run
 # smaller matrices.
 
@@ -60,7 +61,15 @@ if [ -z "$programs" ]; then
 	not_ok "test programs in $DIR (make -C libagile guest-tests)"
 fi
 
-for backend in ${AGILE_BACKENDS:-kmod user}; do
+backends=$(echo "${AGILE_BACKENDS:-kmod user}" | tr ',' ' ')
+for backend in $backends; do
+	case $backend in
+	kmod | user) ;;
+	*)
+		not_ok "AGILE_BACKENDS: '$backend' is neither kmod nor user"
+		continue
+		;;
+	esac
 	for t in $programs; do
 		name=$(basename "$t")
 		echo "# ---- $backend/$name"

@@ -50,11 +50,12 @@
 #   AGILE_VM_APPEND   extra kernel command line
 #   AGILE_VM_DMESG=1  print the guest's whole dmesg at the end
 #   AGILE_BUILD       build dir (default <repo>/build)
-#   AGILE_FUZZ_SECONDS, AGILE_FUZZ_SEED, AGILE_FUZZ_HARDENED, AGILE_TEST_TIMEOUT
-#                     test knobs (AGILE_PASS_ENV): when set on the host they are
+#   AGILE_FUZZ_SECONDS, AGILE_FUZZ_SEED, AGILE_FUZZ_HARDENED, AGILE_TEST_TIMEOUT,
+#   AGILE_BACKENDS    test knobs (AGILE_PASS_ENV): when set on the host they are
 #                     set in the guest script's environment too (the fuzzer's
 #                     budget, seed and -H, see selftests/kmod/fuzz.c; the
-#                     runners' limit per program)
+#                     runners' limit per program; the libagile backends,
+#                     comma-separated, selftests/libagile/guest.sh)
 
 set -eu
 
@@ -237,12 +238,12 @@ case $K in
 esac
 # Test knobs: the kernel passes unknown name=value parameters on to init's
 # environment, and init to the guest script.
-AGILE_PASS_ENV="AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED AGILE_FUZZ_HARDENED AGILE_TEST_TIMEOUT"
+AGILE_PASS_ENV="AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED AGILE_FUZZ_HARDENED AGILE_TEST_TIMEOUT AGILE_BACKENDS"
 for v in $AGILE_PASS_ENV; do
 	val=${!v:-}
 	case $val in
 	'') ;;
-	*[!0-9A-Za-z._-]*) die "$v='$val': only letters, digits, '.', '_' and '-' can cross the kernel command line" ;;
+	*[!0-9A-Za-z.,_-]*) die "$v='$val': only letters, digits, '.', ',', '_' and '-' can cross the kernel command line" ;;
 	*) APPEND="$APPEND $v=$val" ;;
 	esac
 done
