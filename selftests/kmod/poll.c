@@ -3,7 +3,8 @@
  * The module's one poller (kmod/poll.c): many contexts, each with one
  * thread asleep on a plain-store condition, are all woken by it, none
  * lost, while each tick checks exactly min(sleepers, poll_max_checks)
- * conditions, at the default budget, the smallest and a large one; a
+ * conditions, at the default budget, the smallest and a large one (skipped
+ * where the default is already above the sleepers: a debug kernel); a
  * WAIT_ANY as large as the smallest budget is still polled; the timer
  * stops once nobody sleeps; contexts closed around the poller while
  * others sleep are safe.  Every test restores the tunables it changes.
@@ -190,6 +191,11 @@ FIXTURE(poller)
 {
 	struct sleeper *s;
 	unsigned int nr;
+	/*
+	 * Why setup skipped the test, or NULL: 6.1's harness runs the test
+	 * body after a SKIP in setup, so each body checks this first.
+	 */
+	const char *skip;
 	bool saved;
 	unsigned long long saved_values[ARRAY_SIZE(tunables)];
 };
@@ -240,8 +246,21 @@ FIXTURE_SETUP(poller)
 	for (i = 0; i < NR_CTXS; i++)
 		self->s[i].fd = -1;
 	if (variant->max_checks) {
-		if (geteuid())
-			SKIP(return, "needs root to set poll_max_checks");
+		if (geteuid()) {
+			self->skip = "needs root to set poll_max_checks";
+			return;
+		}
+		/*
+		 * A budget above the sleepers is what the default budget
+		 * already is when there are fewer sleepers than it (a debug
+		 * kernel's 128 against 256): the same test twice there.
+		 */
+		if (variant->max_checks > NR_CTXS &&
+		    self->saved_values[0] >= NR_CTXS) {
+			self->skip =
+				"the default budget is above the sleepers too";
+			return;
+		}
 		ASSERT_EQ(0, agile_sysfs_write_u64("poll_max_checks",
 						   variant->max_checks));
 	}
@@ -312,6 +331,9 @@ TEST_F_TIMEOUT(poller, all_woken_within_budget, POLL_TIMEOUT_S)
 	struct poll_stats a, b;
 	unsigned int i;
 
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+
 	for (i = 0; i < NR_CTXS; i++)
 		sleeper_open(_metadata, &self->s[i], 1);
 	/* Even sleepers first: they are listed first. */
@@ -380,6 +402,9 @@ TEST_F_TIMEOUT(poller, wait_any_within_budget, POLL_TIMEOUT_S)
 	struct agile_stats st;
 	unsigned int i;
 
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+
 	for (i = 0; i < nr_single; i++)
 		sleeper_open(_metadata, &self->s[i], 1);
 	sleeper_open(_metadata, any, AGILE_WAIT_ANY_MAX);
@@ -430,6 +455,9 @@ TEST_F_TIMEOUT(poller, timer_stops_when_nobody_sleeps, POLL_TIMEOUT_S)
 	struct sleeper *s = &self->s[0];
 	struct poll_stats a, b;
 
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+
 	sleeper_open(_metadata, s, 1);
 	ASSERT_EQ(0, sleeper_start(s));
 	ASSERT_EQ(0, wait_all_asleep(s, 1));
@@ -472,6 +500,9 @@ TEST_F_TIMEOUT(poller, contexts_closed_while_others_sleep, POLL_TIMEOUT_S)
 	unsigned long long contexts = 0, base = 0;
 	unsigned int i, round;
 	struct sleeper *c;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
 
 	ASSERT_EQ(0, agile_sysfs_read("contexts", &base));
 	for (i = 0; i < NR_CHURN_SLEEPERS; i++)
