@@ -409,11 +409,19 @@ int bench_interference(const struct bench_opts *o)
 		}
 	}
 	if (!err) {
-		agile_sched_stats(x.pools[0][0], &st);
-		if (!st.nr_pinned)
+		/*
+		 * The largest pinned pool: a pool of one has no thread of its
+		 * own (its runs go on the caller, which is never pinned).
+		 */
+		agile_sched_stats(x.pools[0][x.nr_threads - 1], &st);
+		if (st.nr_threads && !st.nr_pinned)
 			bench_note(
 				"interference: the pinned pools are not pinned (%s)",
-				strerror(-st.pin_error));
+				st.pin_error ? strerror(-st.pin_error) :
+					       "no error given");
+		bench_note("interference: a pool of one runs on the caller's "
+			   "thread, pinned or not: its two columns differ by "
+			   "noise only");
 	}
 
 	for (int cf = 0; cf < NR_CONFIGS && !err; cf++) {
