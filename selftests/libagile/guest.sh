@@ -20,7 +20,8 @@
 #
 # Environment: AGILE_LIBAGILE_TESTS (directory of the test programs,
 # default /selftests/libagile), AGILE_TEST_TIMEOUT (seconds per program,
-# default 600), AGILE_LIBAGILE_PROGRAMS (the programs to run, default all),
+# default 600), AGILE_LIBAGILE_PROGRAMS (the programs to run, separated by
+# spaces or commas; default all),
 # AGILE_BACKENDS (default "kmod user"; commas separate them too, as they
 # come over the guest's kernel command line: "kmod,user").  AGILE_TEST_QUICK is set (unless already set): the guests
 # are emulated, about 50x slower, and the tests that honour it run
@@ -49,7 +50,7 @@ fi
 
 programs=""
 if [ -n "${AGILE_LIBAGILE_PROGRAMS:-}" ]; then
-	for t in $AGILE_LIBAGILE_PROGRAMS; do
+	for t in ${AGILE_LIBAGILE_PROGRAMS//,/ }; do
 		programs="$programs $DIR/$t"
 	done
 else

@@ -10,7 +10,7 @@ TESTS := sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	sched-task-api sched-caller \
 	sched-pin-fallback \
 	sched-concurrent-runs sched-cross-pool sched-steal-leap-wake \
-	sched-descheduled \
+	sched-descheduled sched-spread \
 	dev-doorbell eu-pool eu-race \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus kernels-launch \

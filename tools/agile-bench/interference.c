@@ -425,14 +425,26 @@ int bench_interference(const struct bench_opts *o)
 	}
 
 	for (int cf = 0; cf < NR_CONFIGS && !err; cf++) {
+		/* The unpinned pool of all workers: its threads' moves. */
+		struct agile_sched *big = x.pools[1][x.nr_threads - 1];
+		uint32_t moves;
+
 		fprintf(stderr, "  interference: %s, %d rounds\n",
 			config_names[cf], rounds);
 		for (int i = 0; i < 64; i++)
 			rival_start(&rivals[cf][i]);
 		pause_ms(50);
+		agile_sched_stats(big, &st);
+		moves = st.moves;
 		err = measure_config(&x, cf, rounds);
 		for (int i = 0; i < 64; i++)
 			rival_kill(&rivals[cf][i]);
+		agile_sched_stats(big, &st);
+		if (!err && st.nr_threads)
+			bench_note(
+				"interference: %s: the unpinned pool of %u moved a thread off its peer's CPU %u times (agile_sched_stats.moves)",
+				config_names[cf], st.nr_workers,
+				st.moves - moves);
 	}
 	for (int cf = 0; cf < NR_CONFIGS; cf++)
 		for (int i = 0; i < 64; i++)

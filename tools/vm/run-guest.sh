@@ -51,13 +51,14 @@
 #   AGILE_VM_DMESG=1  print the guest's whole dmesg at the end
 #   AGILE_BUILD       build dir (default <repo>/build)
 #   AGILE_FUZZ_SECONDS, AGILE_FUZZ_SEED, AGILE_FUZZ_HARDENED, AGILE_TEST_TIMEOUT,
-#   AGILE_BACKENDS, AGILE_KMOD_PROGRAMS, AGILE_KMOD_SKIP
+#   AGILE_BACKENDS, AGILE_KMOD_PROGRAMS, AGILE_KMOD_SKIP, AGILE_LIBAGILE_PROGRAMS
 #                     test knobs (AGILE_PASS_ENV): when set on the host they are
 #                     set in the guest script's environment too (the fuzzer's
 #                     budget, seed and -H, see selftests/kmod/fuzz.c; the
 #                     runners' limit per program; the libagile backends and
-#                     the kmod programs to run or leave out, comma-separated:
-#                     selftests/libagile/guest.sh, selftests/kmod/run.sh)
+#                     programs, and the kmod programs to run or leave out,
+#                     comma-separated: selftests/libagile/guest.sh,
+#                     selftests/kmod/run.sh)
 
 set -eu
 
@@ -240,7 +241,7 @@ case $K in
 esac
 # Test knobs: the kernel passes unknown name=value parameters on to init's
 # environment, and init to the guest script.
-AGILE_PASS_ENV="AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED AGILE_FUZZ_HARDENED AGILE_TEST_TIMEOUT AGILE_BACKENDS AGILE_KMOD_PROGRAMS AGILE_KMOD_SKIP"
+AGILE_PASS_ENV="AGILE_FUZZ_SECONDS AGILE_FUZZ_SEED AGILE_FUZZ_HARDENED AGILE_TEST_TIMEOUT AGILE_BACKENDS AGILE_KMOD_PROGRAMS AGILE_KMOD_SKIP AGILE_LIBAGILE_PROGRAMS"
 for v in $AGILE_PASS_ENV; do
 	val=${!v:-}
 	case $val in

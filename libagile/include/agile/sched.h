@@ -759,7 +759,10 @@ struct agile_sched_opts {
  *              the affinity call failed); 0 also with AGILE_SCHED_NO_PIN
  * @sleeping:   idle workers asleep now (or about to be: past their last
  *              look for work), which only a wake-up gets going again
- * @reserved:   zero
+ * @moves:      times an unpinned pool thread that found another worker
+ *              of the pool on its CPU moved to a CPU where none was
+ *              (beside a busy process, two workers would otherwise share
+ *              the one CPU it leaves free)
  */
 struct agile_sched_stats {
 	uint64_t tasks;
@@ -773,7 +776,7 @@ struct agile_sched_stats {
 	int32_t pin_error;
 	uint32_t sleeping;
 	uint32_t nr_threads;
-	uint32_t reserved;
+	uint32_t moves;
 };
 
 /**
@@ -806,7 +809,14 @@ int agile_sched_opts_init(struct agile_sched_opts *opts);
  * first then their SMT siblings, wrapping around when there are more
  * workers than units; when hwloc cannot give a topology they run
  * unpinned, a note goes to stderr (unless AGILE_SCHED_QUIET) and
- * agile_sched_stats reports why.  Idle and waiting workers spin briefly,
+ * agile_sched_stats reports why.  An unpinned pool thread that finds
+ * another worker of its pool on its CPU when it steals moves itself to a
+ * CPU of its affinity mask where no worker is (bound there for an
+ * instant, then given its mask back), at most once per 5 ms: beside a
+ * busy process the kernel can leave two workers sharing one CPU
+ * (agile_sched_stats counts the moves; $AGILE_SCHED_SPREAD=0 turns this
+ * off, docs/sched.md).  The thread that runs something, worker 0, is
+ * never moved.  Idle and waiting workers spin briefly,
  * yield the CPU for about 2 ms while they look for work, then sleep on a
  * futex: an idle pool uses no CPU.
  *

@@ -12,7 +12,8 @@
  * peers wait for.  An unpinned one is moved to an idle CPU by the kernel.
  * agile-bench interference measured both (docs/sched.md); on a 2-CPU VM
  * under a load average of 7-10 the two were within each other's noise,
- * so nothing measured pays for the risk of the busy core.
+ * so nothing measured pays for the risk of the busy core.  Unpinned
+ * pool threads keep off each other's CPU (spread.c).
  */
 #define _GNU_SOURCE
 #include <agile/sched.h>
@@ -103,6 +104,7 @@ static struct worker *worker_new(struct agile_sched *s, uint32_t index,
 	w->sched = s;
 	w->index = index;
 	w->rng = 0x9e3779b97f4a7c15ULL * (index + 1);
+	atomic_init(&w->cpu, -1);
 	if (agile_deque_init(&w->deque, DEQUE_LOG_SIZE)) {
 		free(w);
 		return NULL;
@@ -203,6 +205,7 @@ static int start_all(struct agile_sched *s, const struct agile_sched_opts *o,
 			if (!s->pin_error)
 				s->pin_error = -err;
 		}
+		w->may_move = sched_spread_wanted();
 		err = worker_start(w, o->stack_size, NULL);
 		if (err)
 			return err == EAGAIN ? -EAGAIN : -err;
@@ -321,6 +324,7 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *st)
 		st->offloads += LOAD(nr_offloads);
 		st->publishes += LOAD(nr_publishes);
 		st->sleeps += LOAD(nr_sleeps);
+		st->moves += LOAD(nr_moves);
 #undef LOAD
 	}
 	st->nr_workers = s->nr_workers;

@@ -3,7 +3,8 @@
  * sched_impl.h - the scheduler's private state, shared by its files:
  * steal.c (spawn, steal, sync, the idle loop), run.c (the fork/join tasks
  * the library is made of, seed 002's tree), pool.c (start-up and
- * shutdown) and placement.c (where workers run).  SPEC §3, layer 4;
+ * shutdown), placement.c (where pinned workers run) and spread.c
+ * (unpinned ones keep off each other's CPU).  SPEC §3, layer 4;
  * offload.c hands leaves to an execution-unit pool (agile/offload.h).
  *
  * Each worker owns a frame stack and a Chase-Lev deque (deque.h):
@@ -39,6 +40,7 @@
 #include <agile/sched.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -122,6 +124,20 @@ struct worker {
 	/* Owner stores, agile_sched_stats loads. */
 	_Atomic uint64_t nr_roots, nr_steals, nr_leaps, nr_offloads;
 	_Atomic uint64_t nr_publishes, nr_sleeps;
+	/*
+	 * spread.c: the CPU this worker was last seen on, -1 while it
+	 * sleeps (any worker stores, its peers load); whether its thread
+	 * may move off a peer's CPU; its last move; while it is bound after
+	 * a move (bound_until not 0), until when at least, the CPU it left
+	 * and the mask to give back; moves so far.  All but cpu and
+	 * nr_moves: its own thread's.
+	 */
+	_Atomic int cpu;
+	bool may_move;
+	int left_cpu;
+	uint64_t moved_at, bound_until;
+	cpu_set_t mask;
+	_Atomic uint32_t nr_moves;
 	struct agile_deque deque;
 };
 
@@ -176,6 +192,16 @@ static inline struct worker *to_worker(const struct agile_worker *aw)
 {
 	return (struct worker *)aw;
 }
+
+/*
+ * spread.c: publish the CPU a worker is on (or -1: asleep), and move a
+ * pool thread off a CPU that a peer is on.
+ */
+bool sched_spread_wanted(void);
+void sched_cpu_seen(struct worker *w);
+void sched_cpu_gone(struct worker *w);
+void sched_spread(struct worker *w);
+void sched_unbind(struct worker *w);
 
 /* steal.c: a worker thread's loop, and waking every sleeper. */
 void *sched_worker_main(void *arg);

@@ -118,6 +118,8 @@ static struct agile_frame *steal_random(struct worker *w)
 static void run_stolen(struct worker *w, struct agile_frame *f)
 {
 	agile__count(&w->nr_steals);
+	/* A pool thread on a peer's CPU moves off before it runs @f. */
+	sched_spread(w);
 	/* There may be more where this came from: pass the wake-up on. */
 	if (atomic_load_explicit(&w->sched->nr_sleepers, memory_order_relaxed))
 		wake_one(w->sched);
@@ -196,6 +198,7 @@ static void wait_stolen(struct worker *w, struct agile_frame *f)
 	const struct timespec nap = { .tv_nsec = WAIT_SLEEP_NS };
 	struct idle idle = IDLE_INIT;
 
+	sched_cpu_seen(w);
 	/* Acquire pairs with the release exchange in run_stolen. */
 	while (atomic_load_explicit(&f->state, memory_order_acquire) !=
 	       FRAME_DONE) {
@@ -235,8 +238,10 @@ static void wait_stolen(struct worker *w, struct agile_frame *f)
 			 * us; the nap's timeout is for looking for other
 			 * work now and then, and then napping again.
 			 */
+			sched_cpu_gone(w);
 			agile_futex(&f->state, FUTEX_WAIT, FRAME_SLEEPER, &nap,
 				    0);
+			sched_cpu_seen(w);
 			idle_sleepy(&idle);
 		}
 	}
@@ -259,6 +264,8 @@ void agile__publish(struct agile_worker *aw)
 	size_t nr, i;
 
 	atomic_store_explicit(&aw->hungry, 0, memory_order_relaxed);
+	/* A thief asked: it is about to look where we are (spread.c). */
+	sched_cpu_seen(w);
 	/* Spilled frames are never published (the spawn path keeps out). */
 	if (w->side_depth || w->side_lost)
 		return;
@@ -530,6 +537,7 @@ static bool take_slot(struct agile_sched *s)
 	    !atomic_compare_exchange_strong(&s->caller_busy, &free_slot, 1))
 		return false;
 	atomic_store_explicit(&s->holder, &slot_token, memory_order_relaxed);
+	sched_cpu_seen(s->workers[0]);
 	return true;
 }
 
@@ -553,6 +561,7 @@ static void give_slot(struct agile_sched *s)
 	uint32_t pending = RUN_PENDING;
 
 	atomic_store_explicit(&s->holder, NULL, memory_order_relaxed);
+	sched_cpu_gone(s->workers[0]);
 	/* Release: the next holder sees worker 0 as this one left it. */
 	atomic_store_explicit(&s->caller_busy, 0, memory_order_release);
 	if (s->nr_threads)
@@ -754,6 +763,7 @@ static void run_root(struct worker *w, struct agile_run *r)
 	struct agile_sched *s = w->sched;
 
 	agile__count(&w->nr_roots);
+	sched_cpu_seen(w);
 	/* A new run will have work to share: start waking a helper now. */
 	if (atomic_load_explicit(&s->nr_sleepers, memory_order_relaxed))
 		wake_one(s);
@@ -818,8 +828,11 @@ static void wait_helping(struct worker *w, _Atomic uint32_t *done)
 		 * run_root's wake ends the nap at once; its timeout is for
 		 * looking at our own pool's work again.
 		 */
-		if (!back_off(&idle))
+		if (!back_off(&idle)) {
+			sched_cpu_gone(w);
 			agile_futex(done, FUTEX_WAIT, 0, help ? &nap : NULL, 0);
+			sched_cpu_seen(w);
+		}
 	}
 	w->random_nest--;
 }
@@ -851,9 +864,14 @@ static void sleep_idle(struct worker *w)
 		agile__count(&w->nr_sleeps);
 		atomic_fetch_add_explicit(&s->nr_asleep, 1,
 					  memory_order_relaxed);
+		/* A moved thread sleeps with its own mask, not bound. */
+		sched_unbind(w);
+		sched_cpu_gone(w);
 		agile_futex(&s->wake_seq, FUTEX_WAIT, seq, NULL, 0);
 		atomic_fetch_sub_explicit(&s->nr_asleep, 1,
 					  memory_order_relaxed);
+		/* Woken for work, perhaps onto the waker's CPU. */
+		sched_spread(w);
 	}
 	atomic_fetch_sub(&s->nr_sleepers, 1);
 }
