@@ -18,11 +18,13 @@
  *    a in 14-51% of the looks, measured).
  *
  * Skipped with fewer than two CPUs.  $AGILE_TEST_QUICK (the emulated
- * guests): fib(25) for 0.5 s, and where the thread was is reported, not
- * judged.  There both CPUs are one host thread taking turns, so no
- * placement gives the pool more time, and the peer, slowed down as much,
- * spends much of the run napping at its sync, off its CPU, which is no
- * conflict (measured: 16% of the looks on a in a 6.12 guest).
+ * guests): fib(25) for 0.5 s, right results and the knob are judged, the
+ * moves and where the thread was are reported only.  There both CPUs are
+ * one host thread taking turns, so no placement gives the pool more time;
+ * the peer, slowed down as much, spends much of the run napping at its
+ * syncs, off its CPU, which is no conflict; and the thread may wake on a
+ * to begin with.  Measured in 6.12 guests: 0 or 1 move, 7-16% of the
+ * looks on a.
  */
 #define _GNU_SOURCE
 #include <agile/sched.h>
@@ -262,17 +264,21 @@ int main(void)
 	}
 
 	err = run_beside(a, b, n, seconds, &on);
-	tap_ok(!err && !on.err && on.moves >= 1,
-	       "spread: the pool's thread moved off CPU %d, its peer's, to %d beside the busy loop (%u moves, %d runs, err %d/%d)",
-	       b, a, on.moves, on.runs, err, on.err);
-	if (quick)
+	if (quick) {
+		tap_ok(!err && !on.err,
+		       "spread: fib(%d) right in %d runs beside the busy loop (err %d/%d)",
+		       n, on.runs, err, on.err);
 		tap_diag(
-			"spread: its thread was on CPU %d in %.0f%% of the looks (not judged here), the pool used %.2f CPUs",
-			a, 100 * on.on_a, on.share);
-	else
+			"spread: %u moves; the pool's thread was on CPU %d in %.0f%% of the looks, the pool used %.2f CPUs (not judged here)",
+			on.moves, a, 100 * on.on_a, on.share);
+	} else {
+		tap_ok(!err && !on.err && on.moves >= 1,
+		       "spread: the pool's thread moved off CPU %d, its peer's, to %d beside the busy loop (%u moves, %d runs, err %d/%d)",
+		       b, a, on.moves, on.runs, err, on.err);
 		tap_ok(!err && on.on_a >= MIN_ON_A,
 		       "spread: its thread was on CPU %d in %.0f%% of the looks, at least %.0f%% (the pool used %.2f CPUs)",
 		       a, 100 * on.on_a, 100 * MIN_ON_A, on.share);
+	}
 
 	setenv("AGILE_SCHED_SPREAD", "0", 1);
 	err = run_beside(a, b, n, seconds, &off);
