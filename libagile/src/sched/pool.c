@@ -314,6 +314,12 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *st)
 	if (!s || !st)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
+	/*
+	 * Sleepers first: acquire pairs with sleep_idle's release, so a
+	 * worker counted here as asleep has its sleep counted below.
+	 */
+	st->sleeping =
+		atomic_load_explicit(&s->nr_asleep, memory_order_acquire);
 	for (uint32_t i = 0; i < s->nr_workers; i++) {
 		struct worker *w = s->workers[i];
 
@@ -331,7 +337,5 @@ int agile_sched_stats(struct agile_sched *s, struct agile_sched_stats *st)
 	st->nr_threads = s->nr_threads;
 	st->nr_pinned = s->nr_pinned;
 	st->pin_error = s->pin_error;
-	st->sleeping =
-		atomic_load_explicit(&s->nr_asleep, memory_order_relaxed);
 	return 0;
 }

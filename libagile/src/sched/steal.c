@@ -862,8 +862,9 @@ static void sleep_idle(struct worker *w)
 			ask_for_work(s->workers[i]);
 	if (!work_visible(s)) {
 		agile__count(&w->nr_sleeps);
+		/* Release: agile_sched_stats sees this sleep counted. */
 		atomic_fetch_add_explicit(&s->nr_asleep, 1,
-					  memory_order_relaxed);
+					  memory_order_release);
 		/* A moved thread sleeps with its own mask, not bound. */
 		sched_unbind(w);
 		sched_cpu_gone(w);
