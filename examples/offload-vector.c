@@ -259,10 +259,9 @@ int main(int argc, char **argv)
 	printf("backend %s, %u workers, %d EUs, n %lld, grain %lld\n",
 	       agile_dev_backend_name(agile_dev_backend(dev)), workers,
 	       agile_eu_pool_nr_eus(pool), (long long)n, (long long)grain);
-	printf("tasks %llu, steals %llu, offloads %llu, EU tasks %llu, lanes %llu\n",
-	       (unsigned long long)ss.tasks, (unsigned long long)ss.steals,
-	       (unsigned long long)ss.offloads, (unsigned long long)eu_tasks,
-	       (unsigned long long)eu_lanes);
+	printf("steals %llu, offloads %llu, EU tasks %llu, lanes %llu\n",
+	       (unsigned long long)ss.steals, (unsigned long long)ss.offloads,
+	       (unsigned long long)eu_tasks, (unsigned long long)eu_lanes);
 	printf("result: %s (%lld wrong)\n", bad ? "WRONG" : "ok",
 	       (long long)bad);
 

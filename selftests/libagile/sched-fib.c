@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * sched-fib - fork/join with every call a spawn: results match the plain
- * function on one worker and on all of them, and the pool counts exactly
- * one task per spawn plus the root.
+ * function on one worker and on all of them; a pool created with
+ * AGILE_SCHED_COUNT_SPAWNS counts exactly one task per spawn plus the
+ * root, and any other counts the root alone.
  */
 #include <agile/sched.h>
 #include <stdbool.h>
@@ -26,7 +27,7 @@ static uint64_t spawns_of(int n)
 	return (uint64_t)fib_plain(n + 1) - 1;
 }
 
-static void check_pool(unsigned int nr_workers)
+static void check_pool(unsigned int nr_workers, bool count)
 {
 	struct agile_sched_opts opts;
 	struct agile_sched_stats before, after;
@@ -36,17 +37,21 @@ static void check_pool(unsigned int nr_workers)
 
 	agile_sched_opts_init(&opts);
 	opts.nr_workers = nr_workers;
+	if (count)
+		opts.flags |= AGILE_SCHED_COUNT_SPAWNS;
 	err = agile_sched_create(&opts, &s);
 	if (!tap_ok_call(err, "create"))
 		return;
-	tap_diag("%d workers", agile_sched_nr_workers(s));
+	tap_diag("%d workers, %s", agile_sched_nr_workers(s),
+		 count ? "counting spawns" : "not counting spawns");
 	agile_sched_stats(s, &before);
 	err = AGILE_RUN(s, fib, 30, &r);
 	tap_ok(err == 0 && r == fib_plain(30), "fib(30) = %lld", (long long)r);
 	agile_sched_stats(s, &after);
-	tap_ok(after.tasks - before.tasks == spawns_of(30) + 1,
-	       "tasks counted: %llu (spawns + root)",
-	       (unsigned long long)(after.tasks - before.tasks));
+	tap_ok(after.tasks - before.tasks == (count ? spawns_of(30) : 0) + 1,
+	       "tasks counted: %llu (%s)",
+	       (unsigned long long)(after.tasks - before.tasks),
+	       count ? "spawns + root" : "the root");
 	tap_diag("steals %llu, publishes %llu",
 		 (unsigned long long)(after.steals - before.steals),
 		 (unsigned long long)(after.publishes - before.publishes));
@@ -64,8 +69,10 @@ static void check_pool(unsigned int nr_workers)
 
 int main(void)
 {
-	check_pool(1);
-	check_pool(0);
-	check_pool(2);
+	check_pool(1, true);
+	check_pool(0, true);
+	check_pool(2, true);
+	check_pool(1, false);
+	check_pool(2, false);
 	return tap_done();
 }

@@ -147,8 +147,7 @@ static void agile_note(struct fib_job *j, const char *variant, int runs)
 	if (st.pin_error)
 		bench_note("%s: workers not pinned (%s)", variant,
 			   strerror(-st.pin_error));
-	bench_note("%s: %llu tasks, %llu steals, %llu publishes over %d runs",
-		   variant, (unsigned long long)st.tasks,
+	bench_note("%s: %llu steals, %llu publishes over %d runs", variant,
 		   (unsigned long long)st.steals,
 		   (unsigned long long)st.publishes, runs);
 }

@@ -142,6 +142,13 @@ union agile_frame_slot {
 
 /**
  * struct agile_worker - the part of a worker the inline fast paths use
+ * @fast_span: see @eager_end; 0 sends every spawn to agile__spawn_slow:
+ *             in a pool that counts its spawns (AGILE_SCHED_COUNT_SPAWNS)
+ *             always, and in any pool from a thief's request (@hungry)
+ *             until the owner's next spawn has answered it.  First, at
+ *             offset 0: GCC then loads it without a register of its own
+ *             for the address (at offset 24 it kept one, spilled across
+ *             the calls of a recursive task)
  * @sp:        next free frame
  * @split:     frames in [@split, @sp) are private
  * @eager_end: spawns into [@eager_end, @eager_end + @fast_span bytes) take
@@ -149,19 +156,20 @@ union agile_frame_slot {
  *             once so a descheduled worker's biggest tasks stay stealable)
  *             and at the end of the frame stack (spill) they take
  *             agile__spawn_slow
- * @fast_span: see @eager_end
- * @nr_spawns: spawns so far; the owner stores, anyone loads
+ * @nr_spawns: spawns counted so far (AGILE_SCHED_COUNT_SPAWNS); the owner
+ *             stores, anyone loads
  * @hungry:    raised by a thief that found nothing to steal here
  *
  * Library internals (the rest of a worker is private to sched.c).  The
- * first cache line is written only by the worker's own thread; @hungry
+ * first cache line is written by the worker's own thread, and by a thief
+ * only when it raises @hungry (it then zeroes @fast_span, once); @hungry
  * sits alone on the next one because other workers write it.
  */
 struct agile_worker {
+	AGILE__ATOMIC_FIELD(uintptr_t, fast_span);
 	union agile_frame_slot *sp;
 	union agile_frame_slot *split;
 	union agile_frame_slot *eager_end;
-	uintptr_t fast_span;
 	AGILE__ATOMIC_FIELD(uint64_t, nr_spawns);
 	AGILE__ALIGNAS(128) AGILE__ATOMIC_FIELD(uint32_t, hungry);
 };
@@ -217,18 +225,23 @@ static inline __attribute__((always_inline, unused)) bool
 agile__spawn_full(struct agile_worker *w, union agile_frame_slot **slot)
 {
 	*slot = w->sp;
-	return __builtin_expect(
-		(uintptr_t)*slot - (uintptr_t)w->eager_end >= w->fast_span, 0);
+	return __builtin_expect((uintptr_t)*slot - (uintptr_t)w->eager_end >=
+					AGILE__LOAD_RELAXED(&w->fast_span),
+				0);
 }
 
-/* agile__spawn_push - make the frame written at @slot the newest one. */
+/*
+ * agile__spawn_push - make the frame written at @slot the newest one.
+ * Nothing else: a thief's request for work zeroes @fast_span, so the
+ * next spawn takes agile__spawn_slow, which publishes; and spawns are
+ * not counted here (a pool that counts them sends every spawn to
+ * agile__spawn_slow).  A counter bumped in memory and a test of @hungry
+ * at every spawn cost fib 10-20% each (docs/sched.md).
+ */
 static inline __attribute__((always_inline, unused)) void
 agile__spawn_push(struct agile_worker *w, union agile_frame_slot *slot)
 {
 	w->sp = slot + 1;
-	agile__count(&w->nr_spawns);
-	if (__builtin_expect(AGILE__LOAD_RELAXED(&w->hungry), 0))
-		agile__publish(w);
 }
 
 /*
@@ -712,7 +725,15 @@ typedef int (*agile_offload_fn)(struct agile_worker *w,
  */
 #define AGILE_SCHED_NO_PIN (1u << 0) /* never bind workers to cores */
 #define AGILE_SCHED_QUIET (1u << 1) /* no note on stderr when pinning fails */
-#define AGILE_SCHED_FLAGS_ALL (AGILE_SCHED_NO_PIN | AGILE_SCHED_QUIET)
+/*
+ * Count every spawn in agile_sched_stats.tasks.  Off by default: spawns
+ * then take a call into the library instead of the inline path (fib(32)
+ * with every call a spawn, one worker: 4-5x the time), for tests and
+ * tuning.
+ */
+#define AGILE_SCHED_COUNT_SPAWNS (1u << 2)
+#define AGILE_SCHED_FLAGS_ALL \
+	(AGILE_SCHED_NO_PIN | AGILE_SCHED_QUIET | AGILE_SCHED_COUNT_SPAWNS)
 
 /**
  * struct agile_sched_opts - how to build a pool (agile_sched_opts_init)
@@ -742,7 +763,9 @@ struct agile_sched_opts {
 
 /**
  * struct agile_sched_stats - counters summed over the pool's workers
- * @tasks:      tasks run: spawned tasks plus root tasks of runs
+ * @tasks:      tasks run: root tasks of runs, plus spawned tasks in a
+ *              pool created with AGILE_SCHED_COUNT_SPAWNS (others do not
+ *              count their spawns)
  * @steals:     tasks taken from another worker's deque
  * @leaps:      of @steals, those taken while waiting for a stolen child
  * @offloads:   leaves handed to the offload hook
@@ -810,10 +833,11 @@ int agile_sched_opts_init(struct agile_sched_opts *opts);
  * workers than units; when hwloc cannot give a topology they run
  * unpinned, a note goes to stderr (unless AGILE_SCHED_QUIET) and
  * agile_sched_stats reports why.  An unpinned pool thread that finds
- * another worker of its pool on its CPU when it steals moves itself to a
- * CPU of its affinity mask where no worker is (bound there for an
- * instant, then given its mask back), at most once per 5 ms: beside a
- * busy process the kernel can leave two workers sharing one CPU
+ * another worker of its pool on its CPU when it steals or wakes binds
+ * itself to the CPUs of its affinity mask where no worker is (until it
+ * sleeps, or until a steal 20 ms or more later finds the peer gone from
+ * the CPU it left; at most one move per 20 ms): beside a busy process
+ * the kernel can leave two workers sharing one CPU
  * (agile_sched_stats counts the moves; $AGILE_SCHED_SPREAD=0 turns this
  * off, docs/sched.md).  The thread that runs something, worker 0, is
  * never moved.  Idle and waiting workers spin briefly,

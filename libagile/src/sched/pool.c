@@ -126,8 +126,10 @@ static struct worker *worker_new(struct agile_sched *s, uint32_t index,
 		w->pub.eager_end += max_frames / 2 < EAGER_FRAMES ?
 					    max_frames / 2 :
 					    EAGER_FRAMES;
-	w->pub.fast_span =
-		(uintptr_t)w->frames_end - (uintptr_t)w->pub.eager_end;
+	/* A pool that counts its spawns counts them in agile__spawn_slow. */
+	atomic_init(&w->pub.fast_span, s->flags & AGILE_SCHED_COUNT_SPAWNS ?
+					       0 :
+					       fast_span_bytes(w));
 	return w;
 }
 

@@ -193,6 +193,12 @@ static inline struct worker *to_worker(const struct agile_worker *aw)
 	return (struct worker *)aw;
 }
 
+/* What agile_worker.fast_span holds while spawns take the fast path. */
+static inline uintptr_t fast_span_bytes(const struct worker *w)
+{
+	return (uintptr_t)w->frames_end - (uintptr_t)w->pub.eager_end;
+}
+
 /*
  * spread.c: publish the CPU a worker is on (or -1: asleep), and move a
  * pool thread off a CPU that a peer is on.

@@ -74,12 +74,21 @@ void sched_wake_all(struct agile_sched *s)
 	agile_futex(&s->wake_seq, FUTEX_WAKE, INT32_MAX, NULL, 0);
 }
 
+/*
+ * Raise @victim's hungry flag, and zero its fast_span so that its next
+ * spawn takes agile__spawn_slow and publishes.  The fence pairs with the
+ * one in agile__spawn_slow: either the owner's look at hungry sees this
+ * request, or this zero comes after the owner's restore of fast_span
+ * (and the next spawn is slow again), so no request is lost.
+ */
 static void ask_for_work(struct worker *victim)
 {
 	/* Load first: the flag's line stays shared while it is already up. */
-	if (!atomic_load_explicit(&victim->pub.hungry, memory_order_relaxed))
-		atomic_store_explicit(&victim->pub.hungry, 1,
-				      memory_order_relaxed);
+	if (atomic_load_explicit(&victim->pub.hungry, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&victim->pub.hungry, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	atomic_store_explicit(&victim->pub.fast_span, 0, memory_order_relaxed);
 }
 
 static struct agile_frame *steal_from(struct worker *victim)
@@ -307,6 +316,13 @@ static int publish_all(struct worker *w)
 	return 0;
 }
 
+/* Spawns are counted only in a pool created to count them. */
+static void count_spawn(struct worker *w)
+{
+	if (w->sched->flags & AGILE_SCHED_COUNT_SPAWNS)
+		agile__count(&w->pub.nr_spawns);
+}
+
 static void leave_spill_if_empty(struct worker *w)
 {
 	if (!w->side_depth && !w->side_lost)
@@ -345,7 +361,7 @@ static void spawn_spill(struct worker *w, const struct agile_frame *f,
 		}
 	}
 	aw->sp++;
-	agile__count(&aw->nr_spawns);
+	count_spawn(w);
 	if (w->side_lost || w->side_depth == w->side_cap) {
 		/* Keep spawn and sync paired; the run reports the loss. */
 		w->side_lost++;
@@ -365,10 +381,27 @@ void agile__spawn_slow(struct agile_worker *aw, const struct agile_frame *f,
 		spawn_spill(w, f, size);
 		return;
 	}
-	/* A shallow frame: published at once, with any private ones below. */
 	memcpy(slot, f, size);
 	aw->sp = slot + 1;
-	agile__count(&aw->nr_spawns);
+	count_spawn(w);
+	if (slot >= aw->eager_end) {
+		/*
+		 * A private frame, slow because fast_span is 0: a thief asked
+		 * (ask_for_work), or the pool counts its spawns.  Restore the
+		 * fast path, then look for the request (the fence: see
+		 * ask_for_work).
+		 */
+		if (!(w->sched->flags & AGILE_SCHED_COUNT_SPAWNS)) {
+			atomic_store_explicit(&aw->fast_span,
+					      fast_span_bytes(w),
+					      memory_order_relaxed);
+			atomic_thread_fence(memory_order_seq_cst);
+		}
+		if (atomic_load_explicit(&aw->hungry, memory_order_relaxed))
+			agile__publish(aw);
+		return;
+	}
+	/* A shallow frame: published at once, with any private ones below. */
 	atomic_store_explicit(&aw->hungry, 0, memory_order_relaxed);
 	publish_all(w);
 }
