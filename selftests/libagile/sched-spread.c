@@ -17,6 +17,9 @@
  *  - AGILE_SCHED_SPREAD=0: no move (the kernel alone put the thread on
  *    a in 14-51% of the looks, measured).
  *
+ * Under ThreadSanitizer the share of looks on a is reported, not judged
+ * (58-86% there; the moves still are).
+ *
  * Skipped with fewer than two CPUs.  $AGILE_TEST_QUICK (the emulated
  * guests): fib(25) for 0.5 s, right results and the knob are judged, the
  * moves and where the thread was are reported only.  There both CPUs are
@@ -275,9 +278,22 @@ int main(void)
 		tap_ok(!err && !on.err && on.moves >= 1,
 		       "spread: the pool's thread moved off CPU %d, its peer's, to %d beside the busy loop (%u moves, %d runs, err %d/%d)",
 		       b, a, on.moves, on.runs, err, on.err);
+#ifdef __SANITIZE_THREAD__
+		/*
+		 * Under ThreadSanitizer the share is reported only: there it
+		 * was 58-86% (once below 60% in a make check whose other
+		 * steps kept the CPUs busy), and AGILE_SCHED_SPREAD=0 reaches
+		 * 51%.  The moves above are still judged; the placement is in
+		 * the plain and ASan builds (94-99% against 14-51%).
+		 */
+		tap_diag(
+			"spread: its thread was on CPU %d in %.0f%% of the looks (the pool used %.2f CPUs; not judged under ThreadSanitizer)",
+			a, 100 * on.on_a, on.share);
+#else
 		tap_ok(!err && on.on_a >= MIN_ON_A,
 		       "spread: its thread was on CPU %d in %.0f%% of the looks, at least %.0f%% (the pool used %.2f CPUs)",
 		       a, 100 * on.on_a, 100 * MIN_ON_A, on.share);
+#endif
 	}
 
 	setenv("AGILE_SCHED_SPREAD", "0", 1);
