@@ -300,6 +300,49 @@ out:
 	free(small);
 }
 
+/*
+ * coll_copy_streaming: the bytes of memcpy, for every start alignment of
+ * both sides and lengths around the 16-byte head and 64-byte body, and
+ * not one byte past the end.
+ */
+static void copy_streaming(void)
+{
+	enum { MAX = 4096 + 200, PAD = 64 };
+	unsigned char *src = malloc(MAX + 2 * PAD);
+	unsigned char *dst = malloc(MAX + 2 * PAD);
+	const size_t lens[] = { 0,  1,	15,  16,  17,	63,
+				64, 65, 127, 200, 4096, 4096 + 199 };
+	bool ok = true;
+
+	if (!src || !dst) {
+		tap_ok(0, "copy streaming: memory");
+		goto out;
+	}
+	for (size_t i = 0; i < MAX + 2 * PAD; i++)
+		src[i] = (unsigned char)random16();
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]) && ok; l++)
+		for (size_t so = 0; so < 16 && ok; so += 5)
+			for (size_t d_o = 0; d_o < 17 && ok; d_o++) {
+				memset(dst, 0xa5, MAX + 2 * PAD);
+				coll_copy_streaming(dst + PAD + d_o,
+						    src + PAD + so, lens[l]);
+				coll_stream_fence();
+				ok = !memcmp(dst + PAD + d_o, src + PAD + so,
+					     lens[l]) &&
+				     dst[PAD + d_o - 1] == 0xa5 &&
+				     dst[PAD + d_o + lens[l]] == 0xa5;
+				if (!ok)
+					tap_diag("length %zu, source +%zu, "
+						 "destination +%zu",
+						 lens[l], so, d_o);
+			}
+	tap_ok(ok, "copy streaming: memcpy's bytes, every alignment, nothing "
+		   "past either end");
+out:
+	free(src);
+	free(dst);
+}
+
 int main(void)
 {
 	if (getenv("AGILE_TEST_QUICK"))
@@ -323,5 +366,6 @@ int main(void)
 		streaming(&f16);
 		streaming(&bf16);
 	}
+	copy_streaming();
 	return tap_done();
 }

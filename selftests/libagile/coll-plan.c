@@ -97,6 +97,8 @@ static void run_step(struct member *ms, struct member *m)
 				else
 					dst[r->dst + k] =
 						ct_matmul(left[r->dst + k], in);
+				if (s->also_recv)
+					m->recv[r->dst + k] = dst[r->dst + k];
 			}
 		}
 	}

@@ -3,7 +3,8 @@
  * coll-procs-pieces - every collective over max_bytes runs in pieces of it, on
  * each backend: 3 and 5 members (5 not with $AGILE_TEST_QUICK), tails, in
  * place or not, a non-commutative user op keeping rank order in every
- * piece; and the same for a group of one.
+ * piece; and the same for a group of one; and 3 members again with
+ * the results streamed into recv ($AGILE_COLL_STREAM_FROM=1).
  */
 #define _GNU_SOURCE
 
@@ -15,7 +16,7 @@
  * Every collective over max_bytes (4 KiB here): in pieces of it, with
  * tails; a non-commutative user op keeps rank order in every piece.
  */
-static void pieces(uint32_t n)
+static void pieces(uint32_t n, const char *what)
 {
 	const struct ct_case cases[] = {
 		{ CT_ALLREDUCE, AGILE_COLL_INT32, AGILE_COLL_SUM, 3001, 0,
@@ -51,7 +52,7 @@ static void pieces(uint32_t n)
 
 	job.buf_bytes = buf_bytes(&job);
 	opts_for(&o, 2, 0, 4096);
-	run_group(&job, "over max_bytes (4 KiB): in pieces");
+	run_group(&job, what);
 }
 
 /* One member: the collectives over max_bytes, in pieces, in a group of one. */
@@ -93,9 +94,17 @@ static void one_member(void)
 static void run_backend(bool quick)
 {
 	one_member();
-	pieces(3);
+	pieces(3, "over max_bytes (4 KiB): in pieces");
 	if (!quick)
-		pieces(5);
+		pieces(5, "over max_bytes (4 KiB): in pieces");
+	/*
+	 * The same with every result streamed into the private recv
+	 * (non-temporal stores, which calls of 8 MiB and more get): the
+	 * members fork after the setenv and read it at join.
+	 */
+	setenv("AGILE_COLL_STREAM_FROM", "1", 1);
+	pieces(3, "in pieces, streamed into recv");
+	unsetenv("AGILE_COLL_STREAM_FROM");
 }
 
 int main(void)

@@ -345,6 +345,12 @@ void agile_coll_free(struct agile_coll *coll, void *ptr);
  * theirs, and "off" on any member switches it off for all.  A member
  * killed in a call gives the others -EPIPE either way.
  *
+ * Through the shared segments, a call of 8 MiB or more writes its result
+ * into a private @recv with non-temporal stores (x86), which do not read
+ * the lines they overwrite; the call ends with a store fence.
+ * $AGILE_COLL_STREAM_FROM at join changes that size (bytes, or "off");
+ * each member decides for itself.
+ *
  * Thread safety: one thread at a time per handle; the members of a team
  * call it concurrently, each with its own handle.
  *

@@ -223,7 +223,8 @@ static int shm_collective(struct coll_shm *c, const struct coll_desc *desc,
 			work = scratch(c, bytes);
 		if (active && !work)
 			return coll_shm_abort(c, -ENOMEM);
-		return coll_shm_run(c, desc, send, send, work, recv, &rd);
+		return coll_shm_run(c, desc, send, send, work, recv, &rd,
+				    false);
 	}
 
 	xchg = c->seg[c->base.rank];
@@ -234,7 +235,10 @@ static int shm_collective(struct coll_shm *c, const struct coll_desc *desc,
 		copy_in(c, send, xchg, es);
 		shared = xchg;
 	}
-	err = coll_shm_run(c, desc, send, shared, work, recv, &rd);
+	err = coll_shm_run(c, desc, send, shared, work, recv, &rd,
+			   recv && work != recv &&
+				   total_count(c, kind, desc->count) * es >=
+					   c->stream_from);
 	/* allgather collects in WORK; allreduce and reduce straight in recv */
 	if (!err && kind == AGILE_COLL_KIND_ALLGATHER && work && work != recv)
 		memcpy(recv, work, bytes);

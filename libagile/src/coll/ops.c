@@ -466,6 +466,44 @@ static void reduce_streaming(const struct coll_reducer *rd, char *dst,
 }
 #endif
 
+void coll_copy_streaming(void *dst, const void *src, size_t bytes)
+{
+#ifdef __SSE2__
+	char *d = dst;
+	const char *s = src;
+	size_t head = (16 - ((uintptr_t)d & 15)) & 15, vec;
+
+	if (head > bytes)
+		head = bytes;
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	bytes -= head;
+	vec = bytes & ~(size_t)63;
+	for (size_t at = 0; at < vec; at += 64) {
+		__m128i a = _mm_loadu_si128((const void *)(s + at));
+		__m128i b = _mm_loadu_si128((const void *)(s + at + 16));
+		__m128i e = _mm_loadu_si128((const void *)(s + at + 32));
+		__m128i f = _mm_loadu_si128((const void *)(s + at + 48));
+
+		_mm_stream_si128((void *)(d + at), a);
+		_mm_stream_si128((void *)(d + at + 16), b);
+		_mm_stream_si128((void *)(d + at + 32), e);
+		_mm_stream_si128((void *)(d + at + 48), f);
+	}
+	memcpy(d + vec, s + vec, bytes - vec);
+#else
+	memcpy(dst, src, bytes);
+#endif
+}
+
+void coll_stream_fence(void)
+{
+#ifdef __SSE2__
+	_mm_sfence();
+#endif
+}
+
 void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
 		 const void *right, size_t count)
 {

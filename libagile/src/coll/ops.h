@@ -58,6 +58,16 @@ void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
 		 const void *right, size_t count);
 
 /*
+ * coll_copy_streaming - memcpy(@dst, @src, @bytes) with non-temporal
+ * stores where the CPU has them (x86): for a destination that leaves the
+ * caches anyway, without reading each line first (read for ownership).
+ * A release store does not order such stores: call coll_stream_fence
+ * after the last copy, before whatever publishes them.
+ */
+void coll_copy_streaming(void *dst, const void *src, size_t bytes);
+void coll_stream_fence(void);
+
+/*
  * coll_ops_use_simd - let reducers set up from now on use the x86 AVX2
  * and F16C kernels of the 16-bit floats where the CPU has them (@on, the
  * default) or the portable ones (!@on: the tests compare both); true if

@@ -434,6 +434,30 @@ static void seg_range(const struct builder *b, uint32_t lo, uint32_t n,
 	}
 }
 
+/* allreduce and reduce with flat_gather: the whole vector, from its holders. */
+static bool flat(const struct builder *b)
+{
+	return b->pa->flat_gather &&
+	       (b->pa->kind == AGILE_COLL_KIND_ALLREDUCE ||
+		b->pa->kind == AGILE_COLL_KIND_REDUCE);
+}
+
+static bool takes_result(const struct builder *b, uint32_t rank)
+{
+	return b->pa->kind == AGILE_COLL_KIND_ALLREDUCE || rank == b->pa->root;
+}
+
+/*
+ * flat_gather: this member takes the result and holds units of it, so it
+ * writes them into RECV in its last halving round (step also_recv) and
+ * plan_take leaves them out.
+ */
+static bool fuses_take(const struct builder *b)
+{
+	return flat(b) && takes_result(b, b->pa->rank) && b->me >= 0 &&
+	       b->rounds > 0;
+}
+
 static void plan_halve(struct builder *b)
 {
 	uint32_t a = (uint32_t)b->me, m = b->segs;
@@ -478,6 +502,7 @@ static void plan_halve(struct builder *b)
 		s->peer_left = partner < a;
 		s->send_peer = s->peer;
 		s->send_buf = left;
+		s->also_recv = fuses_take(b) && r + 1 == b->rounds;
 		s->publish = v;
 		seg_range(b, klo[r], half, j, &x, &y);
 		seg_range(b, slo[r], half, j, &sx, &sy);
@@ -721,7 +746,8 @@ static void plan_give(struct builder *b, uint32_t reader, uint64_t r0,
  * publishes seq_span.  @war: first wait for the halving partners (RECV
  * may be this member's WORK).
  */
-static void plan_take(struct builder *b, uint64_t r0, uint64_t r1, bool war)
+static void plan_take(struct builder *b, uint64_t r0, uint64_t r1, bool war,
+		      bool fused)
 {
 	uint32_t last = UINT32_MAX;
 
@@ -730,6 +756,8 @@ static void plan_take(struct builder *b, uint64_t r0, uint64_t r1, bool war)
 		struct agile_coll_step *s;
 
 		holder = agile_coll_plan_rank(b->n, h);
+		if (fused && (int32_t)h == b->me)
+			continue; /* written by the last halving round */
 		s = add_step(b, AGILE_COLL_PHASE_COPYOUT);
 		if (!s)
 			return;
@@ -768,20 +796,7 @@ static void plan_copyout(struct builder *b)
 	if (b->me >= 0)
 		for (uint32_t reader = 0; reader < b->n && blk; reader++)
 			plan_give(b, reader, reader * blk, (reader + 1) * blk);
-	plan_take(b, mine, mine + blk, false);
-}
-
-/* allreduce and reduce with flat_gather: the whole vector, from its holders. */
-static bool flat(const struct builder *b)
-{
-	return b->pa->flat_gather &&
-	       (b->pa->kind == AGILE_COLL_KIND_ALLREDUCE ||
-		b->pa->kind == AGILE_COLL_KIND_REDUCE);
-}
-
-static bool takes_result(const struct builder *b, uint32_t rank)
-{
-	return b->pa->kind == AGILE_COLL_KIND_ALLREDUCE || rank == b->pa->root;
+	plan_take(b, mine, mine + blk, false, false);
 }
 
 static void plan_flat(struct builder *b)
@@ -791,7 +806,7 @@ static void plan_flat(struct builder *b)
 			if (takes_result(b, reader))
 				plan_give(b, reader, 0, b->total);
 	if (takes_result(b, b->pa->rank))
-		plan_take(b, 0, b->total, true);
+		plan_take(b, 0, b->total, true, fuses_take(b));
 }
 
 /* Everyone who reads my buffers, and the value after which they are done. */

@@ -78,7 +78,9 @@
  *   the root) into its RECV; reduce_scatter members copy their block from
  *   whoever holds its units, into RECV; with @flat_gather, allreduce's
  *   members (extras too) and reduce's root copy every block from its
- *   holder into RECV instead of GATHER/ALLGATHER/UNFOLD.
+ *   holder into RECV instead of GATHER/ALLGATHER/UNFOLD; a member that
+ *   takes the result writes its own units into RECV as it reduces them
+ *   in the last halving round (@also_recv), so that no step copies them.
  * EXIT: waits only (see above).
  */
 #ifndef AGILE_COLL_PLAN_H
@@ -186,6 +188,9 @@ struct agile_coll_wait {
  * @nr_runs:    its runs (may be 0: an empty segment still synchronises)
  * @send_peer:  who takes data from this member in this step; -1: none
  * @send_buf:   from which of this member's buffers
+ * @also_recv:  REDUCE into WORK: the result is final and also goes to
+ *              RECV at the same offsets (flat_gather: the member's own
+ *              units, which its COPYOUT then leaves out)
  * @send_run:   first run of the outgoing transfer (@src: this member's
  *              offset, @dst: the taker's)
  * @nr_send_runs: its runs
@@ -201,7 +206,7 @@ struct agile_coll_step {
 	uint8_t dst_buf;
 	uint8_t peer_left;
 	uint8_t send_buf;
-	uint8_t pad;
+	uint8_t also_recv;
 	uint16_t round;
 	uint16_t segment;
 	int32_t peer;

@@ -13,7 +13,11 @@
  * flat gather (processes) copies each block of the result from its holder
  * into the caller's recv.  One copy, no intermediate buffer.  A member
  * reads its own SEND where the caller has it; peers read a shared copy
- * (node.c copies in only what they read).
+ * (node.c copies in only what they read).  A member's own blocks of the
+ * result go into its recv as its last halving round reduces them (the
+ * plan's also_recv: reduce_also), not read back by a copy; into a private
+ * recv, a call of stream_from bytes or more writes with non-temporal
+ * stores (coll_copy_streaming) and fences once per step.
  *
  * Progress is a sequence number per member in its doorbell (agile_dev
  * slot bank * size + rank): the plan's values 1 .. span, plus a base that
@@ -64,6 +68,20 @@
 
 /* Values stay below this: the kernel's comparison is unsigned. */
 #define SEQ_LIMIT_DEFAULT (1u << 31)
+/* reduce_also: the block reduced, then copied while still in L1 */
+#define COLL_ALSO_BLOCK_BYTES (16U << 10)
+/*
+ * Processes: from this many bytes of a call up, its results go into a
+ * private recv with non-temporal stores (coll_copy_streaming): a result
+ * that large leaves the caches anyway, and a plain store first reads the
+ * line it overwrites.  On the 2-core development VM (32 MiB of L3), 2
+ * processes, private buffers, medians of 15 cold calls, five runs each
+ * way (2026-11-26): 2 MiB slower streamed in 4 runs of 5 (minimums
+ * 1.13-1.43x: the members' buffers fit in the cache), 8 MiB even (0.77-
+ * 1.65x), 32 MiB 1.02-1.39x faster, 64 MiB 1.2-1.9x (three runs); 4
+ * processes at 64 MiB 1.35-1.52x faster (three runs).
+ */
+#define COLL_STREAM_FROM_BYTES (8ULL << 20)
 
 static uint32_t slot_of(const struct coll_shm *c, uint32_t bank, uint32_t rank)
 {
@@ -336,7 +354,31 @@ struct run_ctx {
 	const struct coll_reducer *rd;
 	size_t esize;
 	char *mine[4]; /* by enum agile_coll_buf */
+	bool stream_recv;
 };
+
+/*
+ * A reduce whose result is final (step also_recv): into @to (WORK, read
+ * by peers) and into @also (RECV), a cache-sized block at a time, so the
+ * copy reads the block back from the cache.
+ */
+static void reduce_also(const struct run_ctx *x, char *to, char *also,
+			const char *left, const char *right, size_t count)
+{
+	size_t es = x->esize, block = COLL_ALSO_BLOCK_BYTES / es;
+
+	for (size_t at = 0; at < count; at += block) {
+		size_t n = count - at < block ? count - at : block;
+
+		coll_reduce(x->rd, to + at * es, left + at * es,
+			    right + at * es, n);
+		if (x->stream_recv)
+			coll_copy_streaming(also + at * es, to + at * es,
+					    n * es);
+		else
+			memcpy(also + at * es, to + at * es, n * es);
+	}
+}
 
 static int transfer(struct run_ctx *x, const struct agile_coll_plan *plan,
 		    const struct agile_coll_step *s)
@@ -370,15 +412,27 @@ static int transfer(struct run_ctx *x, const struct agile_coll_plan *plan,
 		    !in_segment(c, q, from, r->len * es))
 			return -EPROTO;
 		if (s->action == AGILE_COLL_ACT_COPY) {
-			if (from != to)
+			if (from == to)
+				continue;
+			if (x->stream_recv && s->dst_buf == AGILE_COLL_BUF_RECV)
+				coll_copy_streaming(to, from, r->len * es);
+			else
 				memcpy(to, from, r->len * es);
 		} else {
 			const char *l = left + r->dst * es;
+			const char *a = s->peer_left ? from : l;
+			const char *b = s->peer_left ? l : from;
+			char *also = x->mine[AGILE_COLL_BUF_RECV];
 
-			coll_reduce(x->rd, to, s->peer_left ? from : l,
-				    s->peer_left ? l : from, r->len);
+			if (s->also_recv && also && also != dst)
+				reduce_also(x, to, also + r->dst * es, a, b,
+					    r->len);
+			else
+				coll_reduce(x->rd, to, a, b, r->len);
 		}
 	}
+	if (x->stream_recv)
+		coll_stream_fence(); /* so the caller's own release orders them */
 	return 0;
 }
 
@@ -424,7 +478,7 @@ static int run_failed(struct coll_shm *c, const struct agile_coll_plan *plan,
 
 int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 		 const void *send, const void *send_shared, void *work,
-		 void *recv, const struct coll_reducer *rd)
+		 void *recv, const struct coll_reducer *rd, bool stream_recv)
 {
 	const struct agile_coll_plan *plan = &c->plan;
 	uint32_t base;
@@ -433,6 +487,7 @@ int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 		.rd = rd,
 		.esize = rd->size,
 		.mine = { NULL, (char *)send, work, recv },
+		.stream_recv = stream_recv,
 	};
 	int err;
 
@@ -487,12 +542,35 @@ int coll_shm_barrier(struct coll_shm *c)
 	return 0;
 }
 
+/*
+ * The smallest call whose results go into a private recv with
+ * non-temporal stores: $AGILE_COLL_STREAM_FROM (bytes, or "off"), else
+ * COLL_STREAM_FROM_BYTES.
+ */
+static uint64_t stream_from(void)
+{
+	const char *env = getenv("AGILE_COLL_STREAM_FROM");
+	unsigned long long v;
+	char *end;
+
+	if (!env || !*env)
+		return COLL_STREAM_FROM_BYTES;
+	if (!strcmp(env, "off"))
+		return UINT64_MAX;
+	errno = 0;
+	v = strtoull(env, &end, 0);
+	if (*end || errno || *env == '-')
+		return COLL_STREAM_FROM_BYTES;
+	return v;
+}
+
 int coll_shm_init(struct coll_shm *c)
 {
 	size_t n = (size_t)c->base.size;
 	const char *env = getenv("AGILE_COLL_SEQ_LIMIT");
 
 	c->seq_limit = SEQ_LIMIT_DEFAULT;
+	c->stream_from = stream_from();
 	if (env && *env) {
 		char *end;
 		unsigned long v = strtoul(env, &end, 10);

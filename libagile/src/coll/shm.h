@@ -142,6 +142,9 @@ struct coll_heap_block {
  *             of them, where the peers' chunks are read
  * @cma_cookie: what peers read here at join to see that CMA works
  * @cma_calls: the allreduces that went by CMA (coll_procs_cma_calls)
+ * @stream_from: processes: the smallest call, in bytes, whose results are
+ *             copied into a private recv with non-temporal stores
+ *             (coll_shm_init)
  */
 struct coll_shm {
 	struct agile_coll base;
@@ -181,6 +184,7 @@ struct coll_shm {
 	char *cma_scratch;
 	uint64_t cma_cookie;
 	uint64_t cma_calls;
+	uint64_t stream_from;
 };
 
 /* The ops of each scope (threads.c, procs.c). */
@@ -201,6 +205,9 @@ int coll_shm_plan(struct coll_shm *c, const struct agile_coll_plan_params *pa);
  *               member's segment)
  * @work, @recv: WORK (processes: in the segment) and RECV; NULL where the
  *               plan does not use them
+ * @stream_recv: copy into RECV with non-temporal stores
+ *               (coll_copy_streaming): a private recv of a call larger
+ *               than the caches (@c->stream_from)
  * Returns 0 or a wait's error (-EPIPE: a peer left or failed), -EPROTO for
  * a peer's address outside its segment or a peer's descriptor unlike
  * @desc; on an error the member has ended the collective for all
@@ -208,7 +215,7 @@ int coll_shm_plan(struct coll_shm *c, const struct agile_coll_plan_params *pa);
  */
 int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 		 const void *send, const void *send_shared, void *work,
-		 void *recv, const struct coll_reducer *rd);
+		 void *recv, const struct coll_reducer *rd, bool stream_recv);
 
 /*
  * coll_shm_abort - a call that had started fails with @err before
