@@ -60,6 +60,14 @@
  * per size against the exact sum (small integers); a wrong result marks
  * the contender's size "wrong sum" instead of posting a time.
  *
+ * The machine at that moment: before the first pass, between the passes
+ * and after the second, two threads pinned to the first two CPUs pass a
+ * cache line back and forth (AR_RTT_TRIPS round trips; the median of 5
+ * such runs).  On a VM this shows where the host put the vCPUs: on the
+ * 2-vCPU development VM about 100 ns when they share a core complex, 450
+ * ns when they do not, and every flow between the processes (not memcpy)
+ * is up to twice as slow then.  The table's header gives the three.
+ *
  * Output: a markdown table per process count on stdout (times, then the
  * verdicts, then Open MPI's medians by algorithm), the rows in agile-bench's
  * table and CSV (the ompi-algK rows in the CSV only).
@@ -75,6 +83,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +103,7 @@
 #define AR_WARMUP 2
 #define AR_JOIN_TIMEOUT_NS (30ULL * 1000000000ULL)
 #define AR_NR_ALGS 6 /* Open MPI 4.1's coll_tuned_allreduce_algorithm 1..6 */
+#define AR_RTT_TRIPS 20000
 
 /* The contenders, in the order of the first pass. */
 enum {
@@ -144,6 +154,7 @@ struct ar_times {
 	double ms[AR_NR][AR_MAX_SIZES][AR_MAX_REPS];
 	int done[AR_NR][AR_MAX_SIZES];
 	char err[AR_NR][AR_MAX_SIZES][32]; /* why a size has no time */
+	double rtt_ns[3]; /* cross_cpu_rtt: before, between, after the passes */
 };
 
 static void size_name(char *buf, size_t len, size_t bytes)
@@ -231,6 +242,95 @@ static void pin_to(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* ---- the cross-CPU round trip: where the host put the vCPUs ---- */
+
+struct rtt_line {
+	_Alignas(64) atomic_uint ball;
+	int cpu;
+};
+
+static int rtt_cpu(int nth)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set) && !nth--)
+			return cpu;
+	return -1;
+}
+
+static void pin_thread(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* The other side: answers odd values with the next even one. */
+static void *rtt_echo(void *arg)
+{
+	struct rtt_line *l = arg;
+
+	pin_thread(l->cpu);
+	for (unsigned int v = 1; v < 2 * AR_RTT_TRIPS; v += 2) {
+		while (atomic_load_explicit(&l->ball, memory_order_acquire) !=
+		       v)
+			;
+		atomic_store_explicit(&l->ball, v + 1, memory_order_release);
+	}
+	return NULL;
+}
+
+/*
+ * One cache line passed between the first two CPUs this process may use,
+ * nanoseconds per round trip: the median of 5 runs of AR_RTT_TRIPS; -1
+ * with fewer than two CPUs.  Restores the caller's affinity.
+ */
+static double cross_cpu_rtt(void)
+{
+	int a = rtt_cpu(0), b = rtt_cpu(1);
+	double ns[5];
+	cpu_set_t saved;
+
+	if (a < 0 || b < 0 || sched_getaffinity(0, sizeof(saved), &saved))
+		return -1;
+	for (int run = 0; run < 5; run++) {
+		struct rtt_line l = { .cpu = b };
+		pthread_t t;
+		double t0;
+
+		atomic_init(&l.ball, 0);
+		pin_thread(a);
+		if (pthread_create(&t, NULL, rtt_echo, &l)) {
+			sched_setaffinity(0, sizeof(saved), &saved);
+			return -1;
+		}
+		t0 = bench_now_ms();
+		for (unsigned int v = 0; v < 2 * AR_RTT_TRIPS; v += 2) {
+			atomic_store_explicit(&l.ball, v + 1,
+					      memory_order_release);
+			while (atomic_load_explicit(
+				       &l.ball, memory_order_acquire) != v + 2)
+				;
+		}
+		ns[run] = (bench_now_ms() - t0) * 1e6 / AR_RTT_TRIPS;
+		pthread_join(t, NULL);
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+	for (int i = 1; i < 5; i++)
+		for (int j = i; j > 0 && ns[j] < ns[j - 1]; j--) {
+			double x = ns[j];
+
+			ns[j] = ns[j - 1];
+			ns[j - 1] = x;
+		}
+	return ns[2];
 }
 
 /* One size with one kind of buffers: warm-up, timed calls, the check. */
@@ -853,6 +953,11 @@ static void print_markdown(const struct ar_plan *p, struct ar_times *t,
 	       "forced coll_tuned_allreduce_algorithm settings.\n\n",
 	       cold, backend_here(),
 	       no_single_copy ? "without single copy" : "with single copy");
+	if (t->rtt_ns[0] > 0)
+		printf("Cross-CPU round trip of a cache line (the first two CPUs) "
+		       "before, between and after the passes: %.0f, %.0f, "
+		       "%.0f ns (on a VM: where the host put the vCPUs).\n\n",
+		       t->rtt_ns[0], t->rtt_ns[1], t->rtt_ns[2]);
 	printf("| size | reps | agile (private) | agile CMA schedule (private) | agile (agile_coll_alloc) | "
 	       "Open MPI default | Open MPI best forced | forced algorithm | memcpy (1 core) | "
 	       "memcpy x %d at once |\n",
@@ -983,6 +1088,7 @@ static int allreduce_procs(struct ar_plan *p, const char *prog,
 	for (int c = AR_OMPI; c < AR_MEMCPY; c++)
 		na[c] = ompi_na;
 	for (int pass = 0; pass < 2; pass++) {
+		t->rtt_ns[pass] = cross_cpu_rtt();
 		for (int i = 0; i < AR_NR; i++) {
 			int c = pass ? AR_NR - 1 - i : i;
 			int alg = c - AR_OMPI;
@@ -1020,6 +1126,7 @@ static int allreduce_procs(struct ar_plan *p, const char *prog,
 			}
 		}
 	}
+	t->rtt_ns[2] = cross_cpu_rtt();
 	/* agile's pass measures every agile kind. */
 	err[AR_AGILE_ALLOC] = err[AR_AGILE_CMA] = err[AR_AGILE];
 	for (int c = 0; c < AR_NR; c++) {
