@@ -45,9 +45,9 @@ struct comparison {
 	bool speedup;
 };
 
-static struct row rows[512];
+static struct row rows[2048];
 static int nr_rows;
-static struct comparison comparisons[128];
+static struct comparison comparisons[512];
 static int nr_comparisons;
 static char notes[64][200];
 static int nr_notes;
@@ -229,8 +229,11 @@ void bench_row_bytes_detail(const char *bench, const char *variant, int threads,
 {
 	struct row *r;
 
-	if (nr_rows == (int)(sizeof(rows) / sizeof(rows[0])))
+	if (nr_rows == (int)(sizeof(rows) / sizeof(rows[0]))) {
+		fprintf(stderr, "agile-bench: no room for row %s %s\n", bench,
+			variant);
 		return;
+	}
 	r = &rows[nr_rows++];
 	snprintf(r->bench, sizeof(r->bench), "%s", bench);
 	snprintf(r->variant, sizeof(r->variant), "%s", variant);
@@ -271,8 +274,11 @@ void bench_row_na(const char *bench, const char *variant, int threads,
 {
 	struct row *r;
 
-	if (nr_rows == (int)(sizeof(rows) / sizeof(rows[0])))
+	if (nr_rows == (int)(sizeof(rows) / sizeof(rows[0]))) {
+		fprintf(stderr, "agile-bench: no room for row %s %s\n", bench,
+			variant);
 		return;
+	}
 	r = &rows[nr_rows++];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->bench, sizeof(r->bench), "%s", bench);
@@ -290,8 +296,11 @@ void bench_compare(const char *bench, const char *variant, const char *baseline,
 	struct comparison *c;
 
 	if (nr_comparisons ==
-	    (int)(sizeof(comparisons) / sizeof(comparisons[0])))
+	    (int)(sizeof(comparisons) / sizeof(comparisons[0]))) {
+		fprintf(stderr, "agile-bench: no room for verdict %s %s\n",
+			bench, variant);
 		return;
+	}
 	c = &comparisons[nr_comparisons++];
 	snprintf(c->bench, sizeof(c->bench), "%s", bench);
 	snprintf(c->variant, sizeof(c->variant), "%s", variant);
