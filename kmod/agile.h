@@ -392,7 +392,7 @@ void agile_group_show_fdinfo(struct seq_file *m,
 
 /* seg.c */
 int agile_seg_create_ioctl(struct agile_ctx *ctx,
-			   struct agile_seg_create __user *uarg);
+			   struct agile_seg_create __user *uarg, bool writable);
 const struct agile_seg *agile_seg_get(struct agile_ctx *ctx, u32 id);
 int agile_seg_find_mmap(struct agile_ctx *ctx, unsigned long pgoff,
 			struct page ***pages, unsigned long *nr_pages);

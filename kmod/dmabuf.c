@@ -228,8 +228,10 @@ int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
 	struct agile_export_dmabuf args;
+	unsigned long nr_pages;
 	struct agile_dmabuf *ab;
 	struct dma_buf *dmabuf;
+	struct page **pages;
 	int ret, fd;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
@@ -237,16 +239,22 @@ int agile_dmabuf_export_ioctl(struct agile_ctx *ctx,
 	if (args.flags & ~(O_CLOEXEC | O_RDWR) ||
 	    memchr_inv(args.reserved, 0, sizeof(args.reserved)))
 		return -EINVAL;
-	/* A writable dma-buf of a read-only file would let it store. */
+	/* Valid while @ctx lives: segments are freed only with it. */
+	ret = agile_dmabuf_pages(ctx, &args, &pages, &nr_pages);
+	if (ret)
+		return ret;
+	/*
+	 * A writable dma-buf of a read-only file would let it store; asked
+	 * only once the arguments are known good, so bad input is EINVAL.
+	 */
 	if ((args.flags & O_ACCMODE) == O_RDWR && !writable)
 		return -EBADF;
 
 	ab = kzalloc(sizeof(*ab), GFP_KERNEL_ACCOUNT);
 	if (!ab)
 		return -ENOMEM;
-	ret = agile_dmabuf_pages(ctx, &args, &ab->pages, &ab->nr_pages);
-	if (ret)
-		goto err_free;
+	ab->pages = pages;
+	ab->nr_pages = nr_pages;
 	mutex_init(&ab->lock);
 	INIT_LIST_HEAD(&ab->mappings);
 	kref_get(&ctx->ref);
@@ -284,7 +292,6 @@ err_put_dmabuf:
 err_put_ctx:
 	agile_ctx_put(ctx);
 	mutex_destroy(&ab->lock);
-err_free:
 	kfree(ab);
 	return ret;
 }

@@ -273,7 +273,8 @@ static int agile_stats(struct agile_ctx *ctx, struct agile_stats __user *uarg)
 /*
  * What changes state needs a file opened for writing (EBADF otherwise):
  * CTX_INIT, creating a group, SIGNAL, SEG_CREATE and a writable
- * EXPORT_DMABUF.  A read-only file may join an existing group as a
+ * EXPORT_DMABUF; each checks its arguments first, so bad input is EINVAL
+ * on any file.  A read-only file may join an existing group as a
  * read-only member, and then wait, map read-only and export read-only;
  * the VFS already refuses it a writable shared mapping.
  */
@@ -311,7 +312,7 @@ static long agile_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case AGILE_IOC_WAIT_ANY:
 		return agile_wait_any_ioctl(ctx, argp);
 	case AGILE_IOC_SEG_CREATE:
-		return writable ? agile_seg_create_ioctl(ctx, argp) : -EBADF;
+		return agile_seg_create_ioctl(ctx, argp, writable);
 	default:
 		return agile_dmabuf_export_ioctl(ctx, argp, writable);
 	}

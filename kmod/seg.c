@@ -65,8 +65,9 @@ static void agile_seg_unreserve(struct agile_ctx *ctx, u32 id)
  * whose allocation is large, delays no other member's SEG_CREATE, and a
  * failure returns its id.
  */
+/* @writable: the file was opened for writing, as a new segment needs. */
 int agile_seg_create_ioctl(struct agile_ctx *ctx,
-			   struct agile_seg_create __user *uarg)
+			   struct agile_seg_create __user *uarg, bool writable)
 {
 	struct agile_seg_create args;
 	struct agile_seg *seg;
@@ -77,6 +78,9 @@ int agile_seg_create_ioctl(struct agile_ctx *ctx,
 	ret = agile_seg_check(&args);
 	if (ret)
 		return ret;
+	/* Bad input is EINVAL (or ENOSPC) on any file; only then the mode. */
+	if (!writable)
+		return -EBADF;
 
 	id = agile_seg_reserve(ctx);
 	if (id < 0)

@@ -13,7 +13,9 @@
  * follow what was found: state changes on O_RDONLY files refused (EBADF)
  * or allowed, timeouts above KTIME_MAX EINVAL or accepted, WAIT restarted
  * after SIGSTOP and SIGCONT or failing with EINTR.  -H requires the first
- * of each pair (issue 9's hardened ABI) and fails the run otherwise.
+ * of each pair (issue 9's hardened ABI) and fails the run otherwise, and
+ * that an O_RDONLY file's bad arguments fail as they would on any file,
+ * not with EBADF (the arguments are checked before the access mode).
  *
  * trinity knows nothing of agile's ioctls, so this program does what it
  * would with them.  WORKERS processes of THREADS threads each pick random
@@ -1831,8 +1833,13 @@ static void check_result(const struct desc *d, const struct fent *snap,
 		int must = verdict > 0 ? verdict : EFAULT;
 
 		must_fail = true;
+		/*
+		 * -H: bad arguments are refused before the mode is; a
+		 * result that cannot be written back is found after it.
+		 */
 		ok = err == must || errno_in(d->early, err) ||
-		     (ro && errno_in(RDONLY_ERRNOS, err)) ||
+		     (ro && errno_in(RDONLY_ERRNOS, err) &&
+		      !(opt.hardened && verdict > 0)) ||
 		     (!ok_place && errno_in(d->errnos, err));
 		if (d->needs_ctx && !snap->has_ctx && err == EBADFD)
 			ok = true;

@@ -5,7 +5,8 @@
  * EXPORT_DMABUF fail with EBADF, and leave nothing behind.  A read-only
  * file may join an existing group as a read-only member (the read bit of
  * its class of the group's mode suffices): it waits (WAIT, WAIT_ANY),
- * maps and exports read-only, and sees the other members' stores.
+ * maps and exports read-only, and sees the other members' stores.  Every
+ * ioctl checks its arguments before the mode: bad input is EINVAL there.
  */
 #include "agile_test.h"
 
@@ -265,6 +266,79 @@ TEST_F(member, export)
 	buf = export(self->rw, AGILE_DMABUF_DOORBELLS, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, buf);
 	close(buf);
+}
+
+/*
+ * Every ioctl checks its arguments before the access mode: on a
+ * read-only member bad input is EINVAL (ENOSPC over a limit), never
+ * EBADF, for the calls that need a writable file as for the others.
+ */
+TEST_F(member, bad_args_before_mode)
+{
+	struct agile_wait_cond cond = { .slot = NR_SLOTS, .cmp = AGILE_CMP_EQ };
+	struct agile_wait_any any = { .nr_conds = 1 };
+	struct agile_export_dmabuf exp;
+	struct agile_seg_create seg;
+	struct agile_fence f;
+	unsigned long long max_seg = 0;
+
+	/* SIGNAL: a bad slot, a reserved field, unknown flags. */
+	ASSERT_EQ(-EINVAL, agile_signal(self->ro, NR_SLOTS, 1));
+	memset(&f, 0, sizeof(f));
+	f.op = AGILE_FENCE_SIGNAL;
+	f.reserved[1] = 1;
+	ASSERT_EQ(-EINVAL, agile_fence(self->ro, &f));
+	f.reserved[1] = 0;
+	f.flags = 0x80000000U;
+	ASSERT_EQ(-EINVAL, agile_fence(self->ro, &f));
+	/* WAIT, BARRIER and an unknown op: no mode needed, EINVAL still. */
+	ASSERT_EQ(-EINVAL,
+		  agile_wait(self->ro, NR_SLOTS, AGILE_CMP_EQ, 0, 0, NULL));
+	memset(&f, 0, sizeof(f));
+	f.op = AGILE_FENCE_BARRIER;
+	f.reserved[0] = 1;
+	ASSERT_EQ(-EINVAL, agile_fence(self->ro, &f));
+	f.reserved[0] = 0;
+	f.op = 0x7fff;
+	ASSERT_EQ(-EINVAL, agile_fence(self->ro, &f));
+	/* WAIT_ANY: a bad slot. */
+	any.conds = (__u64)(uintptr_t)&cond;
+	ASSERT_EQ(-EINVAL, agile_ioctl(self->ro, AGILE_IOC_WAIT_ANY, &any));
+
+	/* SEG_CREATE: zero bytes, flags, padding, reserved; over the max. */
+	ASSERT_EQ(-EINVAL, seg_create(self->ro, 0, &seg));
+	memset(&seg, 0, sizeof(seg));
+	seg.bytes = 4096;
+	seg.flags = 1;
+	ASSERT_EQ(-EINVAL, agile_ioctl(self->ro, AGILE_IOC_SEG_CREATE, &seg));
+	seg.flags = 0;
+	seg.pad = 1;
+	ASSERT_EQ(-EINVAL, agile_ioctl(self->ro, AGILE_IOC_SEG_CREATE, &seg));
+	seg.pad = 0;
+	seg.reserved[3] = 1;
+	ASSERT_EQ(-EINVAL, agile_ioctl(self->ro, AGILE_IOC_SEG_CREATE, &seg));
+	ASSERT_EQ(0, agile_sysfs_read("max_segment_bytes", &max_seg));
+	ASSERT_EQ(-ENOSPC, seg_create(self->ro, max_seg + 1, &seg));
+	/* Good arguments: the mode. */
+	ASSERT_EQ(-EBADF, seg_create(self->ro, 4096, &seg));
+
+	/* EXPORT_DMABUF with O_RDWR: an unknown area, an id, no segment. */
+	ASSERT_EQ(-EINVAL, export(self->ro, 7, O_RDWR));
+	memset(&exp, 0, sizeof(exp));
+	exp.what = AGILE_DMABUF_DOORBELLS;
+	exp.id = 1;
+	exp.flags = O_RDWR;
+	ASSERT_EQ(-EINVAL,
+		  agile_ioctl(self->ro, AGILE_IOC_EXPORT_DMABUF, &exp));
+	exp.id = 0;
+	exp.reserved[2] = 1;
+	ASSERT_EQ(-EINVAL,
+		  agile_ioctl(self->ro, AGILE_IOC_EXPORT_DMABUF, &exp));
+	ASSERT_EQ(-EINVAL, export(self->ro, AGILE_DMABUF_SEGMENT, O_RDWR));
+	ASSERT_EQ(-EINVAL,
+		  export(self->ro, AGILE_DMABUF_TASK_REGS, O_RDWR | 0x8000));
+	/* Good arguments: the mode. */
+	ASSERT_EQ(-EBADF, export(self->ro, AGILE_DMABUF_TASK_REGS, O_RDWR));
 }
 
 /*

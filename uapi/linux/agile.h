@@ -44,7 +44,8 @@
  * What changes state needs a file opened for writing: CTX_INIT, creating
  * a group (GROUP_JOIN with AGILE_GROUP_CREATE), FENCE SIGNAL, SEG_CREATE
  * and an EXPORT_DMABUF with O_RDWR fail with EBADF on a file opened
- * O_RDONLY (after the arguments are checked: bad input is still EINVAL).
+ * O_RDONLY, only after their arguments are checked: bad input is still
+ * EINVAL (ENOSPC for a segment above max_segment_bytes) on such a file.
  * An O_RDONLY file may join an existing group as a read-only member: the
  * read bit of its class of the group's mode is then enough; it may WAIT,
  * WAIT_ANY, BARRIER, map the areas and segments read-only (MAP_SHARED
@@ -466,7 +467,7 @@ struct agile_stats {
  * @bytes above max_segment_bytes or a context that already holds
  * AGILE_MAX_SEGMENTS segments, ENOMEM over RLIMIT_MEMLOCK or without
  * memory, EFAULT, EBADFD before CTX_INIT, EBADF on a file opened
- * O_RDONLY (a read-only member).
+ * O_RDONLY (a read-only member) whose arguments are otherwise good.
  */
 struct agile_seg_create {
 	__u64 bytes;
@@ -498,7 +499,8 @@ struct agile_seg_create {
  * file after the dma-buf is closed.  Its mmap follows the areas' rules
  * (MAP_SHARED, offset 0, no exec; PROT_WRITE only for an O_RDWR
  * export).  Errors: EINVAL for a bad field or an unknown segment id,
- * EBADF for O_RDWR on a file opened O_RDONLY, EBADFD before CTX_INIT,
+ * EBADF for O_RDWR on a file opened O_RDONLY (once the other fields
+ * and the segment id are known good), EBADFD before CTX_INIT,
  * EMFILE, ENOMEM, EFAULT.
  */
 struct agile_export_dmabuf {
