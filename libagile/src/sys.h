@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sys.h - the machine-level primitives the library's layers share: a
- * spin-loop hint, the private futex system call and the monotonic clock.
- * Private header.
+ * spin-loop hint, the private futex system call, the monotonic clock and
+ * the number of CPUs the process may use (sys.c).  Private header.
  */
 #ifndef AGILE_SRC_SYS_H
 #define AGILE_SRC_SYS_H
@@ -45,5 +45,20 @@ static inline uint64_t agile_mono_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+
+/*
+ * The CPUs this process may use: those of its affinity mask, at most the
+ * CPU quota of its cgroup or of any ancestor (rounded up: 1.5 CPUs' time
+ * is 2); at least 1.  Read anew at each call: what sizes a pool.
+ */
+uint32_t agile_sys_cpus(void);
+
+/*
+ * The quota part alone, from the given mountinfo and cgroup files (the
+ * formats of /proc/self/mountinfo and /proc/self/cgroup): the fewest
+ * whole CPUs any cgroup of this process or its ancestors may use, cgroup
+ * v2 (cpu.max) or v1 (cpu.cfs_quota_us); 0 where none is limited.
+ */
+uint32_t agile_sys_cpu_quota_at(const char *mountinfo, const char *cgroup_file);
 
 #endif /* AGILE_SRC_SYS_H */

@@ -208,7 +208,9 @@ typedef uint64_t agile_rt_ctx;
  * @devices:    device ids: the logical device (at least one; no repeats;
  *              at most one GPU)
  * @nr_devices: how many
- * @cpu_eus:    CPU EUs of a CPU device; 0: min(online cores, 4)
+ * @cpu_eus:    CPU EUs of a CPU device; 0: one per CPU this process may
+ *              use (its affinity mask, capped by its cgroups' CPU quota,
+ *              rounded up), at most AGILE_MAX_LANES
  * @gpu_eus:    GPU EUs of a GPU device; 0: 2
  * @flags:      must be zero
  * @reserved:   must be zero

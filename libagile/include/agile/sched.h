@@ -738,7 +738,8 @@ typedef int (*agile_offload_fn)(struct agile_worker *w,
 /**
  * struct agile_sched_opts - how to build a pool (agile_sched_opts_init)
  * @nr_workers:  worker threads; 0 = one per processing unit this process
- *               may run on; more than there are cores is allowed
+ *               may run on, at most its cgroups' CPU quota (rounded up);
+ *               more than there are cores is allowed
  * @flags:       AGILE_SCHED_* flags
  * @max_frames:  in-place frames per worker (outstanding spawns); deeper
  *               spawns spill to a private heap stack where thieves cannot

@@ -20,6 +20,7 @@
 #include "eu/eu_impl.h"
 #include "runtime/compile.h"
 #include "runtime_impl.h"
+#include "sys.h"
 
 /* Bytes per task register: the head and AGILE_RT_MAX_ARGS words, rounded. */
 #define RT_TASK_REG_SIZE 256
@@ -27,7 +28,6 @@ _Static_assert(sizeof(struct agile_task_reg) + AGILE_RT_MAX_ARGS * 8 <=
 		       RT_TASK_REG_SIZE,
 	       "task registers must hold every argument word");
 
-#define RT_CPU_EUS_MAX_DEFAULT 4
 #define RT_GPU_EUS_DEFAULT 2
 
 /*
@@ -246,23 +246,30 @@ int agile__rt_dev_restart(struct rt_ctx *ctx, struct rt_dev *d,
 	return err;
 }
 
+/*
+ * A CPU device's EUs when the options leave it open: the CPUs this
+ * process may use (affinity and cgroup quota), at most AGILE_MAX_LANES.
+ */
+static uint32_t default_cpu_eus(void)
+{
+	uint32_t n = agile_sys_cpus();
+
+	return n > AGILE_MAX_LANES ? AGILE_MAX_LANES : n;
+}
+
 /* Opens @d's doorbell context and starts its pool. */
 static int dev_start(struct rt_ctx *ctx, struct rt_dev *d,
 		     const struct agile_rt_ctx_opts *o)
 {
 	struct agile_dev_opts dopts;
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 
 	if (d->type == AGILE_RT_DEVICE_GPU)
 		d->nr_eus = o->gpu_eus ? o->gpu_eus : RT_GPU_EUS_DEFAULT;
 	else if (o->cpu_eus)
 		d->nr_eus = o->cpu_eus;
-	else
-		d->nr_eus = cores > RT_CPU_EUS_MAX_DEFAULT ?
-				    RT_CPU_EUS_MAX_DEFAULT :
-			    cores > 0 ? (uint32_t)cores :
-					1;
+	else /* a runner per EU: one per CPU the process may use */
+		d->nr_eus = default_cpu_eus();
 	agile_dev_opts_init(&dopts);
 	dopts.nr_slots = d->nr_eus;
 	dopts.task_reg_size = RT_TASK_REG_SIZE;

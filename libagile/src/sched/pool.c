@@ -71,17 +71,6 @@ static bool pin_asked(uint32_t flags)
 	return !(flags & AGILE_SCHED_NO_PIN) && env && !strcmp(env, "1");
 }
 
-static uint32_t online_cpus(void)
-{
-	cpu_set_t set;
-	long n;
-
-	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
-		return (uint32_t)CPU_COUNT(&set);
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (uint32_t)n : 1;
-}
-
 static void worker_free(struct worker *w)
 {
 	if (!w)
@@ -253,9 +242,12 @@ int agile_sched_create(const struct agile_sched_opts *opts,
 				strerror(-s->pin_error));
 	}
 	s->nr_workers = opts->nr_workers;
-	if (!s->nr_workers)
-		s->nr_workers = place.pus ? (uint32_t)place.nr_pus :
-					    online_cpus();
+	if (!s->nr_workers) {
+		/* One per CPU the process may use: affinity, cgroup quota. */
+		s->nr_workers = agile_sys_cpus();
+		if (place.pus && (uint32_t)place.nr_pus < s->nr_workers)
+			s->nr_workers = (uint32_t)place.nr_pus;
+	}
 	if (s->nr_workers > AGILE_SCHED_MAX_WORKERS)
 		s->nr_workers = AGILE_SCHED_MAX_WORKERS;
 
