@@ -26,7 +26,7 @@ TESTS := sys-cpus sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven
 	coll-plan coll-ops coll-threads \
 	coll-procs-args coll-procs-join coll-procs-heap coll-procs-matrix \
 	coll-procs-pieces coll-procs-spin coll-procs-dead-peer \
-	coll-procs-order coll-procs-cma coll-misuse \
+	coll-procs-order coll-procs-cma coll-misuse coll-fuzz \
 	segmap-grid segmap-rmap segmap-bad-maps segmap-access segmap-views \
 	segmap-local-view segmap-forall segmap-copy-once segmap-seed-example \
 	segmap-eu \

@@ -33,11 +33,15 @@
  * has not started: the member may call again.  Once a call has started,
  * any member's error ends it for all, so that none returns 0 with data it
  * did not get, and none waits forever: -EPROTO for a member that finds a
- * peer in another call (each call publishes its kind, count, type, op
- * and root beside its buffers), -EPIPE for a member whose peer died or
- * failed (a member whose part was over before, a reduce's non-root or a
- * barrier, may return 0: its next call fails), -ENOMEM where the threads scope cannot have its scratch buffer
- * (all else a call needs is allocated when the communicator is made).
+ * peer in another call (each call, a barrier too, publishes its kind,
+ * count, type, op and root, and every member compares every peer's with
+ * its own before it returns 0: where the members disagree on a call,
+ * whatever they called before or call after it, every one of them fails
+ * it), -EPIPE for a member whose peer died or failed (a member whose part
+ * was over before the peer died, a reduce's non-root or a barrier, may
+ * return 0: its next call fails), -ENOMEM where the threads scope cannot
+ * have its scratch buffer (all else a call needs is allocated when the
+ * communicator is made).
  * The communicator is then unusable: every later call returns the
  * member's first error, a count of 0 included.  Otherwise a count of 0
  * returns 0 at once, on every member.  Thread safety: one communicator

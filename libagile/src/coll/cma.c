@@ -75,8 +75,6 @@
 #define COLL_CMA_CHUNK_DEFAULT (256U << 10)
 #define COLL_CMA_CHUNK_MIN 64U
 #define COLL_CMA_CHUNK_MAX (64U << 20)
-/* Values of one call: the addresses, then the part pushed. */
-#define COLL_CMA_SPAN 2
 
 static struct agile_doorbell *line(const struct coll_shm *c, uint32_t q)
 {
@@ -316,17 +314,14 @@ static void reduce_tree(const struct coll_shm *c, const struct coll_reducer *rd,
 }
 
 /* Every peer's value 1 and descriptor, and its addresses. */
-static int meet(struct coll_shm *c, uint32_t base, uint64_t *peer_send,
-		uint64_t *peer_recv)
+static int meet(struct coll_shm *c, uint64_t *peer_send, uint64_t *peer_recv)
 {
 	for (uint32_t q = 0; q < (uint32_t)c->base.size; q++) {
 		int err;
 
 		if (q == (uint32_t)c->base.rank)
 			continue;
-		err = coll_shm_wait(c, q, base + 1);
-		if (!err)
-			err = coll_shm_check_desc(c, q);
+		err = coll_shm_check_peer(c, q);
 		/*
 		 * The pid is still the member's: its cookie reads back.  A
 		 * member that died and whose pid another process of the
@@ -402,7 +397,7 @@ int coll_cma_allreduce(struct coll_shm *c, const struct coll_desc *desc,
 	base = c->seq_base;
 	err = coll_shm_signal(c, base + 1);
 	if (!err)
-		err = meet(c, base, peer_send, peer_recv);
+		err = meet(c, peer_send, peer_recv);
 	if (!err)
 		err = push_part(c, rd, send, recv, count, peer_send, peer_recv);
 	if (!err)

@@ -48,13 +48,29 @@
  * with -EPIPE, and so does the collective (never a hang).
  *
  * Loud failures.  With its addresses each member publishes what it calls
- * (struct coll_desc); a member reading a peer's buffers first compares
- * descriptors and fails with -EPROTO where they differ.  A member whose
+ * (struct coll_desc, numbered by call).  Before it trusts a peer at all
+ * (waits for more than its value 1, reads its buffers) a member waits
+ * for the peer's value 1 of this call and compares descriptors, and it
+ * returns 0 only after it has done so for every peer
+ * (coll_shm_check_peer): the members' values mean the same steps only
+ * while they run the same call, so a member that trusted the values of a
+ * peer in another call
+ * (a barrier's, whose span is 1, then that peer's next call, alike by
+ * kind and count) would read its buffers a step early.  Where they differ
+ * it fails with -EPROTO, so every member of a call the members disagree
+ * on fails (each differs from some peer, and checks it or sees its
+ * poison).  Every member publishes value 1 before it waits for anything
+ * but a fold receiver for its extra's value 1, so these waits end; after
+ * them a member waits only for peers in its own call.  A member whose
  * call fails once started (that, a dead peer, its own allocation) stores
  * COLL_POISON in its words: every wait on it is satisfied at once, the
  * waiter sees the poison, fails with -EPIPE and poisons its own words, so
  * the error reaches every member, each of which first waits until its
- * readers are done with its buffers (run_failed) and then returns.
+ * readers are done with its buffers (run_failed) and then returns.  The
+ * member keeps the values it had reached beside the poison
+ * (COLL_LINE_LAST): a wait for one of those still succeeds, so that a
+ * peer still in the call before, which the failed member had completed,
+ * completes it too instead of failing alone.
  */
 #include <errno.h>
 #include <sched.h>
@@ -142,13 +158,30 @@ static int wait_seen(struct coll_shm *c, uint32_t rank, uint32_t value,
 				   c->spin_ns, AGILE_TIMEOUT_INFINITE, seen);
 }
 
-/* Wait for @rank's @value; -EPIPE if the member has failed instead. */
+/* Member @q's protocol words (COLL_LINE_*). */
+static uint32_t *line_words(const struct coll_shm *c, uint32_t q)
+{
+	struct agile_doorbell *db = NULL;
+
+	if (c->scope == COLL_SCOPE_THREADS)
+		return c->addrs[q].words;
+	agile_dev_slot(c->dev, slot_of(c, 1, q), &db, NULL);
+	return db->user;
+}
+
+/*
+ * Wait for @rank's @value; -EPIPE if the member has failed before it
+ * published that value.  Its COLL_LINE_LAST words were stored before the
+ * poison's release, and the wait's acquire saw the poison.
+ */
 static int wait_ge(struct coll_shm *c, uint32_t rank, uint32_t value)
 {
 	uint32_t seen = 0;
 	int err = wait_seen(c, rank, value, &seen);
 
-	if (!err && seen == COLL_POISON)
+	if (!err && seen == COLL_POISON &&
+	    __atomic_load_n(&line_words(c, rank)[COLL_LINE_LAST + c->bank],
+			    __ATOMIC_RELAXED) < value)
 		err = -EPIPE;
 	return err;
 }
@@ -167,11 +200,24 @@ static int wait_all_bank(struct coll_shm *c, uint32_t value)
 	return 0;
 }
 
-/* Store COLL_POISON in both banks' words of this member (see shm.h). */
+/*
+ * Store COLL_POISON in both banks' words of this member (see shm.h), after
+ * what they held (the release of agile_dev_signal orders it before).
+ */
 static void poison(struct coll_shm *c)
 {
-	uint32_t me = (uint32_t)c->base.rank;
+	uint32_t me = (uint32_t)c->base.rank, *last = line_words(c, me);
 
+	for (uint32_t bank = 0; bank < 2; bank++) {
+		struct agile_doorbell *db;
+
+		if (agile_dev_slot(c->dev, slot_of(c, bank, me), &db, NULL))
+			continue;
+		/* only this member writes its words */
+		__atomic_store_n(&last[COLL_LINE_LAST + bank],
+				 __atomic_load_n(&db->value, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	}
 	agile_dev_signal(c->dev, slot_of(c, c->bank ^ 1, me), COLL_POISON);
 	agile_dev_signal(c->dev, slot_of(c, c->bank, me), COLL_POISON);
 }
@@ -211,40 +257,54 @@ static int switch_bank(struct coll_shm *c)
 	return err;
 }
 
+/*
+ * The switch does not depend on this call's span but on the largest any
+ * call has: members that disagree on the call (and so on its span) still
+ * all switch or all stay, then find out at the check of their value 1.
+ */
 int coll_shm_begin(struct coll_shm *c, uint32_t span)
 {
 	int err = 0;
 
 	if (c->broken)
 		return c->broken;
-	if ((uint64_t)c->seq_base + span >= c->seq_limit)
+	if (span > c->span_max)
+		return coll_shm_abort(c, -EINVAL); /* cannot happen */
+	if ((uint64_t)c->seq_base + c->span_max >= c->seq_limit)
 		err = switch_bank(c);
 	if (err)
 		return coll_shm_abort(c, err);
+	c->call++;
 	if (++c->epoch == 0) {
 		memset(c->peer_epoch, 0,
 		       (size_t)c->base.size * sizeof(*c->peer_epoch));
+		memset(c->peer_checked, 0,
+		       (size_t)c->base.size * sizeof(*c->peer_checked));
 		c->epoch = 1;
 	}
 	return err;
 }
 
+/* Member @q's words of descriptor slot @slot (struct coll_desc). */
+static uint32_t *desc_words(const struct coll_shm *c, uint32_t q, uint32_t slot)
+{
+	return line_words(c, q) + COLL_LINE_DESC + slot * COLL_DESC_WORDS;
+}
+
 void coll_shm_publish_desc(struct coll_shm *c, const struct coll_desc *desc)
 {
-	uint32_t me = (uint32_t)c->base.rank;
-	struct agile_doorbell *db;
+	uint32_t *w = desc_words(c, (uint32_t)c->base.rank, c->call & 1);
 
 	c->desc = *desc;
-	if (c->scope == COLL_SCOPE_THREADS) {
-		c->addrs[me].desc = *desc;
-		return;
-	}
-	agile_dev_slot(c->dev, me, &db, NULL);
-	__atomic_store_n(&db->user[COLL_WORD_DESC], desc->what,
+	c->desc.call = c->call;
+	/* ordered before value 1 by its release (publish) */
+	__atomic_store_n(&w[COLL_DESC_CALL], c->desc.call, __ATOMIC_RELAXED);
+	__atomic_store_n(&w[COLL_DESC_WHAT], desc->what, __ATOMIC_RELAXED);
+	__atomic_store_n(&w[COLL_DESC_COUNT], (uint32_t)desc->count,
 			 __ATOMIC_RELAXED);
-	procs_set_word_pair(db, COLL_WORD_COUNT, desc->count);
-	__atomic_store_n(&db->user[COLL_WORD_ROOT], desc->root,
+	__atomic_store_n(&w[COLL_DESC_COUNT + 1], (uint32_t)(desc->count >> 32),
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&w[COLL_DESC_ROOT], desc->root, __ATOMIC_RELAXED);
 }
 
 /* Make this collective's SEND and WORK known (before value 1). */
@@ -269,13 +329,13 @@ static void publish_addrs(struct coll_shm *c, const void *send, void *work)
 
 /*
  * A peer's SEND and WORK for this collective, after a check that it runs
- * the same call (its descriptor; -EPROTO if not).  Read only after a
- * wait on that peer in this collective (the plan puts one before every
- * read): the wait's acquire pairs with the peer's release of value 1,
- * which came after publish_desc and publish_addrs; and the peer cannot
- * have moved on to its next call, whose descriptor would overwrite this
- * one, before this member has read its buffers (its EXIT waits).
- * Processes: offsets past the segment (a broken peer) come back as NULL.
+ * the same call (coll_shm_check_peer: done already, as the plan puts a
+ * wait on the peer before every read).  Its acquire pairs with the peer's
+ * release of value 1, which came after publish_desc and publish_addrs;
+ * and the peer cannot have moved on to its next call, whose addresses
+ * would overwrite these, before this member has read its buffers (its
+ * EXIT waits).  Processes: offsets past the segment (a broken peer) come
+ * back as NULL.
  */
 static int resolve(struct coll_shm *c, uint32_t q)
 {
@@ -285,6 +345,9 @@ static int resolve(struct coll_shm *c, uint32_t q)
 
 	if (c->peer_epoch[q] == c->epoch)
 		return 0;
+	err = coll_shm_check_peer(c, q);
+	if (err)
+		return err;
 	if (c->scope == COLL_SCOPE_THREADS) {
 		c->peer_send[q] = c->addrs[q].send;
 		c->peer_work[q] = c->addrs[q].work;
@@ -295,30 +358,59 @@ static int resolve(struct coll_shm *c, uint32_t q)
 		c->peer_send[q] = s < c->seg_bytes ? c->seg[q] + s : NULL;
 		c->peer_work[q] = w < c->seg_bytes ? c->seg[q] + w : NULL;
 	}
-	err = coll_shm_check_desc(c, q);
-	if (!err)
-		c->peer_epoch[q] = c->epoch;
-	return err;
+	c->peer_epoch[q] = c->epoch;
+	return 0;
 }
 
-int coll_shm_check_desc(const struct coll_shm *c, uint32_t q)
+/* Is member @q's descriptor of this call (slot call & 1) this member's? */
+static bool desc_alike(const struct coll_shm *c, uint32_t q)
 {
-	struct agile_doorbell *db;
+	const uint32_t *w = desc_words(c, q, c->call & 1);
 	struct coll_desc d;
 
-	if (c->scope == COLL_SCOPE_THREADS) {
-		d = c->addrs[q].desc;
-	} else {
-		agile_dev_slot(c->dev, q, &db, NULL);
-		d.what = __atomic_load_n(&db->user[COLL_WORD_DESC],
-					 __ATOMIC_RELAXED);
-		d.count = procs_word_pair(db, COLL_WORD_COUNT);
-		d.root = __atomic_load_n(&db->user[COLL_WORD_ROOT],
-					 __ATOMIC_RELAXED);
-	}
-	if (d.what != c->desc.what || d.count != c->desc.count ||
-	    d.root != c->desc.root)
+	d.call = __atomic_load_n(&w[COLL_DESC_CALL], __ATOMIC_RELAXED);
+	d.what = __atomic_load_n(&w[COLL_DESC_WHAT], __ATOMIC_RELAXED);
+	d.count = (uint64_t)__atomic_load_n(&w[COLL_DESC_COUNT],
+					    __ATOMIC_RELAXED) |
+		  (uint64_t)__atomic_load_n(&w[COLL_DESC_COUNT + 1],
+					    __ATOMIC_RELAXED)
+			  << 32;
+	d.root = __atomic_load_n(&w[COLL_DESC_ROOT], __ATOMIC_RELAXED);
+	return d.call == c->desc.call && d.what == c->desc.what &&
+	       d.count == c->desc.count && d.root == c->desc.root;
+}
+
+/*
+ * The wait's acquire pairs with @q's release of value 1 (or of a later
+ * value, of this call or the next), which came after its publish_desc of
+ * this call; its next call writes the other slot.  Values of this call
+ * are the same on every member as long as every earlier call was alike on
+ * all (each member checked every peer then), so a peer in another call
+ * has published the same value 1 after its own descriptor.
+ */
+int coll_shm_check_peer(struct coll_shm *c, uint32_t q)
+{
+	int err;
+
+	if (q == (uint32_t)c->base.rank || c->peer_checked[q] == c->epoch)
+		return 0;
+	err = wait_ge(c, q, c->seq_base + 1);
+	if (err)
+		return err;
+	if (!desc_alike(c, q))
 		return -EPROTO;
+	c->peer_checked[q] = c->epoch;
+	return 0;
+}
+
+int coll_shm_check_peers(struct coll_shm *c)
+{
+	for (uint32_t q = 0; q < (uint32_t)c->base.size; q++) {
+		int err = coll_shm_check_peer(c, q);
+
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -506,7 +598,10 @@ int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 			const struct agile_coll_wait *w =
 				&plan->waits[s->wait + i];
 
-			err = wait_ge(c, w->rank, base + w->value);
+			/* its values are this plan's only in this call */
+			err = coll_shm_check_peer(c, w->rank);
+			if (!err)
+				err = wait_ge(c, w->rank, base + w->value);
 			if (err)
 				return run_failed(c, plan, base, err);
 		}
@@ -521,6 +616,10 @@ int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 				return run_failed(c, plan, base, err);
 		}
 	}
+	/* the peers no step waited for may be in another call */
+	err = coll_shm_check_peers(c);
+	if (err)
+		return run_failed(c, plan, base, err);
 	c->seq_base += plan->seq_span;
 	return 0;
 }
@@ -535,7 +634,7 @@ int coll_shm_barrier(struct coll_shm *c)
 	coll_shm_publish_desc(c, &desc);
 	err = publish(c, c->seq_base + 1);
 	if (!err)
-		err = wait_all_bank(c, c->seq_base + 1);
+		err = coll_shm_check_peers(c);
 	if (err)
 		return coll_shm_abort(c, err);
 	c->seq_base += 1;
@@ -578,13 +677,23 @@ int coll_shm_init(struct coll_shm *c)
 		if (!*end && v >= 1024 && v <= SEQ_LIMIT_DEFAULT)
 			c->seq_limit = (uint32_t)v;
 	}
+	/* reductions' plans are the longest (plan.c); a barrier's span is 1 */
+	c->span_max = agile_coll_plan_seq_span(&(struct agile_coll_plan_params){
+		.nr_members = (uint32_t)n,
+		.kind = AGILE_COLL_KIND_ALLREDUCE,
+		.segments = c->opts.segments,
+	});
+	if (c->span_max < COLL_CMA_SPAN)
+		c->span_max = COLL_CMA_SPAN;
 	c->peer_send = calloc(n, sizeof(*c->peer_send));
 	c->peer_work = calloc(n, sizeof(*c->peer_work));
 	c->peer_epoch = calloc(n, sizeof(*c->peer_epoch));
+	c->peer_checked = calloc(n, sizeof(*c->peer_checked));
 	/* a non-commutative user op's: a call must not fail for want of it */
 	if (c->opts.user_fn && !c->opts.user_commutative)
 		c->bounce = malloc(COLL_BOUNCE_BYTES);
 	if (!c->peer_send || !c->peer_work || !c->peer_epoch ||
+	    !c->peer_checked ||
 	    (c->opts.user_fn && !c->opts.user_commutative && !c->bounce)) {
 		coll_shm_release(c);
 		return -ENOMEM;
@@ -599,11 +708,13 @@ void coll_shm_release(struct coll_shm *c)
 	free(c->peer_send);
 	free(c->peer_work);
 	free(c->peer_epoch);
+	free(c->peer_checked);
 	free(c->bounce);
 	free(c->pieces);
 	c->peer_send = NULL;
 	c->peer_work = NULL;
 	c->peer_epoch = NULL;
+	c->peer_checked = NULL;
 	c->bounce = NULL;
 	c->pieces = NULL;
 }

@@ -24,17 +24,28 @@ enum coll_scope {
 };
 
 /*
- * What a call is, as each member publishes it beside its addresses: a
- * peer that reads another descriptor than its own fails with -EPROTO
- * (the members called different collectives, counts, types, ops or
- * roots).  @what: kind | type << 8 | op << 16, kind COLL_DESC_BARRIER for
- * a barrier; @count: the caller's count (a call in pieces publishes the
- * whole call's, so that the pieces of different counts never pair).
+ * What a call is, as each member publishes it before its value 1: every
+ * member compares every peer's with its own before it trusts any progress
+ * or data of that peer, and before it returns 0 (coll_shm_check_peer);
+ * one unlike its own fails the call with -EPROTO (the members called
+ * different collectives, counts, types, ops or roots).  @what: kind |
+ * type << 8 | op << 16, kind COLL_DESC_BARRIER for a barrier; @count: the
+ * caller's count (a call in pieces publishes the whole call's, so that the
+ * pieces of different counts never pair); @call: which collective of the
+ * member's this is (coll_shm_begin counts them), so that a peer's
+ * descriptor of another call never passes for this one's.
+ *
+ * A member keeps two descriptors, of its even and its odd calls (slot
+ * @call & 1): a peer may still check call k's while the member runs call
+ * k + 1, and no member begins call k + 2 before every member has arrived
+ * at k + 1 (its checks of call k + 1 wait for that), so slot k & 1 holds
+ * until every check of call k is done.
  */
 struct coll_desc {
 	uint64_t count;
 	uint32_t what;
 	uint32_t root;
+	uint32_t call;
 };
 
 #define COLL_DESC_BARRIER 0xffu
@@ -51,16 +62,40 @@ static inline struct coll_desc coll_desc_of(uint32_t kind, size_t count,
 	};
 }
 
+/* The words of a published descriptor (struct coll_desc). */
+enum {
+	COLL_DESC_CALL = 0,
+	COLL_DESC_WHAT = 1,
+	COLL_DESC_COUNT = 2, /* two words, low first */
+	COLL_DESC_ROOT = 4,
+	COLL_DESC_WORDS = 5,
+};
+
+/*
+ * A member's protocol words (threads: its coll_shm_addrs line; processes:
+ * the user words of its line of bank 1, slot size + rank, which nothing
+ * else uses): its two descriptors (slot j at j * COLL_DESC_WORDS), and
+ * the values it had published in bank 0 and 1 when it failed (written
+ * before COLL_POISON: a peer that sees the poison reads them).
+ */
+enum {
+	COLL_LINE_DESC = 0,
+	COLL_LINE_LAST = 2 * COLL_DESC_WORDS, /* two words, by bank */
+	COLL_LINE_WORDS = COLL_LINE_LAST + 2,
+};
+
 /*
  * Threads scope: where a member's SEND and WORK are for the collective
- * running now, and its descriptor, one line per member in the team.
- * Written by the member before it publishes value 1, read by a peer
- * after it has seen that value (or a later one) of this collective.
+ * running now, and its protocol words (COLL_LINE_*), one line per member
+ * in the team.  The addresses are written by the member before it
+ * publishes value 1 and read by a peer after it has seen that value (or a
+ * later one) of this collective; the protocol words atomically, as a peer
+ * may check one descriptor while the member writes the other.
  */
 struct coll_shm_addrs {
 	_Alignas(64) const void *send;
 	void *work;
-	struct coll_desc desc;
+	uint32_t words[COLL_LINE_WORDS];
 };
 
 /*
@@ -68,7 +103,8 @@ struct coll_shm_addrs {
  * segment, in the user words of its doorbell line (slot = rank).  The
  * words set at join are in the line of the member's join index
  * (agile_dev_member), read by the others before the join's last
- * rendezvous; from then on lines are indexed by rank (procs.c).
+ * rendezvous; from then on lines are indexed by rank (procs.c).  The
+ * protocol words (COLL_LINE_*) are in the member's line of bank 1.
  */
 enum {
 	COLL_WORD_SEG_ID = 0, /* the segment's id (set at join) */
@@ -77,9 +113,7 @@ enum {
 	COLL_WORD_WORK = 5, /* WORK's offset, two words */
 	COLL_WORD_SCHEDULE = 7, /* schedule_word() of procs.c (set at join) */
 	COLL_WORD_ORDER = 8, /* agile_coll_opts.order (set at join) */
-	COLL_WORD_DESC = 10, /* the call's coll_desc.what */
-	COLL_WORD_COUNT = 11, /* its count, two words */
-	COLL_WORD_ROOT = 13, /* its root */
+	/* 10 .. 13: free */
 	/* cma.c, set at join: the probe (coll_cma_probe) */
 	COLL_WORD_PID = 14, /* the member's pid */
 	COLL_WORD_PROBE_ADDR = 15, /* where its probe cookie is, two words */
@@ -98,6 +132,9 @@ enum {
  * a collective publishes (< seq_limit <= 2^31), so that it satisfies
  * every wait on that member, and whoever sees it fails with -EPIPE and
  * stores it too.  So one member's error ends the collective for all.
+ * But a wait for a value the member had published before it failed
+ * (COLL_LINE_LAST) still succeeds: a peer still finishing the call before
+ * (which the failed member had completed) completes it too.
  */
 #define COLL_POISON UINT32_MAX
 
@@ -118,14 +155,19 @@ struct coll_heap_block {
  * @yield_ns:  before that, how long a wait looks with a sched_yield
  *             between looks (more members than CPUs; 0: not at all)
  * @bank:      the bank in use; @seq_base: the base of the next collective
- * @seq_limit: when base + span would pass it, switch banks (2^31: the
- *             kernel compares doorbells unsigned; $AGILE_COLL_SEQ_LIMIT
+ * @seq_limit: when base + @span_max would pass it, switch banks (2^31:
+ *             the kernel compares doorbells unsigned; $AGILE_COLL_SEQ_LIMIT
  *             lowers it for the tests)
+ * @span_max:  the largest span of any call of this communicator: members
+ *             that disagree on the call still switch banks together
+ * @call:      the member's collectives so far (coll_desc.call)
  * @broken:    the first error that left the members out of step (a dead
  *             peer: -EPIPE); every later call returns it; the member's
  *             words hold COLL_POISON from then on
  * @peer_*:    peers' SEND/WORK addresses, resolved at most once per
  *             collective (@peer_epoch[q] == @epoch)
+ * @peer_checked: @epoch when peer q's descriptor was found like this
+ *             member's in this collective (coll_shm_check_peer)
  * @addrs:     threads: the team's address lines
  * @scratch:   threads: WORK where the caller's recv cannot be
  * @seg:       processes: every member's exchange segment, mapped here;
@@ -153,6 +195,8 @@ struct coll_shm {
 	uint32_t bank;
 	uint32_t seq_base;
 	uint32_t seq_limit;
+	uint32_t span_max;
+	uint32_t call;
 	uint64_t spin_ns;
 	uint64_t yield_ns;
 	int broken;
@@ -165,6 +209,7 @@ struct coll_shm {
 	const char **peer_send;
 	char **peer_work;
 	uint32_t *peer_epoch;
+	uint32_t *peer_checked;
 	uint32_t epoch;
 	/* threads */
 	struct agile_coll_team *team;
@@ -212,6 +257,7 @@ int coll_shm_plan(struct coll_shm *c, const struct agile_coll_plan_params *pa);
  * a peer's address outside its segment or a peer's descriptor unlike
  * @desc; on an error the member has ended the collective for all
  * (coll_shm_abort) and waited until no peer reads its buffers any more.
+ * It returns 0 only once every peer's descriptor is @desc.
  */
 int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 		 const void *send, const void *send_shared, void *work,
@@ -226,20 +272,30 @@ int coll_shm_run(struct coll_shm *c, const struct coll_desc *desc,
 int coll_shm_abort(struct coll_shm *c, int err);
 
 /*
- * The pieces of coll_shm_run for a schedule of its own (cma.c).
- * coll_shm_begin - before a collective of @span values (bank switch, the
- * epoch); the member's error if it is broken.
+ * The pieces of coll_shm_run for a schedule of its own (cma.c), and the
+ * rule every schedule keeps: publish the descriptor, then value 1 (before
+ * any wait but a fold receiver's for its extra's value 1); check a peer
+ * (coll_shm_check_peer) before any other wait on it or read of it, and
+ * every peer before returning 0.
+ * coll_shm_begin - before a collective of at most @span values (bank
+ * switch, the call's number, the epoch); the member's error if it is
+ * broken.
  * coll_shm_publish_desc - make the call's descriptor known (before value 1).
- * coll_shm_check_desc - 0 if member @q's descriptor is this member's,
- * else -EPROTO; only after a wait for @q's value 1 of this call.
+ * coll_shm_check_peer - wait for member @q's value 1 of this call and
+ * compare its descriptor with this member's: 0, -EPROTO where they
+ * differ, -EPIPE if @q has failed or died.  Once per call and peer (the
+ * later calls return 0 at once).
+ * coll_shm_check_peers - coll_shm_check_peer for every peer.
  * coll_shm_signal - publish @value (absolute: base + the plan's value).
- * coll_shm_wait - wait for @rank's @value; -EPIPE if it has failed or died.
+ * coll_shm_wait - wait for @rank's @value; -EPIPE if it has died, or has
+ * failed before it published @value.
  * coll_shm_wait_seen - the same, but a poisoned member satisfies it: 0, or
  * an error when the member is dead.
  */
 int coll_shm_begin(struct coll_shm *c, uint32_t span);
 void coll_shm_publish_desc(struct coll_shm *c, const struct coll_desc *desc);
-int coll_shm_check_desc(const struct coll_shm *c, uint32_t q);
+int coll_shm_check_peer(struct coll_shm *c, uint32_t q);
+int coll_shm_check_peers(struct coll_shm *c);
 int coll_shm_signal(struct coll_shm *c, uint32_t value);
 int coll_shm_wait(struct coll_shm *c, uint32_t rank, uint32_t value);
 int coll_shm_wait_seen(struct coll_shm *c, uint32_t rank, uint32_t value);
@@ -259,6 +315,7 @@ int coll_shm_wait_seen(struct coll_shm *c, uint32_t rank, uint32_t value);
  * coll_cma_wanted - does this allreduce of @bytes go by CMA?
  * coll_cma_allreduce - the call itself (see cma.c).
  */
+#define COLL_CMA_SPAN 2 /* values of one call: the addresses, the part */
 void coll_cma_probe_publish(struct coll_shm *c);
 void coll_cma_probe(struct coll_shm *c);
 void coll_cma_agree(struct coll_shm *c);
