@@ -59,8 +59,11 @@
  *	contexts.  Held for a lookup and a count, never across an
  *	allocation; taken when a context is made and when it is freed.
  *	Process context only; nothing nests inside it.
- * agile_poller.lock (spinlock, poll.c): the poller's list of contexts
- *	with sleepers, its timer's @armed and its counters.  Taken in
+ * agile_poller.lock (spinlock, poll.c): the poller's list of users with
+ *	sleeping contexts, each user's list of them and share of the
+ *	poller (agile_user.poll), the contexts' poll counters
+ *	(agile_ctx.poll_checks), its timer's @armed, its CPU credit and
+ *	its counters.  Taken in
  *	process context with spin_lock_bh() and by the poller's hrtimer in
  *	softirq context with spin_lock().  Outside agile_ctx.lock: the poller
  *	takes a context's lock under it; a waiter never takes it while it
@@ -75,12 +78,14 @@
  *	Taken in process context with spin_lock_bh() (spin_lock() when
  *	nested in agile_poller.lock) and by the poller's hrtimer in softirq
  *	context with spin_lock().  The poller's fields of the context
- *	(@poll_node, @poll_listed, @poll_round_left) are written only with
- *	both locks held and read under either.  It also orders the end of
+ *	(@poll_node, @poll_listed, @poll_round_left, @poll_checks) are
+ *	written only with both locks held and read under either.  It also orders the end of
  *	a group against queueing waiters: agile_ctx.ended is set under it,
  *	and a waiter checks it under it before it queues.
  *	fdinfo takes it (spin_lock_bh()) to copy @nr_sleepers and @ended,
- *	nothing else, and never together with agile_group_lock.
+ *	nothing else, and never together with agile_group_lock or
+ *	agile_poller.lock (which it takes alone, to copy the poll
+ *	counters of the context and of its owner).
  * agile_ctx.seg_lock (spinlock): the context's segment ids in use
  *	(@seg_ids).  Process context only; held to reserve or return an id,
  *	nothing else: SEG_CREATE allocates the pages and copies its result
@@ -163,6 +168,52 @@ struct agile_charge {
 };
 
 /**
+ * struct agile_poll_share - one user's part of the poller (poll.c)
+ * @node: in the poller's list of users while @listed.
+ * @ctxs: the user's contexts on the poller's list (agile_ctx.poll_node),
+ *	in round-robin order: a turn starts at the head.
+ * @nr_ctxs: contexts on @ctxs.
+ * @listed: on the poller's list of users: while @ctxs is not empty.
+ * @deficit: conditions the user may check on top of its next turn's
+ *	quantum: what a turn left when it stopped before a waiter too large
+ *	for the rest (deficit round robin); below AGILE_WAIT_ANY_MAX.
+ * @turns: the poller's turns for the user (at most one per tick).
+ * @checks: conditions of the user's contexts checked (and emptied
+ *	contexts dropped) in them.
+ * @ns: nanoseconds spent in them.
+ *
+ * All under agile_poller.lock.  The counters live as long as the record:
+ * while the user holds a context.
+ */
+struct agile_poll_share {
+	struct list_head node;
+	struct list_head ctxs;
+	unsigned int nr_ctxs;
+	bool listed;
+	u32 deficit;
+	u64 turns;
+	u64 checks;
+	u64 ns;
+};
+
+/**
+ * struct agile_user - one user's contexts and share of the poller
+ * @node: in the table of users (limits.c) while @nr_contexts is not zero.
+ * @uid: the user (real uid of the context's creator).
+ * @nr_contexts: its contexts.  Under agile_users_lock.
+ * @poll: its part of the poller, under agile_poller.lock.  A context on
+ *	the poller's list holds a reference on its owner (agile_ctx.owner),
+ *	and leaves the list before that reference is dropped, so the record
+ *	outlives its place on the poller's list.
+ */
+struct agile_user {
+	struct hlist_node node;
+	kuid_t uid;
+	unsigned int nr_contexts;
+	struct agile_poll_share poll;
+};
+
+/**
  * struct agile_seg - a data segment
  * @pages: its zeroed pages.
  * @nr_pages: pages in @pages.
@@ -234,12 +285,15 @@ struct agile_group {
  * @sleepers: waiters queued on the context (struct agile_waiter.node),
  *	in the order the poller checks them.
  * @nr_sleepers: waiters on @sleepers.
- * @poll_node: in the poller's list while @poll_listed (poll.c).
+ * @poll_node: in its owner's list of polled contexts
+ *	(agile_poll_share.ctxs) while @poll_listed (poll.c).
  * @poll_listed: on the poller's list: set by the first waiter to find it
  *	clear (agile_poll_add()), cleared by the poller once it finds
  *	@sleepers empty, or by the context's release.
  * @poll_round_left: waiters the poller has still to check in this
  *	context's current round; 0 between rounds.
+ * @poll_checks: conditions of this context the poller checked (and its
+ *	drop from the list, once emptied), since it was made.
  * @ended: the context's group has ended (a member's file was released):
  *	every wait fails with EPIPE.  Set once, under @lock, with
  *	WRITE_ONCE(); read under @lock before a waiter queues and with
@@ -274,6 +328,7 @@ struct agile_ctx {
 	struct list_head poll_node;
 	bool poll_listed;
 	u32 poll_round_left;
+	u64 poll_checks;
 	bool ended;
 
 	struct agile_group *group;
@@ -333,6 +388,7 @@ struct agile_waiter {
 /* main.c: tunables (module parameters, also written through sysfs) */
 extern unsigned int agile_poll_interval_us;
 extern unsigned int agile_poll_max_checks;
+extern unsigned int agile_poll_cpu_permille;
 extern unsigned int agile_spin_ns;
 extern unsigned int agile_max_slots;
 extern unsigned int agile_max_segment_bytes;
@@ -417,7 +473,19 @@ struct agile_poll_stats {
 	u64 ticks;
 	u64 checks;
 	u64 ns;
+	u64 stretched;
 	unsigned int contexts;
+	unsigned int users;
+	unsigned int budget;
+};
+
+/* A context's poll counters and its owner's, as fdinfo shows them. */
+struct agile_poll_ctx_stats {
+	u64 checks;
+	u64 owner_turns;
+	u64 owner_checks;
+	u64 owner_ns;
+	unsigned int owner_contexts;
 };
 
 void agile_poll_init(void);
@@ -425,6 +493,8 @@ void agile_poll_exit(void);
 void agile_poll_add(struct agile_ctx *ctx);
 void agile_poll_ctx_release(struct agile_ctx *ctx);
 void agile_poll_read_stats(struct agile_poll_stats *stats);
+void agile_poll_read_ctx_stats(const struct agile_ctx *ctx,
+			       struct agile_poll_ctx_stats *stats);
 
 /* fdinfo.c */
 void agile_ctx_show_fdinfo(struct seq_file *m, struct agile_ctx *ctx);

@@ -6,7 +6,8 @@
  * shows nothing the owner's pages and counters do not already tell such
  * a reader.  agile(4) documents every key.
  *
- * Locking: ctx->lock (spin_lock_bh) for a copy of the waiter count and
+ * Locking: ctx->lock (spin_lock_bh) for a copy of the waiter count,
+ * agile_poller.lock (in poll.c) for a copy of the poll counters and
  * agile_group_lock (in group.c) for a copy of the group's facts, one
  * after the other, never nested, each held for a few loads.  The slots
  * are read with no lock: their doorbell and task-register words live in
@@ -17,6 +18,8 @@
 
 #include <linux/sched.h>
 #include <linux/seq_file.h>
+#include <linux/uidgid.h>
+#include <linux/user_namespace.h>
 
 #include "agile.h"
 
@@ -42,6 +45,24 @@ static void agile_fdinfo_counters(struct seq_file *m,
 	seq_printf(m, "timeouts:\t%llu\n", stats.timeouts);
 	seq_printf(m, "interrupted:\t%llu\n", stats.interrupted);
 	seq_printf(m, "spin_hits:\t%llu\n", stats.spin_hits);
+}
+
+/*
+ * The poller's work for this context, and for every context of its owner
+ * (the user that made it) together: whose sleepers cost what (poll.c).
+ */
+static void agile_fdinfo_poll(struct seq_file *m, const struct agile_ctx *ctx)
+{
+	struct agile_poll_ctx_stats stats;
+
+	agile_poll_read_ctx_stats(ctx, &stats);
+	seq_printf(m, "poll_checks:\t%llu\n", stats.checks);
+	seq_printf(m, "poll_owner_uid:\t%u\n",
+		   from_kuid_munged(seq_user_ns(m), ctx->owner->uid));
+	seq_printf(m, "poll_owner_contexts:\t%u\n", stats.owner_contexts);
+	seq_printf(m, "poll_owner_turns:\t%llu\n", stats.owner_turns);
+	seq_printf(m, "poll_owner_checks:\t%llu\n", stats.owner_checks);
+	seq_printf(m, "poll_owner_ns:\t%llu\n", stats.owner_ns);
 }
 
 static void agile_fdinfo_segments(struct seq_file *m, struct agile_ctx *ctx)
@@ -142,6 +163,7 @@ void agile_ctx_show_fdinfo(struct seq_file *m, struct agile_ctx *ctx)
 	spin_unlock_bh(&ctx->lock);
 	seq_printf(m, "sleepers:\t%u\n", nr_sleepers);
 	seq_printf(m, "ended:\t%d\n", ended);
+	agile_fdinfo_poll(m, ctx);
 
 	agile_fdinfo_segments(m, ctx);
 	agile_group_show_fdinfo(m, ctx->group);

@@ -88,18 +88,6 @@ void agile_uncharge(struct agile_charge *charge)
 	charge->nr_pages = 0;
 }
 
-/**
- * struct agile_user - the contexts one user holds
- * @node: in agile_users while @nr_contexts is not zero.
- * @uid: the user.
- * @nr_contexts: its contexts.  Under agile_users_lock.
- */
-struct agile_user {
-	struct hlist_node node;
-	kuid_t uid;
-	unsigned int nr_contexts;
-};
-
 #define AGILE_USERS_HASH_BITS 6
 
 /*
@@ -146,6 +134,7 @@ struct agile_user *agile_user_get(void)
 		user = spare;
 		spare = NULL;
 		user->uid = uid;
+		INIT_LIST_HEAD(&user->poll.ctxs);
 		hash_add(agile_users, &user->node, __kuid_val(uid));
 	}
 	if (user->nr_contexts >= READ_ONCE(agile_max_contexts_per_user) &&

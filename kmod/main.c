@@ -39,6 +39,11 @@ module_param_named(poll_max_checks, agile_poll_max_checks, uint, 0444);
 MODULE_PARM_DESC(poll_max_checks,
 		 "Most conditions the poller checks per tick, 64 to 65536 (default 256)");
 
+unsigned int agile_poll_cpu_permille = 50;
+module_param_named(poll_cpu_permille, agile_poll_cpu_permille, uint, 0444);
+MODULE_PARM_DESC(poll_cpu_permille,
+		 "Most of one CPU the poller takes, in thousandths, 1 to 1000 (1000: no cap; default 50)");
+
 unsigned int agile_spin_ns = 2000;
 module_param_named(spin_ns, agile_spin_ns, uint, 0444);
 MODULE_PARM_DESC(spin_ns,

@@ -66,6 +66,8 @@ static ssize_t agile_tunable_store(struct device *dev,
 AGILE_TUNABLE(poll_interval_us, 10, 1000000);
 /* Never below one WAIT_ANY's conditions: every tick makes progress. */
 AGILE_TUNABLE(poll_max_checks, AGILE_WAIT_ANY_MAX, 65536);
+/* Thousandths of one CPU; 1000 lifts the cap (poll.c). */
+AGILE_TUNABLE(poll_cpu_permille, 1, 1000);
 AGILE_TUNABLE(spin_ns, 0, 10000000);
 AGILE_TUNABLE(max_slots, 1, 65536);
 /* Whole pages up to 1 GiB: SEG_CREATE rounds up without overflow. */
@@ -73,9 +75,13 @@ AGILE_TUNABLE(max_segment_bytes, PAGE_SIZE, 1U << 30);
 AGILE_TUNABLE(max_contexts_per_user, 1, 1U << 20);
 
 static struct agile_tunable *const agile_tunables[] = {
-	&agile_tunable_poll_interval_us,  &agile_tunable_poll_max_checks,
-	&agile_tunable_spin_ns,		  &agile_tunable_max_slots,
-	&agile_tunable_max_segment_bytes, &agile_tunable_max_contexts_per_user,
+	&agile_tunable_poll_interval_us,
+	&agile_tunable_poll_max_checks,
+	&agile_tunable_poll_cpu_permille,
+	&agile_tunable_spin_ns,
+	&agile_tunable_max_slots,
+	&agile_tunable_max_segment_bytes,
+	&agile_tunable_max_contexts_per_user,
 };
 
 /* The module parameters obey the same ranges as the sysfs files. */
@@ -150,7 +156,8 @@ static DEVICE_ATTR_RO(max_segments_per_context);
 
 /*
  * The poller's cost (poll.c): ticks, conditions checked, time in ticks,
- * contexts on its list; poll_<field> shows agile_poll_stats.<field>.
+ * ticks the CPU cap put off, contexts and users on its list, the last
+ * tick's budget; poll_<field> shows agile_poll_stats.<field>.
  * Not clang-formatted: it would fill the blank line after the declaration
  * with spaces, which checkpatch refuses (CODE_INDENT).
  */
@@ -171,11 +178,15 @@ static DEVICE_ATTR_RO(poll_##field)
 AGILE_POLL_STAT_ATTR(ticks, "%llu");
 AGILE_POLL_STAT_ATTR(checks, "%llu");
 AGILE_POLL_STAT_ATTR(ns, "%llu");
+AGILE_POLL_STAT_ATTR(stretched, "%llu");
 AGILE_POLL_STAT_ATTR(contexts, "%u");
+AGILE_POLL_STAT_ATTR(users, "%u");
+AGILE_POLL_STAT_ATTR(budget, "%u");
 
 static struct attribute *agile_attrs[] = {
 	&agile_tunable_poll_interval_us.attr.attr,
 	&agile_tunable_poll_max_checks.attr.attr,
+	&agile_tunable_poll_cpu_permille.attr.attr,
 	&agile_tunable_spin_ns.attr.attr,
 	&agile_tunable_max_slots.attr.attr,
 	&agile_tunable_max_segment_bytes.attr.attr,
@@ -192,7 +203,10 @@ static struct attribute *agile_attrs[] = {
 	&dev_attr_poll_ticks.attr,
 	&dev_attr_poll_checks.attr,
 	&dev_attr_poll_ns.attr,
+	&dev_attr_poll_stretched.attr,
 	&dev_attr_poll_contexts.attr,
+	&dev_attr_poll_users.attr,
+	&dev_attr_poll_budget.attr,
 	NULL
 };
 

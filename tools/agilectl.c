@@ -61,6 +61,8 @@ static const struct tunable tunables[] = {
 	  "the poller's period, microseconds" },
 	{ "poll_max_checks", AGILE_WAIT_ANY_MAX, 65536,
 	  "most conditions the poller checks per period" },
+	{ "poll_cpu_permille", 1, 1000,
+	  "most of one CPU the poller takes, thousandths (1000: no cap)" },
 	{ "spin_ns", 0, 10000000,
 	  "nanoseconds a waiter spins in the kernel before it sleeps" },
 	{ "max_slots", 1, 65536, "largest nr_slots of a context" },
@@ -91,7 +93,10 @@ static const struct counter counters[] = {
 	{ "poll_ticks", 1, "poller periods run" },
 	{ "poll_checks", 1, "conditions the poller checked" },
 	{ "poll_ns", 1, "nanoseconds spent in poller periods" },
+	{ "poll_stretched", 1, "poller periods the CPU cap stretched" },
 	{ "poll_contexts", 0, "contexts on the poller's list" },
+	{ "poll_users", 0, "users with contexts on the poller's list" },
+	{ "poll_budget", 0, "conditions the last poller period might check" },
 };
 
 #define NR_COUNTERS (sizeof(counters) / sizeof(counters[0]))
@@ -396,6 +401,10 @@ struct agile_fd {
 	unsigned int nr_slots;
 	unsigned int sleepers;
 	struct agile_stats stats;
+	/* the poller's work for the context's owner (poll_owner_*) */
+	int has_poll;
+	unsigned long long owner_uid, owner_contexts, owner_turns;
+	unsigned long long owner_checks, owner_ns;
 };
 
 static void fdinfo_stats(const char *buf, struct agile_stats *stats)
@@ -447,6 +456,12 @@ static int agile_fd_read(struct agile_fd *af, int pid, int fd, char *buf)
 	af->nr_slots = (unsigned int)fdinfo_number(buf, "nr_slots");
 	af->sleepers = (unsigned int)fdinfo_number(buf, "sleepers");
 	fdinfo_stats(buf, &af->stats);
+	af->has_poll = fdinfo_value(buf, "poll_owner_uid", &len) != NULL;
+	af->owner_uid = fdinfo_number(buf, "poll_owner_uid");
+	af->owner_contexts = fdinfo_number(buf, "poll_owner_contexts");
+	af->owner_turns = fdinfo_number(buf, "poll_owner_turns");
+	af->owner_checks = fdinfo_number(buf, "poll_owner_checks");
+	af->owner_ns = fdinfo_number(buf, "poll_owner_ns");
 	return 0;
 }
 
@@ -545,6 +560,39 @@ static unsigned int scan_contexts(const struct agile_scan *scan)
 }
 
 /*
+ * The poller's work by the owner of the contexts shown (the user that
+ * made them; fdinfo's poll_owner_* keys, alike on each of its contexts):
+ * one row per owner, from its first context in @scan.
+ */
+static void print_poll_owners(const struct agile_scan *scan)
+{
+	int header = 0;
+	size_t i, j;
+
+	for (i = 0; i < scan->nr_fds; i++) {
+		const struct agile_fd *af = &scan->fds[i];
+
+		if (!af->has_ctx || !af->has_poll)
+			continue;
+		for (j = 0; j < i; j++)
+			if (scan->fds[j].has_ctx && scan->fds[j].has_poll &&
+			    scan->fds[j].owner_uid == af->owner_uid)
+				break;
+		if (j < i)
+			continue;
+		if (!header) {
+			printf("\npoller by context owner (totals while the owner holds a context):\n");
+			printf("%10s %8s %12s %14s %14s\n", "UID", "POLLED",
+			       "TURNS", "CHECKS", "POLL_NS");
+			header = 1;
+		}
+		printf("%10llu %8llu %12llu %14llu %14llu\n", af->owner_uid,
+		       af->owner_contexts, af->owner_turns, af->owner_checks,
+		       af->owner_ns);
+	}
+}
+
+/*
  * The per-context table of stats: one row per open file of the device
  * that we may read, then one line for the contexts we could not see.
  * @nr_contexts: sysfs "contexts", or -1 when it could not be read.
@@ -590,6 +638,7 @@ static void print_contexts(long long nr_contexts, char *buf)
 		       (unsigned long long)st->interrupted,
 		       (unsigned long long)st->spin_hits);
 	}
+	print_poll_owners(&scan);
 	hidden = nr_contexts - (long long)visible;
 	if (nr_contexts >= 0 && hidden > 0) {
 		if (geteuid())
@@ -617,7 +666,9 @@ static void usage_stats(FILE *f)
 		"Then one row per open file of %s in every process the caller\n"
 		"may look into (root: all), from /proc/PID/fdinfo/FD: pid, fd,\n"
 		"command, the context's id, slots, sleeping waiters and its counters\n"
-		"(totals).  Contexts the caller may not see are counted in one line.\n",
+		"(totals), then the poller's work by context owner: uid, its contexts\n"
+		"on the poller's list, turns, conditions checked, nanoseconds.\n"
+		"Contexts the caller may not see are counted in one line.\n",
 		sysfs_dir, device_path);
 }
 

@@ -633,4 +633,80 @@ static inline int agile_run_child(int (*fn)(void *), void *arg)
 	return status;
 }
 
+/*
+ * CTX_INIT on @fd (opened by the caller) as real and effective uid @uid,
+ * then back to root: the context is @uid's (the module counts it, and
+ * its poller work, for the real uid of CTX_INIT's caller).  Root only,
+ * and before the process has other threads: setresuid() signals each of
+ * them, which would interrupt a thread asleep in a wait.  0 or -errno.
+ */
+static inline int agile_ctx_init_as(int fd, uid_t uid, __u32 nr_slots,
+				    __u32 task_reg_size,
+				    struct agile_ctx_init *out)
+{
+	int ret;
+
+	if (setresuid(uid, uid, 0))
+		return -errno;
+	ret = agile_ctx_init(fd, nr_slots, task_reg_size, out);
+	if (setresuid(0, 0, 0))
+		return -errno;
+	return ret;
+}
+
+/* Read /proc/@pid/fdinfo/@fd into @buf (NUL-terminated): length or -errno. */
+static inline ssize_t agile_fdinfo_read(pid_t pid, int fd, char *buf,
+					size_t size)
+{
+	char path[64];
+	ssize_t len, total = 0;
+	int pfd;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	while ((len = read(pfd, buf + total, size - 1 - total)) > 0)
+		total += len;
+	if (len < 0)
+		total = -errno;
+	close(pfd);
+	if (total >= 0)
+		buf[total] = '\0';
+	return total;
+}
+
+/* The text after "\n@key:\t" up to the end of its line, or NULL. */
+static inline const char *agile_fdinfo_find(const char *buf, const char *key,
+					    char *value, size_t size)
+{
+	char pattern[64];
+	const char *p, *end;
+	size_t len;
+
+	snprintf(pattern, sizeof(pattern), "\n%s:\t", key);
+	p = strstr(buf, pattern);
+	if (!p)
+		return NULL;
+	p += strlen(pattern);
+	end = strchrnul(p, '\n');
+	len = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
+	memcpy(value, p, len);
+	value[len] = '\0';
+	return value;
+}
+
+/* The number of key @key; ~0ULL when it is missing or not a number. */
+static inline unsigned long long agile_fdinfo_u64(const char *buf,
+						  const char *key)
+{
+	char value[64], *end;
+	unsigned long long v;
+
+	if (!agile_fdinfo_find(buf, key, value, sizeof(value)))
+		return ~0ULL;
+	v = strtoull(value, &end, 0);
+	return *end || end == value ? ~0ULL : v;
+}
+
 #endif /* AGILE_TEST_H */

@@ -106,11 +106,12 @@ hold_stop() {
 }
 
 # Its row: pid, fd, command, context id, 4 slots, 0 sleepers, 5 signals,
-# 0 waits.
+# 0 waits; and root's row of the poller's work, no context on its list.
 stats_context() {
 	run 0 stats -n 1 &&
 		has '^contexts (/proc/PID/fdinfo of /dev/agile): 1 shown' &&
 		has "^ *$hold_pid  *$hold_fd ctx_hold  *[0-9][0-9]*  *4  *0  *5  *0 " &&
+		has '^poller by context owner' && has '^ *0  *0  *[0-9]' &&
 		! has 'not shown'
 }
 

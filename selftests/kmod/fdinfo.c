@@ -14,69 +14,16 @@
 #define MAX_SHOWN 32U
 #define FDINFO_MAX 65536
 
-/* Read /proc/@pid/fdinfo/@fd into @buf (NUL-terminated): length or -errno. */
-static ssize_t fdinfo_read(pid_t pid, int fd, char *buf, size_t size)
-{
-	char path[64];
-	ssize_t len, total = 0;
-	int pfd;
-
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
-	pfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (pfd < 0)
-		return -errno;
-	while ((len = read(pfd, buf + total, size - 1 - total)) > 0)
-		total += len;
-	if (len < 0)
-		total = -errno;
-	close(pfd);
-	if (total >= 0)
-		buf[total] = '\0';
-	return total;
-}
-
 static ssize_t fdinfo_self(int fd, char *buf, size_t size)
 {
-	return fdinfo_read(getpid(), fd, buf, size);
-}
-
-/* The text after "\n@key:\t" up to the end of its line, or NULL. */
-static const char *fdinfo_find(const char *buf, const char *key, char *value,
-			       size_t size)
-{
-	char pattern[64];
-	const char *p, *end;
-	size_t len;
-
-	snprintf(pattern, sizeof(pattern), "\n%s:\t", key);
-	p = strstr(buf, pattern);
-	if (!p)
-		return NULL;
-	p += strlen(pattern);
-	end = strchrnul(p, '\n');
-	len = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
-	memcpy(value, p, len);
-	value[len] = '\0';
-	return value;
+	return agile_fdinfo_read(getpid(), fd, buf, size);
 }
 
 /* The value of @key, or "(missing)": for string comparisons. */
 static const char *fdinfo_str(const char *buf, const char *key, char *value,
 			      size_t size)
 {
-	return fdinfo_find(buf, key, value, size) ?: "(missing)";
-}
-
-/* The number of key @key; ~0ULL when it is missing or not a number. */
-static unsigned long long fdinfo_u64(const char *buf, const char *key)
-{
-	char value[64], *end;
-	unsigned long long v;
-
-	if (!fdinfo_find(buf, key, value, sizeof(value)))
-		return ~0ULL;
-	v = strtoull(value, &end, 0);
-	return *end || end == value ? ~0ULL : v;
+	return agile_fdinfo_find(buf, key, value, size) ?: "(missing)";
 }
 
 static unsigned int count_lines(const char *buf, const char *prefix)
@@ -148,6 +95,12 @@ TEST_F(fdinfo, keys_counters_and_slot)
 		"group",
 		"slots_in_use",
 		"slots_not_shown",
+		"poll_checks",
+		"poll_owner_uid",
+		"poll_owner_contexts",
+		"poll_owner_turns",
+		"poll_owner_checks",
+		"poll_owner_ns",
 	};
 	struct agile_ctx_init init;
 	struct agile_stats stats;
@@ -179,38 +132,40 @@ TEST_F(fdinfo, keys_counters_and_slot)
 	ASSERT_LT(0, fdinfo_self(self->fd, self->buf, FDINFO_MAX));
 	missing[0] = '\0';
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		if (!fdinfo_find(self->buf, keys[i], line, sizeof(line)))
+		if (!agile_fdinfo_find(self->buf, keys[i], line, sizeof(line)))
 			snprintf(missing + strlen(missing),
 				 sizeof(missing) - strlen(missing), " %s",
 				 keys[i]);
 	}
 	ASSERT_STREQ("", missing);
-	ASSERT_EQ(4ULL, fdinfo_u64(self->buf, "nr_slots"));
-	ASSERT_EQ(128ULL, fdinfo_u64(self->buf, "task_reg_size"));
+	ASSERT_EQ(4ULL, agile_fdinfo_u64(self->buf, "nr_slots"));
+	ASSERT_EQ(128ULL, agile_fdinfo_u64(self->buf, "task_reg_size"));
 	/* One page of 4 doorbells, one of 4 registers of 128 bytes. */
-	ASSERT_EQ(2ULL, fdinfo_u64(self->buf, "pages"));
+	ASSERT_EQ(2ULL, agile_fdinfo_u64(self->buf, "pages"));
 	ASSERT_EQ(0, agile_stats(self->fd, &stats));
 	ASSERT_EQ(3ULL, stats.signals);
-	ASSERT_EQ(stats.signals, fdinfo_u64(self->buf, "signals"));
+	ASSERT_EQ(stats.signals, agile_fdinfo_u64(self->buf, "signals"));
 	ASSERT_EQ(2ULL, stats.waits);
-	ASSERT_EQ(stats.waits, fdinfo_u64(self->buf, "waits"));
+	ASSERT_EQ(stats.waits, agile_fdinfo_u64(self->buf, "waits"));
 	ASSERT_EQ(1ULL, stats.timeouts);
-	ASSERT_EQ(stats.timeouts, fdinfo_u64(self->buf, "timeouts"));
+	ASSERT_EQ(stats.timeouts, agile_fdinfo_u64(self->buf, "timeouts"));
 	ASSERT_EQ(1ULL, stats.spin_hits);
-	ASSERT_EQ(stats.spin_hits, fdinfo_u64(self->buf, "spin_hits"));
+	ASSERT_EQ(stats.spin_hits, agile_fdinfo_u64(self->buf, "spin_hits"));
 	ASSERT_EQ(stats.wakeups_signal,
-		  fdinfo_u64(self->buf, "wakeups_signal"));
-	ASSERT_EQ(stats.wakeups_poll, fdinfo_u64(self->buf, "wakeups_poll"));
-	ASSERT_EQ(stats.interrupted, fdinfo_u64(self->buf, "interrupted"));
-	ASSERT_EQ(0ULL, fdinfo_u64(self->buf, "sleepers"));
-	ASSERT_EQ(0ULL, fdinfo_u64(self->buf, "ended"));
-	ASSERT_EQ(0ULL, fdinfo_u64(self->buf, "segments"));
+		  agile_fdinfo_u64(self->buf, "wakeups_signal"));
+	ASSERT_EQ(stats.wakeups_poll,
+		  agile_fdinfo_u64(self->buf, "wakeups_poll"));
+	ASSERT_EQ(stats.interrupted,
+		  agile_fdinfo_u64(self->buf, "interrupted"));
+	ASSERT_EQ(0ULL, agile_fdinfo_u64(self->buf, "sleepers"));
+	ASSERT_EQ(0ULL, agile_fdinfo_u64(self->buf, "ended"));
+	ASSERT_EQ(0ULL, agile_fdinfo_u64(self->buf, "segments"));
 	ASSERT_STREQ("none",
 		     fdinfo_str(self->buf, "group", line, sizeof(line)));
 
 	ASSERT_EQ(1U, count_lines(self->buf, "slot:\t"));
-	ASSERT_EQ(1ULL, fdinfo_u64(self->buf, "slots_in_use"));
-	ASSERT_EQ(0ULL, fdinfo_u64(self->buf, "slots_not_shown"));
+	ASSERT_EQ(1ULL, agile_fdinfo_u64(self->buf, "slots_in_use"));
+	ASSERT_EQ(0ULL, agile_fdinfo_u64(self->buf, "slots_not_shown"));
 	snprintf(
 		want, sizeof(want),
 		"1 value=7 sleepers=0 opcode=%u nr_parts=2 flags=0x10 error=-22 error_lane=1 status=0x1 args=0xabc,0x0,0x0,0x1234567890",
@@ -235,8 +190,8 @@ TEST_F(fdinfo, sleepers)
 	ASSERT_EQ(0, agile_db_wait_sleepers(db, 2, 1, AGILE_TEST_WAIT_MS));
 
 	ASSERT_LT(0, fdinfo_self(self->fd, self->buf, FDINFO_MAX));
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "sleepers"));
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "slots_in_use"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "sleepers"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "slots_in_use"));
 	EXPECT_STREQ(
 		"2 value=0 sleepers=1 opcode=0 nr_parts=0 flags=0x0 error=0 error_lane=0 status=0x0 args=0x0,0x0,0x0,0x0",
 		fdinfo_str(self->buf, "slot", line, sizeof(line)));
@@ -245,13 +200,13 @@ TEST_F(fdinfo, sleepers)
 	ASSERT_EQ(0, agile_fence_thread_join(&ft));
 	ASSERT_EQ(0, ft.ret);
 	ASSERT_LT(0, fdinfo_self(self->fd, self->buf, FDINFO_MAX));
-	EXPECT_EQ(0ULL, fdinfo_u64(self->buf, "sleepers"));
+	EXPECT_EQ(0ULL, agile_fdinfo_u64(self->buf, "sleepers"));
 	/*
 	 * One wake-up: SIGNAL's, or the poller's when it saw the new value
 	 * first (it polls every slot with a sleeper).
 	 */
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "wakeups_signal") +
-				fdinfo_u64(self->buf, "wakeups_poll"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "wakeups_signal") +
+				agile_fdinfo_u64(self->buf, "wakeups_poll"));
 	munmap(db, init.doorbell_bytes);
 }
 
@@ -267,8 +222,8 @@ TEST_F(fdinfo, segments)
 	seg.bytes = 3 * (__u64)getpagesize();
 	ASSERT_EQ(0, agile_ioctl(self->fd, AGILE_IOC_SEG_CREATE, &seg));
 	ASSERT_LT(0, fdinfo_self(self->fd, self->buf, FDINFO_MAX));
-	EXPECT_EQ(2ULL, fdinfo_u64(self->buf, "segments"));
-	EXPECT_EQ(4ULL, fdinfo_u64(self->buf, "segment_pages"));
+	EXPECT_EQ(2ULL, agile_fdinfo_u64(self->buf, "segments"));
+	EXPECT_EQ(4ULL, agile_fdinfo_u64(self->buf, "segment_pages"));
 }
 
 /* A group's facts, a second member, and its end when that one leaves. */
@@ -291,29 +246,29 @@ TEST_F(fdinfo, group)
 	snprintf(want, sizeof(want), "%#llx", (unsigned long long)key);
 	ASSERT_STREQ(want, fdinfo_str(self->buf, "group", line, sizeof(line)));
 	EXPECT_EQ((unsigned long long)geteuid(),
-		  fdinfo_u64(self->buf, "group_owner_uid"));
+		  agile_fdinfo_u64(self->buf, "group_owner_uid"));
 	EXPECT_EQ((unsigned long long)getegid(),
-		  fdinfo_u64(self->buf, "group_owner_gid"));
+		  agile_fdinfo_u64(self->buf, "group_owner_gid"));
 	EXPECT_STREQ("0640",
 		     fdinfo_str(self->buf, "group_mode", line, sizeof(line)));
-	EXPECT_EQ(3ULL, fdinfo_u64(self->buf, "group_max_members"));
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "group_members"));
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "group_open"));
-	EXPECT_EQ(0ULL, fdinfo_u64(self->buf, "group_ended"));
+	EXPECT_EQ(3ULL, agile_fdinfo_u64(self->buf, "group_max_members"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "group_members"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "group_open"));
+	EXPECT_EQ(0ULL, agile_fdinfo_u64(self->buf, "group_ended"));
 
 	AGILE_OPEN(fd2);
 	g.flags = 0;
 	ASSERT_EQ(0, agile_ioctl(fd2, AGILE_IOC_GROUP_JOIN, &g));
 	ASSERT_LT(0, fdinfo_self(fd2, self->buf, FDINFO_MAX));
-	EXPECT_EQ(2ULL, fdinfo_u64(self->buf, "group_members"));
-	EXPECT_EQ(2ULL, fdinfo_u64(self->buf, "group_open"));
+	EXPECT_EQ(2ULL, agile_fdinfo_u64(self->buf, "group_members"));
+	EXPECT_EQ(2ULL, agile_fdinfo_u64(self->buf, "group_open"));
 	close(fd2);
 
 	ASSERT_LT(0, fdinfo_self(self->fd, self->buf, FDINFO_MAX));
-	EXPECT_EQ(2ULL, fdinfo_u64(self->buf, "group_members"));
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "group_open"));
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "group_ended"));
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "ended"));
+	EXPECT_EQ(2ULL, agile_fdinfo_u64(self->buf, "group_members"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "group_open"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "group_ended"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "ended"));
 }
 
 /*
@@ -345,12 +300,115 @@ TEST_F(fdinfo, bounded)
 		TH_LOG("%zd bytes", len);
 	}
 	EXPECT_EQ(MAX_SHOWN, count_lines(self->buf, "slot:\t"));
-	EXPECT_EQ(nr, fdinfo_u64(self->buf, "slots_in_use"));
-	EXPECT_EQ(nr - MAX_SHOWN, fdinfo_u64(self->buf, "slots_not_shown"));
+	EXPECT_EQ(nr, agile_fdinfo_u64(self->buf, "slots_in_use"));
+	EXPECT_EQ(nr - MAX_SHOWN,
+		  agile_fdinfo_u64(self->buf, "slots_not_shown"));
 	/* In slot order: slot 0 first. */
 	EXPECT_EQ(0, strncmp(fdinfo_str(self->buf, "slot", line, sizeof(line)),
 			     "0 value=1 ", 10));
 	munmap(db, init.doorbell_bytes);
+}
+
+/* Wait until the poller has ticked @nr more times; 0 or -ETIMEDOUT. */
+static int wait_poll_ticks(unsigned long long nr)
+{
+	__u64 deadline = agile_now_ns() + AGILE_TEST_WAIT_MS * NSEC_PER_MSEC;
+	unsigned long long start, now;
+
+	if (agile_sysfs_read("poll_ticks", &start))
+		return -EIO;
+	for (;;) {
+		if (!agile_sysfs_read("poll_ticks", &now) && now >= start + nr)
+			return 0;
+		if (agile_now_ns() > deadline)
+			return -ETIMEDOUT;
+		agile_sleep_ms(1);
+	}
+}
+
+/*
+ * The poller's work, per context and per owner: a context of root's and
+ * one of nobody's (made by CTX_INIT as uid 65534), each polled while a
+ * thread sleeps on it, show their own checks, and each its owner's uid,
+ * listed contexts, turns, checks and time; a context that never slept
+ * was never checked.
+ */
+TEST_F(fdinfo, poll_per_user)
+{
+	unsigned long long root_checks, nobody_checks;
+	struct agile_fence_thread ft_root, ft_nobody;
+	struct agile_ctx_init init, init_nobody;
+	struct agile_doorbell *db, *db_nobody;
+	struct agile_stats stats;
+	int fd_nobody;
+
+	if (geteuid())
+		SKIP(return, "needs root to make a context as nobody");
+	ASSERT_EQ(0, agile_ctx_init(self->fd, 1, 64, &init));
+	AGILE_OPEN(fd_nobody);
+	/* Before any thread: see agile_ctx_init_as(). */
+	ASSERT_EQ(0, agile_ctx_init_as(fd_nobody, NOBODY, 1, 64, &init_nobody));
+	db = agile_map_rw(self->fd, init.doorbell_offset, init.doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, db);
+	db_nobody = agile_map_rw(fd_nobody, init_nobody.doorbell_offset,
+				 init_nobody.doorbell_bytes);
+	ASSERT_NE(MAP_FAILED, db_nobody);
+
+	ASSERT_LT(0, fdinfo_self(fd_nobody, self->buf, FDINFO_MAX));
+	EXPECT_EQ((unsigned long long)NOBODY,
+		  agile_fdinfo_u64(self->buf, "poll_owner_uid"));
+	EXPECT_EQ(0ULL, agile_fdinfo_u64(self->buf, "poll_checks"));
+	EXPECT_EQ(0ULL, agile_fdinfo_u64(self->buf, "poll_owner_contexts"));
+
+	/* Root's sleeper first, polled for a few ticks alone. */
+	ASSERT_EQ(0,
+		  agile_fence_thread_start(&ft_root, self->fd, 0, AGILE_CMP_EQ,
+					   1, AGILE_TIMEOUT_INFINITE));
+	ASSERT_EQ(0, agile_db_wait_sleepers(db, 0, 1, AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0, wait_poll_ticks(3));
+	ASSERT_LT(0, fdinfo_self(self->fd, self->buf, FDINFO_MAX));
+	EXPECT_EQ(0ULL, agile_fdinfo_u64(self->buf, "poll_owner_uid"));
+	EXPECT_LE(1ULL, agile_fdinfo_u64(self->buf, "poll_owner_contexts"));
+	EXPECT_LE(1ULL, agile_fdinfo_u64(self->buf, "poll_checks"));
+	EXPECT_LE(agile_fdinfo_u64(self->buf, "poll_checks"),
+		  agile_fdinfo_u64(self->buf, "poll_owner_checks"));
+	EXPECT_LE(1ULL, agile_fdinfo_u64(self->buf, "poll_owner_turns"));
+	EXPECT_LT(0ULL, agile_fdinfo_u64(self->buf, "poll_owner_ns"));
+	EXPECT_GT(~0ULL, agile_fdinfo_u64(self->buf, "poll_owner_ns"));
+
+	/* Then nobody's: its own counters, beside root's. */
+	ASSERT_EQ(0, agile_fence_thread_start(&ft_nobody, fd_nobody, 0,
+					      AGILE_CMP_EQ, 1,
+					      AGILE_TIMEOUT_INFINITE));
+	ASSERT_EQ(0,
+		  agile_db_wait_sleepers(db_nobody, 0, 1, AGILE_TEST_WAIT_MS));
+	ASSERT_EQ(0, wait_poll_ticks(3));
+	ASSERT_LT(0, fdinfo_self(fd_nobody, self->buf, FDINFO_MAX));
+	EXPECT_EQ((unsigned long long)NOBODY,
+		  agile_fdinfo_u64(self->buf, "poll_owner_uid"));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "poll_owner_contexts"));
+	EXPECT_LE(1ULL, agile_fdinfo_u64(self->buf, "poll_checks"));
+	nobody_checks = agile_fdinfo_u64(self->buf, "poll_owner_checks");
+	EXPECT_LE(agile_fdinfo_u64(self->buf, "poll_checks"), nobody_checks);
+	EXPECT_LT(0ULL, agile_fdinfo_u64(self->buf, "poll_owner_ns"));
+	/* Root's sleeper was polled longer, and apart. */
+	ASSERT_LT(0, fdinfo_self(self->fd, self->buf, FDINFO_MAX));
+	root_checks = agile_fdinfo_u64(self->buf, "poll_owner_checks");
+	EXPECT_LT(nobody_checks, root_checks);
+	EXPECT_GT(~0ULL, root_checks);
+
+	/* Plain stores: the poller wakes both. */
+	agile_db_store(db, 0, 1);
+	agile_db_store(db_nobody, 0, 1);
+	ASSERT_EQ(0, agile_fence_thread_join(&ft_root));
+	ASSERT_EQ(0, ft_root.ret);
+	ASSERT_EQ(0, agile_fence_thread_join(&ft_nobody));
+	ASSERT_EQ(0, ft_nobody.ret);
+	ASSERT_EQ(0, agile_stats(fd_nobody, &stats));
+	EXPECT_EQ(1ULL, stats.wakeups_poll);
+	munmap(db, init.doorbell_bytes);
+	munmap(db_nobody, init_nobody.doorbell_bytes);
+	close(fd_nobody);
 }
 
 struct holder {
@@ -407,8 +465,8 @@ TEST_F(fdinfo, other_process)
 	ASSERT_EQ((ssize_t)sizeof(child_fd),
 		  read(h.ready[0], &child_fd, sizeof(child_fd)));
 
-	ASSERT_LT(0, fdinfo_read(pid, child_fd, self->buf, FDINFO_MAX));
-	EXPECT_EQ(1ULL, fdinfo_u64(self->buf, "signals"));
+	ASSERT_LT(0, agile_fdinfo_read(pid, child_fd, self->buf, FDINFO_MAX));
+	EXPECT_EQ(1ULL, agile_fdinfo_u64(self->buf, "signals"));
 	EXPECT_STREQ(
 		"0 value=42 sleepers=0 opcode=0 nr_parts=0 flags=0x0 error=0 error_lane=0 status=0x0 args=0x0,0x0,0x0,0x0",
 		fdinfo_str(self->buf, "slot", line, sizeof(line)));

@@ -103,14 +103,16 @@ node_is() {
 param_defaults() {
 	sysfs_is poll_interval_us 200 && sysfs_is spin_ns 0 &&
 		sysfs_is max_slots 16 && sysfs_is max_contexts_per_user 7 &&
-		sysfs_is poll_max_checks 128 && node_is 666 root &&
+		sysfs_is poll_max_checks 128 && sysfs_is poll_cpu_permille 200 &&
+		node_is 666 root &&
 		param_is dev_mode 0666
 }
 
 plain_defaults() {
 	sysfs_is poll_interval_us 100 && sysfs_is spin_ns 2000 &&
 		sysfs_is max_slots 4096 && sysfs_is max_contexts_per_user 1024 &&
-		sysfs_is poll_max_checks 256 && node_is 660 root && param_is dev_mode 0660
+		sysfs_is poll_max_checks 256 && sysfs_is poll_cpu_permille 50 &&
+		node_is 660 root && param_is dev_mode 0660
 }
 
 # param_is <name> <value>: /sys/module/agile/parameters/<name>
@@ -163,6 +165,7 @@ echo "# tests: $TESTS"
 # Module parameters set the defaults of the sysfs tunables and the mode.
 params="poll_interval_us=200 spin_ns=0 max_slots=16"
 params="$params max_contexts_per_user=7 dev_mode=0666 poll_max_checks=128"
+params="$params poll_cpu_permille=200"
 if insmod "$AGILE_KO" $params >/tmp/.agile-check 2>&1; then
 	ok "insmod agile.ko $params"
 	check "/dev/agile appears (parameters)" wait_for_node
@@ -176,12 +179,14 @@ fi
 check "dev_mode=600; insmod refuses other than 0600, 0660, 0666" dev_modes
 
 # ... and obey the same ranges.
-if insmod "$AGILE_KO" poll_max_checks=63 >/tmp/.agile-check 2>&1; then
-	not_ok "insmod agile.ko poll_max_checks=63 refused"
-	rmmod agile
-else
-	ok "insmod agile.ko poll_max_checks=63 refused"
-fi
+for bad in poll_max_checks=63 poll_cpu_permille=0 poll_cpu_permille=1001; do
+	if insmod "$AGILE_KO" "$bad" >/tmp/.agile-check 2>&1; then
+		not_ok "insmod agile.ko $bad refused"
+		rmmod agile
+	else
+		ok "insmod agile.ko $bad refused"
+	fi
+done
 
 check "insmod agile.ko" insmod "$AGILE_KO"
 if [ ! -d /sys/module/agile ]; then
@@ -189,7 +194,7 @@ if [ ! -d /sys/module/agile ]; then
 	exit 1
 fi
 check "/dev/agile appears" wait_for_node
-check "defaults: 100 us, 2000 ns, 4096 slots, 1024 contexts, 256 checks, mode 0660" \
+check "defaults: 100 us, 2000 ns, 4096 slots, 1024 contexts, 256 checks, 50 permille, mode 0660" \
 	plain_defaults
 check "/dev/agile gets group agile (the udev rule)" udev_rule
 

@@ -15,7 +15,7 @@
 
 static const char *const rw_files[] = {
 	"poll_interval_us",	 "spin_ns",	    "max_slots",
-	"max_contexts_per_user", "poll_max_checks",
+	"max_contexts_per_user", "poll_max_checks", "poll_cpu_permille",
 };
 
 static const char *const ro_files[] = {
@@ -23,7 +23,8 @@ static const char *const ro_files[] = {
 	"wakeups_signal", "wakeups_poll", "timeouts",
 	"groups",	  "pages",	  "max_segments_per_context",
 	"poll_ticks",	  "poll_checks",  "poll_ns",
-	"poll_contexts",
+	"poll_contexts",  "poll_users",	  "poll_budget",
+	"poll_stretched",
 };
 
 /* Module-wide counters, in ro_files[] order after "contexts". */
@@ -183,6 +184,13 @@ FIXTURE_VARIANT_ADD(range, poll_max_checks)
 	.max = 65536,
 };
 
+FIXTURE_VARIANT_ADD(range, poll_cpu_permille)
+{
+	.name = "poll_cpu_permille",
+	.min = 1,
+	.max = 1000,
+};
+
 FIXTURE_SETUP(range)
 {
 	if (access(AGILE_SYSFS_DIR, F_OK))
@@ -207,7 +215,8 @@ static bool info_field(int fd, const char *name, __u32 *value)
 	struct agile_info info;
 
 	*value = 0xdeadbeef;
-	if (!strcmp(name, "poll_max_checks"))
+	if (!strcmp(name, "poll_max_checks") ||
+	    !strcmp(name, "poll_cpu_permille"))
 		return false;
 	if (agile_info(fd, &info))
 		return true;

@@ -535,7 +535,7 @@ static const struct {
 	{ "sleep", bench_sleep,
 	  "round trip with both sides asleep (user: futex, kmod: SIGNAL and poller wake) beside a futex ping-pong" },
 	{ "pollcost", bench_pollcost,
-	  "the module's poller while -S N contexts each have a plain-store sleeper: its time (sysfs), softirq time and a busy loop's slowdown beside N = 0" },
+	  "the module's poller while -S N contexts each have a plain-store sleeper: its time (sysfs), softirq time and a busy loop's slowdown beside N = 0, and another user's plain-store wake time beside them" },
 #ifndef AGILE_BENCH_NO_TBB
 	{ "interference", bench_interference,
 	  "fib, nqueens and an unbalanced tree beside busy loops and a busy process: agile (pinned, unpinned), oneTBB, OpenMP; 1 and -t threads" },
@@ -575,7 +575,7 @@ static void usage(FILE *out)
 		"                      sleep does N / 10)\n"
 		"  -P, --no-pin        do not pin agile's workers (shared, busy machines)\n"
 		"  -S, --sleepers LIST pollcost: sleeping contexts, comma-separated\n"
-		"                      (default 0,100,1000)\n"
+		"                      (default 0,100,1000,3000)\n"
 		"  -p, --period-ms N   pollcost: milliseconds per measurement (default 1000)\n"
 		"      --procs LIST    allreduce: process counts, comma-separated\n"
 		"                      (default: -t and twice -t)\n"

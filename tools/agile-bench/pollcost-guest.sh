@@ -11,12 +11,12 @@
 # Order: new, old, new, old (two runs each, AGILE_POLLCOST_ROUNDS), so a
 # drift of the emulated machine's speed shows between a module's runs.
 # AGILE_POLLCOST_ARGS: agile-bench's arguments before "pollcost" (default
-# "-r 5 -p 1000 -S 0,100,300,1000"); AGILE_POLLCOST_OLD_ARGS: the same for
+# "-r 5 -p 1000 -S 0,100,1000,3000"); AGILE_POLLCOST_OLD_ARGS: the same for
 # the old module (default: AGILE_POLLCOST_ARGS), whose cost grows with
 # every sleeping context and may stall the guest at the larger counts.
 set -u
 SYSFS=/sys/class/misc/agile
-ARGS=${AGILE_POLLCOST_ARGS:--r 5 -p 1000 -S 0,100,300,1000}
+ARGS=${AGILE_POLLCOST_ARGS:--r 5 -p 1000 -S 0,100,1000,3000}
 OLD_ARGS=${AGILE_POLLCOST_OLD_ARGS:-$ARGS}
 ROUNDS=${AGILE_POLLCOST_ROUNDS:-2}
 

@@ -2,7 +2,7 @@
 /*
  * pollcost - what the module's poller costs while many contexts sleep.
  *
- * For each N of --sleepers (default 0,100,1000), N contexts (one
+ * For each N of --sleepers (default 0,100,1000,3000), N contexts (one
  * /dev/agile file each, one slot) get one thread each asleep in FENCE
  * WAIT on a condition only a plain store makes true: the poller's work.
  * Then, for --period ms, one busy loop per online CPU counts iterations
@@ -21,6 +21,14 @@
  *             CPU the poller takes from everyone else
  *   wake      the time from plain stores to all N doorbells until every
  *             sleeper has returned: the poller's wake-up of N sleepers
+ *   other     while the N sleep (after the busy period), another user's
+ *             (uid 65534's) one context, with one thread in FENCE WAIT:
+ *             OTHER_WAKES times, a plain store to its doorbell at a random
+ *             moment and the time until that thread returns, in us: what
+ *             one user's sleepers cost another's wake-up (the poller's
+ *             fairness).  Needs root to make the context as uid 65534
+ *             (CTX_INIT under setresuid); otherwise it is the same user's
+ *             and the row says so.
  *
  * The N values are interleaved, reversed every other repetition, so a
  * drift of the machine's speed weighs on all alike; each figure is given
@@ -53,6 +61,8 @@
 #define SLEEP_TIMEOUT_NS (600ULL * 1000000000ULL)
 #define THREAD_STACK (64 * 1024)
 #define SETTLE_MS 50
+#define OTHER_WAKES 20
+#define OTHER_UID 65534
 
 struct sleeper {
 	int fd;
@@ -82,8 +92,20 @@ struct samples {
 	double poller[MAX_REPS], softirq[MAX_REPS], busy[MAX_REPS];
 	double wake[MAX_REPS], checks_per_tick[MAX_REPS], ticks_per_s[MAX_REPS];
 	double ns_per_check[MAX_REPS];
-	int nr;
+	double other_us[MAX_REPS * OTHER_WAKES]; /* every wake, all reps */
+	int nr, nr_other;
 	bool have_poll;
+};
+
+/* The other user's context, its one slot, and its sleeper's end time. */
+struct other {
+	int fd;
+	struct agile_doorbell *db;
+	size_t db_bytes;
+	bool other_user; /* made as OTHER_UID, not as the caller */
+	pthread_t thread;
+	double woke_ms;
+	int ret;
 };
 
 static long long read_sysfs_ll(const char *name)
@@ -199,6 +221,79 @@ static void sleep_ms(int ms)
 		;
 }
 
+/*
+ * The other user's context: the file opened as the caller (the device is
+ * not world-writable), CTX_INIT as OTHER_UID so that the context is that
+ * user's (its owner is the real uid of CTX_INIT's caller).  Before any
+ * thread exists: setresuid() signals every thread of the process.
+ */
+static int other_open(struct other *o)
+{
+	struct agile_ctx_init init = { .nr_slots = 1, .task_reg_size = 64 };
+	int err = 0;
+	void *db;
+
+	o->fd = open("/dev/agile", O_RDWR | O_CLOEXEC);
+	if (o->fd < 0)
+		return -errno;
+	o->other_user = !geteuid() && !setresuid(OTHER_UID, OTHER_UID, 0);
+	if (ioctl(o->fd, AGILE_IOC_CTX_INIT, &init))
+		err = -errno;
+	if (o->other_user && setresuid(0, 0, 0))
+		return -errno;
+	if (err)
+		return err;
+	db = mmap(NULL, init.doorbell_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  o->fd, (off_t)init.doorbell_offset);
+	if (db == MAP_FAILED)
+		return -errno;
+	o->db = db;
+	o->db_bytes = init.doorbell_bytes;
+	return 0;
+}
+
+static void *other_main(void *arg)
+{
+	struct other *o = arg;
+	struct agile_fence f = {
+		.op = AGILE_FENCE_WAIT,
+		.cmp = AGILE_CMP_EQ,
+		.value = 1,
+		.timeout_ns = SLEEP_TIMEOUT_NS,
+	};
+
+	o->ret = ioctl(o->fd, AGILE_IOC_FENCE, &f) ? -errno : 0;
+	o->woke_ms = bench_now_ms();
+	return NULL;
+}
+
+/*
+ * One wake of the other user's sleeper by a plain store, at a random
+ * moment 2 to 3 ms after it went to sleep (past the module's spin, at any
+ * phase of the poller's ticks); us from the store to its return, or -1.
+ */
+static double other_wake(struct other *o, unsigned int *seed)
+{
+	double start;
+
+	__atomic_store_n(&o->db[0].value, 0, __ATOMIC_RELEASE);
+	o->ret = 1;
+	if (pthread_create(&o->thread, NULL, other_main, o))
+		return -1;
+	while (!__atomic_load_n(&o->db[0].sleepers, __ATOMIC_ACQUIRE))
+		sleep_ms(1);
+	{
+		struct timespec ts = { 0, 2000000L + rand_r(seed) % 1000000L };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	start = bench_now_ms();
+	__atomic_store_n(&o->db[0].value, 1, __ATOMIC_RELEASE);
+	pthread_join(o->thread, NULL);
+	return o->ret ? -1 : (o->woke_ms - start) * 1e3;
+}
+
 /* Put sleepers 0..nr-1 to sleep: every doorbell line counts its sleeper. */
 static int sleepers_start(struct sleeper *s, int nr)
 {
@@ -246,8 +341,8 @@ static double sleepers_wake(struct sleeper *s, int nr, int *failed)
 }
 
 /* One measurement with @nr sleepers asleep. */
-static int measure(struct sleeper *s, int nr, int period_ms,
-		   struct samples *out)
+static int measure(struct sleeper *s, int nr, int period_ms, struct other *o,
+		   unsigned int *seed, struct samples *out)
 {
 	int nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN), failed = 0, err;
 	struct busy *busy = calloc((size_t)nr_cpus, sizeof(*busy));
@@ -276,6 +371,14 @@ static int measure(struct sleeper *s, int nr, int period_ms,
 	for (int i = 0; i < nr_cpus; i++)
 		pthread_join(busy[i].thread, NULL);
 	free(busy);
+	for (int w = 0; w < OTHER_WAKES; w++) {
+		double us = other_wake(o, seed);
+
+		if (us < 0)
+			failed++;
+		else
+			out->other_us[out->nr_other++] = us;
+	}
 	wake = sleepers_wake(s, nr, &failed);
 	if (failed) {
 		fprintf(stderr, "pollcost: %d of %d sleepers failed\n", failed,
@@ -359,6 +462,8 @@ int bench_pollcost(const struct bench_opts *o)
 {
 	int ns[MAX_NS], nr_ns, max_n = 0, reps = o->reps, err = 0, nr_s = 0;
 	static struct samples samples[MAX_NS];
+	struct other other = { .fd = -1 };
+	unsigned int seed = 1;
 	struct sleeper *s = NULL;
 	struct rlimit rl;
 
@@ -366,7 +471,7 @@ int bench_pollcost(const struct bench_opts *o)
 		bench_row_na("pollcost", "poller", 0, "no /dev/agile");
 		return 0;
 	}
-	nr_ns = parse_ns(o->sleepers ? o->sleepers : "0,100,1000", ns);
+	nr_ns = parse_ns(o->sleepers ? o->sleepers : "0,100,1000,3000", ns);
 	if (nr_ns < 0)
 		return nr_ns;
 	if (reps > MAX_REPS)
@@ -380,9 +485,17 @@ int bench_pollcost(const struct bench_opts *o)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	err = other_open(&other);
+	if (err) {
+		fprintf(stderr, "pollcost: the other user's context: %s\n",
+			strerror(-err));
+		goto out;
+	}
 	s = calloc((size_t)max_n + 1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
+	if (!s) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (nr_s = 0; nr_s < max_n && !err; nr_s++) {
 		s[nr_s].fd = -1;
 		err = sleeper_open(&s[nr_s]);
@@ -404,26 +517,33 @@ int bench_pollcost(const struct bench_opts *o)
 			int i = r % 2 ? nr_ns - 1 - k : k;
 			struct samples *sm = &samples[i];
 
-			err = measure(s, ns[i], o->period_ms, sm);
+			err = measure(s, ns[i], o->period_ms, &other, &seed,
+				      sm);
 			if (err)
 				break;
 			fprintf(stderr,
-				"  pollcost %5d sleepers: poller %8.3f ms/s, softirq %8.3f ms/s, busy %8.3f ms/1e8, wake %8.3f ms\n",
+				"  pollcost %5d sleepers: poller %8.3f ms/s, softirq %8.3f ms/s, busy %8.3f ms/1e8, wake %8.3f ms, other user's wake (last) %8.1f us\n",
 				ns[i],
 				sm->have_poll ? sm->poller[sm->nr - 1] : -1.0,
 				sm->softirq[sm->nr - 1], sm->busy[sm->nr - 1],
-				sm->wake[sm->nr - 1]);
+				sm->wake[sm->nr - 1],
+				sm->other_us[sm->nr_other - 1]);
 		}
 	}
 	if (err)
 		goto out;
 
-	printf("\npollcost: %d repetitions of %d ms; poll_interval_us %lld, poll_max_checks %lld; min / median / max\n",
+	printf("\npollcost: %d repetitions of %d ms; poll_interval_us %lld, poll_max_checks %lld, poll_cpu_permille %lld; min / median / max\n",
 	       reps, o->period_ms, read_sysfs_ll("poll_interval_us"),
-	       read_sysfs_ll("poll_max_checks"));
-	printf("%9s %26s %26s %26s %11s %9s %9s %12s\n", "sleepers",
+	       read_sysfs_ll("poll_max_checks"),
+	       read_sysfs_ll("poll_cpu_permille"));
+	printf("other user: %s, %d wakes per repetition; its wake us: median [p10-p90] (min-max)\n",
+	       other.other_user ? "uid 65534" : "the same user (not root)",
+	       OTHER_WAKES);
+	printf("%9s %26s %26s %26s %11s %9s %9s %15s %30s\n", "sleepers",
 	       "poller %CPU", "softirq %CPU", "busy loop slowdown",
-	       "checks/tick", "ticks/s", "ns/check", "wake all ms");
+	       "checks/tick", "ticks/s", "ns/check", "wake all ms",
+	       "other user's wake us");
 	for (int i = 0; i < nr_ns; i++) {
 		struct samples *sm = &samples[i];
 		double pmin = 0, pmed = 0, pmax = 0, smin, smed, smax;
@@ -473,7 +593,18 @@ int bench_pollcost(const struct bench_opts *o)
 			printf(" %11.1f %9.0f %9.0f", cpt, tps, npc);
 		else
 			printf(" %11s %9s %9s", "n/a", "n/a", "n/a");
-		printf(" %4.1f/%4.1f/%4.1f\n", wmin, wmed, wmax);
+		printf(" %4.1f/%4.1f/%4.1f", wmin, wmed, wmax);
+		if (sm->nr_other) {
+			struct timing ot =
+				bench_summarize(sm->other_us, sm->nr_other);
+
+			printf(" %7.0f [%.0f-%.0f] (%.0f-%.0f)\n", ot.median_ms,
+			       ot.p10_ms, ot.p90_ms, ot.min_ms, ot.max_ms);
+			add_row("other-wake-us", ns[i], sm->other_us,
+				sm->nr_other);
+		} else {
+			printf(" %30s\n", "n/a");
+		}
 		if (ns[i] && base) {
 			char variant[32];
 
@@ -486,5 +617,9 @@ out:
 	for (int i = 0; i < nr_s; i++)
 		sleeper_close(&s[i]);
 	free(s);
+	if (other.db)
+		munmap(other.db, other.db_bytes);
+	if (other.fd >= 0)
+		close(other.fd);
 	return err;
 }
