@@ -76,9 +76,10 @@ static void find_mounts(const char *mountinfo, struct cg_mount *v2,
 		struct cg_mount *m = NULL;
 
 		if (!tail ||
-		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
-		    sscanf(tail, " - %63s %4095s %1023s", type, source, super) !=
-			    3)
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) !=
+			    2 ||
+		    sscanf(tail, " - %63s %4095s %1023s", type, source,
+			   super) != 3)
 			continue;
 		if (!strcmp(type, "cgroup2") && !v2->found)
 			m = v2;
@@ -100,8 +101,7 @@ static void find_mounts(const char *mountinfo, struct cg_mount *v2,
  * This process's cgroup paths in @cgroup_file: the v2 one ("0::PATH")
  * and the v1 cpu controller's ("N:...cpu...:PATH"), "" where none.
  */
-static void find_paths(const char *cgroup_file, char *v2, char *v1,
-		       size_t size)
+static void find_paths(const char *cgroup_file, char *v2, char *v1, size_t size)
 {
 	char line[PATH_MAX + 256];
 	FILE *f = fopen(cgroup_file, "re");

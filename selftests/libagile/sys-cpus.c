@@ -64,8 +64,8 @@ static uint32_t quota(const char *mountinfo, const char *cgroup)
 	for (const char *p = mountinfo; *p && used + PATH_MAX < sizeof(text);
 	     p++) {
 		if (p[0] == '@' && p[1] == '@') {
-			used += (size_t)snprintf(text + used,
-						 sizeof(text) - used, "%s", top);
+			used += (size_t)snprintf(
+				text + used, sizeof(text) - used, "%s", top);
 			p++;
 		} else {
 			text[used++] = *p;
@@ -79,14 +79,14 @@ static uint32_t quota(const char *mountinfo, const char *cgroup)
 	return agile_sys_cpu_quota_at(mi, cg);
 }
 
-#define V2_MOUNT                                                              \
+#define V2_MOUNT \
 	"30 22 0:26 / @@/v2 rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n"
-#define V1_MOUNT                                                              \
-	"31 22 0:27 / @@/v1/cpux rw,relatime shared:10 - cgroup cgroup "      \
+#define V1_MOUNT                                                         \
+	"31 22 0:27 / @@/v1/cpux rw,relatime shared:10 - cgroup cgroup " \
 	"rw,cpuacct,cpu\n"
-#define OTHER_MOUNTS                                                          \
-	"22 1 0:21 / @@/sys rw - sysfs sysfs rw\n"                            \
-	"32 22 0:28 / @@/v1/mem rw - cgroup cgroup rw,memory\n"               \
+#define OTHER_MOUNTS                                            \
+	"22 1 0:21 / @@/sys rw - sysfs sysfs rw\n"              \
+	"32 22 0:28 / @@/v1/mem rw - cgroup cgroup rw,memory\n" \
 	"33 22 0:29 / @@/v1/cpuset rw - cgroup cgroup rw,cpuset\n"
 
 static void quota_files(void)
@@ -182,8 +182,9 @@ static int one_cpu_child(int cpu)
 	if (agile_rt_stats(q, &st) || st.nr_devices != 1)
 		return 14;
 	if (st.devices[0].nr_eus != 1)
-		return 20 + (int)(st.devices[0].nr_eus > 9 ? 9 :
-							     st.devices[0].nr_eus);
+		return 20 + (int)(st.devices[0].nr_eus > 9 ?
+					  9 :
+					  st.devices[0].nr_eus);
 	agile_rt_queue_destroy(q);
 	agile_rt_ctx_release(ctx);
 	agile_sched_opts_init(&so);
@@ -222,8 +223,9 @@ static void test_defaults(void)
 	if (tap_ok_call(agile_rt_queue_create(ctx, NULL, &q), "its queue")) {
 		memset(&st, 0, sizeof(st));
 		tap_ok_call(agile_rt_stats(q, &st), "its stats");
-		tap_ok(st.devices[0].nr_eus ==
-			       (want > AGILE_MAX_LANES ? AGILE_MAX_LANES : want),
+		tap_ok(st.devices[0].nr_eus == (want > AGILE_MAX_LANES ?
+							AGILE_MAX_LANES :
+							want),
 		       "default CPU EUs: %u, one per usable CPU (%u)",
 		       st.devices[0].nr_eus, want);
 		agile_rt_queue_destroy(q);
