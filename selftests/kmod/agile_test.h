@@ -558,6 +558,23 @@ static inline int agile_sysfs_read(const char *name, unsigned long long *val)
 	return 0;
 }
 
+/* Wait until the poller has ticked @nr more times; 0 or -ETIMEDOUT. */
+static inline int agile_wait_poll_ticks(unsigned long long nr)
+{
+	__u64 deadline = agile_now_ns() + AGILE_TEST_WAIT_MS * NSEC_PER_MSEC;
+	unsigned long long start = 0, now = 0;
+
+	if (agile_sysfs_read("poll_ticks", &start))
+		return -EIO;
+	for (;;) {
+		if (!agile_sysfs_read("poll_ticks", &now) && now >= start + nr)
+			return 0;
+		if (agile_now_ns() > deadline)
+			return -ETIMEDOUT;
+		agile_sleep_ms(1);
+	}
+}
+
 /* Write @str (exactly its bytes) to an open sysfs file; 0 or -errno. */
 static inline int agile_sysfs_write_fd(int fd, const char *str)
 {

@@ -309,23 +309,6 @@ TEST_F(fdinfo, bounded)
 	munmap(db, init.doorbell_bytes);
 }
 
-/* Wait until the poller has ticked @nr more times; 0 or -ETIMEDOUT. */
-static int wait_poll_ticks(unsigned long long nr)
-{
-	__u64 deadline = agile_now_ns() + AGILE_TEST_WAIT_MS * NSEC_PER_MSEC;
-	unsigned long long start, now;
-
-	if (agile_sysfs_read("poll_ticks", &start))
-		return -EIO;
-	for (;;) {
-		if (!agile_sysfs_read("poll_ticks", &now) && now >= start + nr)
-			return 0;
-		if (agile_now_ns() > deadline)
-			return -ETIMEDOUT;
-		agile_sleep_ms(1);
-	}
-}
-
 /*
  * The poller's work, per context and per owner: a context of root's and
  * one of nobody's (made by CTX_INIT as uid 65534), each polled while a
@@ -365,7 +348,7 @@ TEST_F(fdinfo, poll_per_user)
 		  agile_fence_thread_start(&ft_root, self->fd, 0, AGILE_CMP_EQ,
 					   1, AGILE_TIMEOUT_INFINITE));
 	ASSERT_EQ(0, agile_db_wait_sleepers(db, 0, 1, AGILE_TEST_WAIT_MS));
-	ASSERT_EQ(0, wait_poll_ticks(3));
+	ASSERT_EQ(0, agile_wait_poll_ticks(3));
 	ASSERT_LT(0, fdinfo_self(self->fd, self->buf, FDINFO_MAX));
 	EXPECT_EQ(0ULL, agile_fdinfo_u64(self->buf, "poll_owner_uid"));
 	EXPECT_LE(1ULL, agile_fdinfo_u64(self->buf, "poll_owner_contexts"));
@@ -382,7 +365,7 @@ TEST_F(fdinfo, poll_per_user)
 					      AGILE_TIMEOUT_INFINITE));
 	ASSERT_EQ(0,
 		  agile_db_wait_sleepers(db_nobody, 0, 1, AGILE_TEST_WAIT_MS));
-	ASSERT_EQ(0, wait_poll_ticks(3));
+	ASSERT_EQ(0, agile_wait_poll_ticks(3));
 	ASSERT_LT(0, fdinfo_self(fd_nobody, self->buf, FDINFO_MAX));
 	EXPECT_EQ((unsigned long long)NOBODY,
 		  agile_fdinfo_u64(self->buf, "poll_owner_uid"));

@@ -120,23 +120,6 @@ static int wait_sysfs(const char *name, unsigned long long want)
 	}
 }
 
-/* Wait until the poller has ticked @nr more times; 0 or -ETIMEDOUT. */
-static int wait_ticks(unsigned long long nr)
-{
-	__u64 deadline = agile_now_ns() + AGILE_TEST_WAIT_MS * NSEC_PER_MSEC;
-	unsigned long long start, now;
-
-	if (agile_sysfs_read("poll_ticks", &start))
-		return -EIO;
-	for (;;) {
-		if (!agile_sysfs_read("poll_ticks", &now) && now >= start + nr)
-			return 0;
-		if (agile_now_ns() > deadline)
-			return -ETIMEDOUT;
-		agile_sleep_ms(1);
-	}
-}
-
 static void sleeper_open(struct __test_metadata *_metadata, struct sleeper *s,
 			 __u32 nr_slots)
 {
@@ -371,7 +354,7 @@ TEST_F_TIMEOUT(poller, all_woken_within_budget, POLL_TIMEOUT_S)
 
 	ASSERT_EQ(0, agile_sysfs_read("poll_max_checks", &budget));
 	ASSERT_EQ(0, read_poll(&a));
-	ASSERT_EQ(0, wait_ticks(4));
+	ASSERT_EQ(0, agile_wait_poll_ticks(4));
 	ASSERT_EQ(0, read_poll(&b));
 	ASSERT_EQ((unsigned long long)NR_CTXS, b.contexts);
 	ASSERT_LT(a.ticks, b.ticks);
@@ -448,7 +431,7 @@ TEST_F_TIMEOUT(poller, wait_any_within_budget, POLL_TIMEOUT_S)
 
 	ASSERT_EQ(0, agile_sysfs_read("poll_max_checks", &budget));
 	ASSERT_EQ(0, read_poll(&a));
-	ASSERT_EQ(0, wait_ticks(4));
+	ASSERT_EQ(0, agile_wait_poll_ticks(4));
 	ASSERT_EQ(0, read_poll(&b));
 	/* And what an earlier tick left to the WAIT_ANY (deficit). */
 	ASSERT_GE((b.ticks - a.ticks) * budget + AGILE_WAIT_ANY_MAX - 1,
@@ -488,7 +471,7 @@ TEST_F_TIMEOUT(poller, timer_stops_when_nobody_sleeps, POLL_TIMEOUT_S)
 	ASSERT_EQ(0, wait_all_asleep(s, 1));
 	ASSERT_EQ(0, read_poll(&a));
 	ASSERT_LE(1ULL, a.contexts);
-	ASSERT_EQ(0, wait_ticks(3));
+	ASSERT_EQ(0, agile_wait_poll_ticks(3));
 
 	ASSERT_EQ(0, agile_signal(s->fd, 0, 1));
 	ASSERT_EQ(0, sleeper_join(s));
@@ -506,7 +489,7 @@ TEST_F_TIMEOUT(poller, timer_stops_when_nobody_sleeps, POLL_TIMEOUT_S)
 	ASSERT_EQ(0, agile_signal(s->fd, 0, 0));
 	ASSERT_EQ(0, sleeper_start(s));
 	ASSERT_EQ(0, wait_all_asleep(s, 1));
-	ASSERT_EQ(0, wait_ticks(3));
+	ASSERT_EQ(0, agile_wait_poll_ticks(3));
 	agile_db_store(s->db, 0, 1);
 	ASSERT_EQ(0, sleeper_join(s));
 	ASSERT_EQ(0, s->ft.ret);
@@ -582,7 +565,7 @@ TEST_F_TIMEOUT(poller, fair_between_users, POLL_TIMEOUT_S)
 		  agile_fdinfo_u64(buf, "poll_owner_uid"));
 
 	ASSERT_EQ(0, read_ctx_checks(other->fd, buf, &ticks_a, &checks_a));
-	ASSERT_EQ(0, wait_ticks(FAIR_TICKS));
+	ASSERT_EQ(0, agile_wait_poll_ticks(FAIR_TICKS));
 	ASSERT_EQ(0, read_ctx_checks(other->fd, buf, &ticks_b, &checks_b));
 	other_checks = agile_fdinfo_u64(buf, "poll_owner_checks");
 	ASSERT_GT(~0ULL, checks_b);
@@ -634,7 +617,7 @@ TEST_F_TIMEOUT(poller, cpu_cap, POLL_TIMEOUT_S)
 	for (i = 0; i < NR_CTXS; i++)
 		ASSERT_EQ(0, sleeper_start(&self->s[i])) TH_LOG("thread %u", i);
 	ASSERT_EQ(0, wait_all_asleep(self->s, NR_CTXS));
-	ASSERT_EQ(0, wait_ticks(4));
+	ASSERT_EQ(0, agile_wait_poll_ticks(4));
 
 	ASSERT_EQ(0, read_poll(&a));
 	start = agile_now_ns();
