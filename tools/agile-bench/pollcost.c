@@ -198,9 +198,9 @@ static void sleeper_close(struct sleeper *s)
 		close(s->fd);
 }
 
-static void *sleeper_main(void *arg)
+/* Sleep in the kernel until slot 0 of @fd holds 1: 0 or -errno. */
+static int wait_slot0(int fd)
 {
-	struct sleeper *s = arg;
 	struct agile_fence f = {
 		.op = AGILE_FENCE_WAIT,
 		.cmp = AGILE_CMP_EQ,
@@ -208,7 +208,14 @@ static void *sleeper_main(void *arg)
 		.timeout_ns = SLEEP_TIMEOUT_NS,
 	};
 
-	s->ret = ioctl(s->fd, AGILE_IOC_FENCE, &f) ? -errno : 0;
+	return ioctl(fd, AGILE_IOC_FENCE, &f) ? -errno : 0;
+}
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+
+	s->ret = wait_slot0(s->fd);
 	return NULL;
 }
 
@@ -255,14 +262,8 @@ static int other_open(struct other *o)
 static void *other_main(void *arg)
 {
 	struct other *o = arg;
-	struct agile_fence f = {
-		.op = AGILE_FENCE_WAIT,
-		.cmp = AGILE_CMP_EQ,
-		.value = 1,
-		.timeout_ns = SLEEP_TIMEOUT_NS,
-	};
 
-	o->ret = ioctl(o->fd, AGILE_IOC_FENCE, &f) ? -errno : 0;
+	o->ret = wait_slot0(o->fd);
 	o->woke_ms = bench_now_ms();
 	return NULL;
 }
