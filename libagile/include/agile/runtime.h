@@ -704,7 +704,41 @@ int agile_rt_event_release(struct agile_rt_event *ev);
 /* struct agile_rt_arg.kind */
 #define AGILE_RT_ARG_VALUE 0 /* @value as it is */
 #define AGILE_RT_ARG_BUFFER 1 /* @buf's EU address + @value (bytes) */
-#define AGILE_RT_ARG_GROUP 2 /* the group's index, 0 .. nr_groups - 1 */
+#define AGILE_RT_ARG_GROUP 2 /* the group's flat index, 0 .. nr_groups - 1 */
+#define AGILE_RT_ARG_GROUP_ID 3 /* the group's (x, y, z): AGILE_RT_DIM3_WORD */
+#define AGILE_RT_ARG_NR_GROUPS 4 /* the groups (x, y, z): AGILE_RT_DIM3_WORD */
+#define AGILE_RT_ARG_GROUP_SIZE 5 /* a group's threads (x, y, z): the same */
+#define AGILE_RT_ARG_LOCAL 6 /* the group's local memory (@local_bytes) */
+
+#ifndef AGILE_RT_DIM3_WORD
+/* gridDim or blockDim as one word: x 32 bits, y and z 16 each. */
+#define AGILE_RT_DIM3_WORD(x, y, z) \
+	((uint64_t)(x) | (uint64_t)(y) << 32 | (uint64_t)(z) << 48)
+/* A float parameter's word: its bits. */
+static inline uint64_t agile_rt_float_word(float f)
+{
+	union {
+		float f;
+		uint32_t u;
+	} c;
+
+	c.f = f;
+	return c.u;
+}
+#endif
+
+/*
+ * The limits of an entry's shape (docs/runtime.md, "Groups"): a group
+ * has at most AGILE_RT_MAX_GROUP_THREADS threads, x and y at most that,
+ * z at most AGILE_RT_MAX_GROUP_Z; GPU EUs run groups of at most
+ * AGILE_MAX_LANES threads and no local memory yet.  Groups: x 1 ..
+ * UINT32_MAX, y and z 1 .. AGILE_RT_MAX_GROUPS_YZ.  Local memory: at most
+ * AGILE_RT_MAX_LOCAL bytes a group, with the kernel's block-shared memory.
+ */
+#define AGILE_RT_MAX_GROUP_THREADS 1024
+#define AGILE_RT_MAX_GROUP_Z 64
+#define AGILE_RT_MAX_GROUPS_YZ 65535
+#define AGILE_RT_MAX_LOCAL (1024 * 1024)
 
 /* struct agile_rt_arg.access, for buffers: the entry's read and write sets */
 #define AGILE_RT_READ (1u << 0)
@@ -736,14 +770,24 @@ struct agile_rt_arg {
 /**
  * struct agile_rt_entry - what agile_rt_enqueue queues
  * @kernel:    the kernel (of the queue's context)
- * @threads:   lanes per group, 1 .. AGILE_MAX_LANES (the task's nr_parts)
- * @groups:    groups, 1 ..; each is one EU task, spread over the EUs
+ * @threads:   a group's threads in x (its lanes: lane = x + y X + z X Y)
+ * @groups:    groups in x, 1 ..; each group runs wholly on one EU
  * @priority:  higher runs first among ready entries; ties in enqueue order
  * @place:     AGILE_RT_PLACE_*
  * @nr_args:   argument words, 0 .. AGILE_RT_MAX_ARGS
  * @args:      the words; word i is the task's args[i]
  * @nr_after:  explicit dependencies, 0 .. AGILE_RT_MAX_AFTER
  * @after:     events to wait for (of any queue)
+ * @threads_y: a group's threads in y; 0 means 1
+ * @threads_z: in z; 0 means 1
+ * @groups_y:  groups in y; 0 means 1
+ * @groups_z:  groups in z; 0 means 1
+ * @local_bytes: local memory of each group (AGILE_RT_ARG_LOCAL), not
+ *             initialised, 64-byte aligned; 0 for none
+ * @reserved:  must be zero
+ *
+ * The limits: AGILE_RT_MAX_* above.  Zeroed fields past @after give the
+ * 1-D entry of earlier versions.
  */
 struct agile_rt_entry {
 	struct agile_rt_kernel *kernel;
@@ -755,6 +799,10 @@ struct agile_rt_entry {
 	uint32_t nr_after;
 	const struct agile_rt_arg *args;
 	struct agile_rt_event *const *after;
+	uint32_t threads_y, threads_z;
+	uint32_t groups_y, groups_z;
+	uint32_t local_bytes;
+	uint32_t reserved;
 };
 
 struct agile_rt_queue;
@@ -840,22 +888,45 @@ int agile_rt_queue_destroy(struct agile_rt_queue *q);
  * after write by an entry that does not read the buffer only order (it
  * overwrites the failed data and runs).
  *
- * Group g of the entry is one EU task: opcode of the kernel for the
- * device it lands on, nr_parts = @threads, args as @entry->args with
- * buffer words turned into that device's addresses and AGILE_RT_ARG_GROUP
- * words set to g.  The entry fails with the first failed group's error
- * (the others still run).
+ * Group g of the entry runs its threads as the kernel's lanes (x
+ * fastest), on one EU, with args as @entry->args: buffer words turned
+ * into that device's addresses, AGILE_RT_ARG_GROUP words set to g (x
+ * fastest: g = x + y gx + z gx gy), AGILE_RT_ARG_GROUP_ID to (x, y, z),
+ * AGILE_RT_ARG_NR_GROUPS and AGILE_RT_ARG_GROUP_SIZE to the entry's
+ * shapes, AGILE_RT_ARG_LOCAL to the group's local memory.  A CPU device's
+ * runners take groups in ranges (a loop each, no post), a GPU device's
+ * one task at a time.  An entry a GPU EU cannot run (more than
+ * AGILE_MAX_LANES threads, local memory) runs on CPU EUs whatever its
+ * @place, except AGILE_RT_PLACE_GPU_ONLY (-E2BIG).  The entry fails with
+ * the first failed group's error (the others still run).
  *
  * Thread safety: thread safe (under the queue's lock).
  *
- * Return: 0, -EINVAL (bad entry: a kernel of another context, threads or
- * groups out of range, a buffer of another context, a buffer without
- * access bits), -ENODEV (no device of the context can run it as placed),
- * -ESHUTDOWN (the queue is being destroyed) or -ENOMEM.
+ * Return: 0, -EINVAL (bad entry: a kernel of another context, a zero or
+ * out-of-range shape, a buffer of another context, a buffer without
+ * access bits, reserved not zero), -E2BIG (a shape or local memory over
+ * its limit: agile_rt_error_message names it), -ENODEV (no device of
+ * the context can run it as placed), -ESHUTDOWN (the queue is being
+ * destroyed) or -ENOMEM.
  */
 int agile_rt_enqueue(struct agile_rt_queue *q,
 		     const struct agile_rt_entry *entry,
 		     struct agile_rt_event **event);
+
+/**
+ * agile_rt_error_message - why the calling thread's last refused enqueue
+ * was refused
+ *
+ * One line naming the field and the limit ("threads 32 x 64 = 2048 over
+ * AGILE_RT_MAX_GROUP_THREADS (1024)"), set by agile_rt_enqueue when it
+ * returns -EINVAL, -E2BIG or -ENODEV; "" before any.
+ *
+ * Thread safety: thread safe (a thread-local buffer, valid until the
+ * thread's next enqueue).
+ *
+ * Return: the message, never NULL.
+ */
+const char *agile_rt_error_message(void);
 
 /* ---- load, placement, statistics ---- */
 

@@ -16,6 +16,7 @@
 
 #include "eu/eu_impl.h"
 #include "eu/gpu_impl.h"
+#include "kernels/kernels_impl.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -170,7 +171,7 @@ static uint32_t run_task(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 			 struct scratch *scratch)
 {
 	const struct agile_kernel *k = NULL;
-	struct agile_lane_result res = { .error_lane = AGILE_EU_NO_LANE };
+	struct agile__group_result res = { .error_lane = AGILE_EU_NO_LANE };
 	uint32_t nr_parts = reg->nr_parts;
 	int err;
 
@@ -181,8 +182,11 @@ static uint32_t run_task(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 		err = scratch_reserve(scratch,
 				      agile_kernels_scratch_size(k, nr_parts));
 	if (!err)
-		err = agile_kernels_run(k, nr_parts, reg->args, scratch->mem,
-					&res);
+		err = agile__kernels_run_group(
+			k, nr_parts, reg->args, scratch->mem,
+			(char *)scratch->mem +
+				agile__kernels_states_size(k, nr_parts),
+			&res);
 	if (err) {
 		res.status = 0;
 		res.error = err;

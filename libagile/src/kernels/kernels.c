@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -32,6 +33,9 @@
 struct kernel_entry {
 	struct agile_kernel kernel; /* name and phases point into this entry */
 	char name[AGILE_KERNEL_NAME_MAX];
+	uint32_t max_group; /* agile__kernels_max_group */
+	/* Per phase, the phase compiled over a range of lanes, or NULL. */
+	agile__lanes_fn lanes[AGILE_KERNEL_MAX_PHASES];
 	agile_phase_fn phases[];
 };
 
@@ -122,6 +126,7 @@ static struct kernel_entry *entry_new(const struct agile_kernel *k,
 	e->kernel.name = e->name;
 	e->kernel.phases = e->phases;
 	e->kernel.opcode = opcode;
+	e->max_group = k->max_lanes ? k->max_lanes : AGILE__GROUP_MAX_LANES;
 	if (!e->kernel.max_lanes)
 		e->kernel.max_lanes = AGILE_MAX_LANES;
 	return e;
@@ -129,6 +134,14 @@ static struct kernel_entry *entry_new(const struct agile_kernel *k,
 
 int agile_kernels_register(struct agile_kernels *reg,
 			   const struct agile_kernel *kernel, uint32_t *opcode)
+{
+	return agile__kernels_register_lanes(reg, kernel, NULL, opcode);
+}
+
+int agile__kernels_register_lanes(struct agile_kernels *reg,
+				  const struct agile_kernel *kernel,
+				  const agile__lanes_fn *lanes,
+				  uint32_t *opcode)
 {
 	struct kernel_entry *e;
 	int i, err;
@@ -160,6 +173,8 @@ int agile_kernels_register(struct agile_kernels *reg,
 	e = entry_new(kernel, AGILE_OP_USER_BASE + (uint32_t)i);
 	if (!e)
 		goto out;
+	for (uint32_t p = 0; lanes && p < kernel->nr_phases; p++)
+		e->lanes[p] = lanes[p];
 	/* Release: the entry is complete before a lookup can see it. */
 	atomic_store_explicit(&reg->table[i], e, memory_order_release);
 	if (opcode)
@@ -283,10 +298,45 @@ size_t agile_kernels_scratch_size(const struct agile_kernel *kernel,
 	       round_up(kernel->shared_size, SHARED_ALIGN);
 }
 
-static void lane_failed(struct agile_lane_result *res, uint64_t *live,
+static const struct kernel_entry *entry_of(const struct agile_kernel *k)
+{
+	return (const struct kernel_entry *)((const char *)k -
+					     offsetof(struct kernel_entry,
+						      kernel));
+}
+
+uint32_t agile__kernels_max_group(const struct agile_kernel *k)
+{
+	return entry_of(k)->max_group;
+}
+
+const agile__lanes_fn *agile__kernels_lanes(const struct agile_kernel *k)
+{
+	return entry_of(k)->lanes;
+}
+
+size_t agile__kernels_states_size(const struct agile_kernel *k,
+				  uint32_t nr_lanes)
+{
+	return states_bytes(k, nr_lanes);
+}
+
+/* The lanes still running a group, one bit each, and how many. */
+struct live_lanes {
+	uint64_t w[AGILE__GROUP_MAX_LANES / 64];
+	uint32_t nr;
+};
+
+static bool is_live(const struct live_lanes *l, uint32_t lane)
+{
+	return l->w[lane / 64] >> (lane % 64) & 1;
+}
+
+static void lane_failed(struct agile__group_result *res, struct live_lanes *l,
 			uint32_t lane, int err)
 {
-	*live &= ~(1ULL << lane);
+	l->w[lane / 64] &= ~(1ULL << (lane % 64));
+	l->nr--;
 	if (res->error)
 		return;
 	/* A positive return breaks the phase contract: still a failure. */
@@ -294,46 +344,76 @@ static void lane_failed(struct agile_lane_result *res, uint64_t *live,
 	res->error_lane = lane;
 }
 
-int agile_kernels_run(const struct agile_kernel *k, uint32_t nr_lanes,
-		      const __u64 *args, void *scratch,
-		      struct agile_lane_result *res)
+/* Lanes a lanes function runs at once: its return codes' array. */
+#define LANES_CHUNK 128
+
+/*
+ * Phase @fn (or @lanes, its loop over lanes compiled with it) on every
+ * live lane, lane by lane.  The compiled loop runs only while no lane has
+ * failed: it does not skip lanes.
+ */
+static void run_phase(agile_phase_fn fn, agile__lanes_fn lanes,
+		      uint32_t nr_lanes, const __u64 *args,
+		      unsigned char *states, size_t stride, void *shared,
+		      struct live_lanes *live, struct agile__group_result *res)
 {
-	size_t stride;
-	unsigned char *states, *shared;
-	uint64_t live;
+	if (lanes && live->nr == nr_lanes) {
+		int32_t rc[LANES_CHUNK];
+
+		for (uint32_t lo = 0; lo < nr_lanes; lo += LANES_CHUNK) {
+			uint32_t hi = nr_lanes - lo > LANES_CHUNK ?
+					      lo + LANES_CHUNK :
+					      nr_lanes;
+
+			lanes(lo, hi, nr_lanes, args, states, stride, shared,
+			      rc);
+			for (uint32_t lane = lo; lane < hi; lane++)
+				if (rc[lane - lo])
+					lane_failed(res, live, lane,
+						    rc[lane - lo]);
+		}
+		return;
+	}
+	for (uint32_t lane = 0; lane < nr_lanes; lane++) {
+		int err;
+
+		if (!is_live(live, lane))
+			continue;
+		err = fn(lane, nr_lanes, args,
+			 states ? states + lane * stride : NULL, shared);
+		if (err)
+			lane_failed(res, live, lane, err);
+	}
+}
+
+/*
+ * The seed-004 transformation for one group of @nr_lanes lanes (at most
+ * AGILE__GROUP_MAX_LANES): phase after phase, each on every live lane
+ * before the next starts, which is all a barrier between them promises.
+ * Returns the live lanes' first word (the status of up to 64 lanes).
+ */
+static uint64_t run_lanes(const struct agile_kernel *k,
+			  const agile__lanes_fn *lanes, uint32_t nr_lanes,
+			  const __u64 *args, unsigned char *states,
+			  void *shared, struct agile__group_result *res)
+{
+	size_t stride = round_up(k->state_size, STATE_ALIGN);
+	struct live_lanes live;
 	uint32_t phase = 0;
 
-	if (!k || !res || !nr_lanes ||
-	    nr_lanes > (k->max_lanes ? k->max_lanes : AGILE_MAX_LANES) ||
-	    nr_lanes > AGILE_MAX_LANES || !k->nr_phases ||
-	    (!scratch && agile_kernels_scratch_size(k, nr_lanes)))
-		return -EINVAL;
-	stride = round_up(k->state_size, STATE_ALIGN);
-	states = scratch;
-	shared = states ? states + states_bytes(k, nr_lanes) : NULL;
-	live = nr_lanes == 64 ? ~0ULL : (1ULL << nr_lanes) - 1;
-	memset(res, 0, sizeof(*res));
+	memset(live.w, 0, (nr_lanes + 63) / 64 * sizeof(live.w[0]));
+	for (uint32_t i = 0; i < nr_lanes / 64; i++)
+		live.w[i] = ~0ULL;
+	if (nr_lanes % 64)
+		live.w[nr_lanes / 64] = (1ULL << (nr_lanes % 64)) - 1;
+	live.nr = nr_lanes;
+	res->error = 0;
+	res->error_lane = 0;
 
-	while (live) {
-		agile_phase_fn fn = k->phases[phase];
-
-		/*
-		 * The lane loop: phase @phase runs to completion on every
-		 * live lane before any lane starts the next one, which is
-		 * all a barrier between them promises.
-		 */
-		for (uint32_t lane = 0; lane < nr_lanes; lane++) {
-			int err;
-
-			if (!(live & (1ULL << lane)))
-				continue;
-			err = fn(lane, nr_lanes, args,
-				 states ? states + lane * stride : NULL,
-				 shared);
-			if (err)
-				lane_failed(res, &live, lane, err);
-		}
-		if (!live)
+	while (live.nr) {
+		run_phase(k->phases[phase], lanes ? lanes[phase] : NULL,
+			  nr_lanes, args, states, stride, shared, &live, res);
+		if (!live.nr)
 			break;
 		if (k->next)
 			phase = k->next(phase, nr_lanes, args, shared);
@@ -345,10 +425,43 @@ int agile_kernels_run(const struct agile_kernel *k, uint32_t nr_lanes,
 		if (phase >= k->nr_phases) {
 			/* A bad jump fails every lane still running. */
 			for (uint32_t lane = 0; lane < nr_lanes; lane++)
-				if (live & (1ULL << lane))
+				if (is_live(&live, lane))
 					lane_failed(res, &live, lane, -EINVAL);
 		}
 	}
-	res->status = live;
+	res->status = live.w[0];
+	return live.w[0];
+}
+
+int agile__kernels_run_group(const struct agile_kernel *k, uint32_t nr_lanes,
+			     const __u64 *args, void *states, void *shared,
+			     struct agile__group_result *res)
+{
+	if (!nr_lanes || nr_lanes > agile__kernels_max_group(k))
+		return -EINVAL;
+	run_lanes(k, agile__kernels_lanes(k), nr_lanes, args, states, shared,
+		  res);
+	return 0;
+}
+
+int agile_kernels_run(const struct agile_kernel *k, uint32_t nr_lanes,
+		      const __u64 *args, void *scratch,
+		      struct agile_lane_result *res)
+{
+	struct agile__group_result gr;
+	unsigned char *states, *shared;
+
+	if (!k || !res || !nr_lanes ||
+	    nr_lanes > (k->max_lanes ? k->max_lanes : AGILE_MAX_LANES) ||
+	    nr_lanes > AGILE_MAX_LANES || !k->nr_phases ||
+	    (!scratch && agile_kernels_scratch_size(k, nr_lanes)))
+		return -EINVAL;
+	states = scratch;
+	shared = states ? states + states_bytes(k, nr_lanes) : NULL;
+	memset(res, 0, sizeof(*res));
+	/* @k need not be registered: no compiled lane loops then. */
+	res->status = run_lanes(k, NULL, nr_lanes, args, states, shared, &gr);
+	res->error = gr.error;
+	res->error_lane = gr.error_lane;
 	return 0;
 }

@@ -6,7 +6,10 @@
 #ifndef AGILE_KERNELS_IMPL_H
 #define AGILE_KERNELS_IMPL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <linux/types.h>
 
 #include "kernels/kernels_body.h"
 
@@ -19,5 +22,70 @@
 struct agile_kernels;
 void agile__kernels_builtin_opcodes(const struct agile_kernels *reg,
 				    uint32_t opcodes[AGILE_COMMON_NR]);
+
+/* The most lanes of one group the CPU runs (agile__kernels_run_group). */
+#define AGILE__GROUP_MAX_LANES 1024
+
+/*
+ * agile__lanes_fn - one phase compiled with its loop over lanes: runs the
+ * phase for lanes @lo .. @hi - 1 of a group of @nr_lanes, lane l's state
+ * at @states + l * @stride, and stores each lane's return value in
+ * @rc[l - @lo].  The loop lives in the kernel's own object, so the
+ * compiler inlines the phase into it and vectorises across lanes (the
+ * runtime's dialect makes one per phase, compile_dialect.c).
+ */
+typedef void (*agile__lanes_fn)(uint32_t lo, uint32_t hi, uint32_t nr_lanes,
+				const __u64 *args, void *states, size_t stride,
+				void *shared, int32_t *rc);
+
+/*
+ * agile__kernels_register_lanes - agile_kernels_register, with @lanes
+ * (NULL, or one per phase, each NULL or the phase's lanes function).
+ */
+struct agile_kernel;
+int agile__kernels_register_lanes(struct agile_kernels *reg,
+				  const struct agile_kernel *kernel,
+				  const agile__lanes_fn *lanes,
+				  uint32_t *opcode);
+
+/*
+ * The next three take a kernel of a registry (agile_kernels_lookup or
+ * _find), never a caller's struct.
+ *
+ * agile__kernels_max_group - the most lanes a group of @k may have on the
+ * CPU: its max_lanes as registered, or AGILE__GROUP_MAX_LANES when that
+ * was 0 (the GPU's EUs still take AGILE_MAX_LANES).
+ */
+uint32_t agile__kernels_max_group(const struct agile_kernel *k);
+const agile__lanes_fn *agile__kernels_lanes(const struct agile_kernel *k);
+
+/* Bytes of @nr_lanes lanes' states (64-byte aligned), before the shared. */
+size_t agile__kernels_states_size(const struct agile_kernel *k,
+				  uint32_t nr_lanes);
+
+/*
+ * struct agile__group_result - how a group ended
+ * @error:      0, or the first failed lane's error (phase by phase, lane
+ *              by lane)
+ * @error_lane: that lane
+ * @status:     lanes 0 .. 63: bit i set when lane i completed
+ */
+struct agile__group_result {
+	int32_t error;
+	uint32_t error_lane;
+	uint64_t status;
+};
+
+/*
+ * agile__kernels_run_group - one group of @k (a registry's) of @nr_lanes
+ * lanes, 1 .. agile__kernels_max_group(@k), on the calling thread, with
+ * its lanes functions where it has them.  @states: the lanes' states
+ * (agile__kernels_states_size bytes, 16-byte aligned); @shared: its
+ * block-shared memory.  Returns 0 (the lanes' outcome in @res) or -EINVAL
+ * (too many lanes: nothing ran).
+ */
+int agile__kernels_run_group(const struct agile_kernel *k, uint32_t nr_lanes,
+			     const __u64 *args, void *states, void *shared,
+			     struct agile__group_result *res);
 
 #endif /* AGILE_KERNELS_IMPL_H */

@@ -12,11 +12,14 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "kernels/kernels_impl.h"
 #include "runtime_impl.h"
 
 /*
@@ -26,11 +29,22 @@
  */
 #define RT_RECHECK_NS 1000000L
 
+/*
+ * Groups a CPU runner takes at once: what is left over this many times
+ * the device's runners (guided: ranges shrink as the entry runs out, so
+ * the runners finish together), at least one.
+ */
+#define RT_RANGE_SHARE 2
+
 struct rt_entry {
 	struct rt_entry *next;
 	struct agile_rt_kernel *kernel;
-	uint32_t threads;
-	uint32_t groups;
+	uint32_t threads; /* a group's, x * y * z */
+	uint32_t block[3]; /* a group's shape */
+	uint32_t grid[3]; /* the groups' shape */
+	uint64_t groups; /* grid x * y * z */
+	uint32_t local_bytes;
+	bool cpu_only; /* GPU EUs cannot run it: its shape or local memory */
 	int32_t priority;
 	uint32_t place;
 	uint32_t nr_args;
@@ -48,8 +62,8 @@ struct rt_entry {
 	bool ready; /* every dependency completed, all succeeded */
 	struct agile_rt_event *ev; /* the entry's reference */
 	/* Under the queue's lock: */
-	uint32_t next_group; /* groups handed to runners */
-	uint32_t done_groups;
+	uint64_t next_group; /* groups handed to runners */
+	uint64_t done_groups;
 	int error; /* the first failed group's */
 };
 
@@ -58,9 +72,9 @@ struct rt_runner {
 	uint32_t dev; /* index in ctx->devs */
 	uint32_t eu;
 	pthread_t thread;
-	/* CPU devices: the task register the runner runs groups from. */
-	struct agile_task_reg *reg;
-	uint32_t nr_args;
+	/* CPU devices: the groups' states, shared and local memory. */
+	void *scratch;
+	size_t scratch_size;
 };
 
 struct agile_rt_queue {
@@ -255,7 +269,9 @@ static struct rt_entry *pick(struct agile_rt_queue *q,
 		*ready_groups += e->groups - e->next_group;
 		if (best && e->priority <= best->priority)
 			continue;
-		if (!agile__rt_place_allows(q->ctx, r->dev, e->kernel, e->place,
+		if (!agile__rt_place_allows(q->ctx, r->dev, e->kernel,
+					    e->cpu_only ? AGILE_RT_PLACE_CPU :
+							  e->place,
 					    &q->place, &fb))
 			continue;
 		best = e;
@@ -265,81 +281,167 @@ static struct rt_entry *pick(struct agile_rt_queue *q,
 	return best;
 }
 
+/* Group @g's (x, y, z) in @e's grid (x fastest). */
+static void group_id(const struct rt_entry *e, uint64_t g, uint32_t id[3])
+{
+	id[0] = (uint32_t)(g % e->grid[0]);
+	g /= e->grid[0];
+	id[1] = (uint32_t)(g % e->grid[1]);
+	id[2] = (uint32_t)(g / e->grid[1]);
+}
+
+static uint64_t dim3_word(const uint32_t d[3])
+{
+	return AGILE_RT_DIM3_WORD(d[0], d[1], d[2]);
+}
+
 /*
- * Runs group @g of @e on runner @r's EU; the group's outcome.
- *
- * A GPU device's runner posts the group through its EU's doorbell and
- * waits.  A CPU device's runner runs it itself, on its own thread, with
- * the EU's code (agile_eu_run_inline) from a task register of its own:
- * posting to a CPU EU thread and waiting for it would put two threads on
- * every core the device has, the waiting one spinning on the core the
- * working one needs (measured: 162 us a task in a chain on two cores,
- * where PoCL took 2 us).  inline_busy then stands for the doorbells.
+ * @e's argument words as device @dev sees them for group @g, local memory
+ * at @local (an EU address).
  */
-static int run_group(struct rt_runner *r, struct rt_entry *e, uint32_t g)
+static void fill_args(const struct rt_entry *e, uint32_t dev, uint64_t g,
+		      uint64_t local, __u64 *out)
+{
+	uint32_t id[3];
+
+	group_id(e, g, id);
+	for (uint32_t i = 0; i < e->nr_args; i++) {
+		const struct agile_rt_arg *a = &e->args[i];
+
+		switch (a->kind) {
+		case AGILE_RT_ARG_BUFFER:
+			out[i] = a->buf->eu_addr[dev] + a->value;
+			break;
+		case AGILE_RT_ARG_GROUP:
+			out[i] = g;
+			break;
+		case AGILE_RT_ARG_GROUP_ID:
+			out[i] = dim3_word(id);
+			break;
+		case AGILE_RT_ARG_NR_GROUPS:
+			out[i] = dim3_word(e->grid);
+			break;
+		case AGILE_RT_ARG_GROUP_SIZE:
+			out[i] = dim3_word(e->block);
+			break;
+		case AGILE_RT_ARG_LOCAL:
+			out[i] = local;
+			break;
+		default:
+			out[i] = a->value;
+		}
+	}
+}
+
+/*
+ * Runs group @g of @e on GPU runner @r's EU: posts it through the EU's
+ * doorbell and waits.  The group's outcome.
+ */
+static int post_group(struct rt_runner *r, struct rt_entry *e, uint64_t g)
 {
 	struct rt_dev *d = &r->q->ctx->devs[r->dev];
 	int t = RT_TYPE_INDEX(d->type);
 	struct agile_kernels *pool_reg;
-	struct agile_task_reg *tr = r->reg;
-	uint32_t nr_args = r->nr_args, lane;
+	struct agile_task_reg *tr;
+	uint32_t nr_args, lane;
 	int err;
 
 	/* The registry is the pool's: an opcode means nothing elsewhere. */
 	agile_eu_pool_kernels(d->pool, &pool_reg);
 	if (e->kernel->on[t].reg != pool_reg)
 		return -AGILE_E_OPCODE;
-	if (!tr) {
-		err = agile_eu_task_reg(d->pool, r->eu, &tr, &nr_args);
-		if (err)
-			return err;
-	}
+	err = agile_eu_task_reg(d->pool, r->eu, &tr, &nr_args);
+	if (err)
+		return err;
 	if (e->nr_args > nr_args)
 		return -E2BIG;
 	tr->opcode = e->kernel->on[t].opcode;
 	tr->nr_parts = e->threads;
 	tr->flags = 0;
-	for (uint32_t i = 0; i < e->nr_args; i++) {
-		const struct agile_rt_arg *a = &e->args[i];
-
-		switch (a->kind) {
-		case AGILE_RT_ARG_BUFFER:
-			tr->args[i] = a->buf->eu_addr[r->dev] + a->value;
-			break;
-		case AGILE_RT_ARG_GROUP:
-			tr->args[i] = g;
-			break;
-		default:
-			tr->args[i] = a->value;
-		}
-	}
-	if (tr != r->reg)
-		return agile_eu_call(d->pool, r->eu, AGILE_TIMEOUT_INFINITE,
-				     &lane);
-	atomic_fetch_add_explicit(&d->inline_busy, 1, memory_order_relaxed);
-	err = agile_eu_run_inline(d->pool, tr, &lane);
-	atomic_fetch_sub_explicit(&d->inline_busy, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&d->inline_tasks, 1, memory_order_relaxed);
-	if (err)
-		atomic_fetch_add_explicit(&d->inline_failed, 1,
-					  memory_order_relaxed);
-	return err;
+	fill_args(e, r->dev, g, 0, tr->args);
+	return agile_eu_call(d->pool, r->eu, AGILE_TIMEOUT_INFINITE, &lane);
 }
 
-/* A CPU device's runner: its own task register, as big as the EU's. */
-static int runner_reg(struct rt_runner *r)
+static size_t round64(size_t n)
+{
+	return (n + 63) / 64 * 64;
+}
+
+/*
+ * Runs groups @g .. @g + @n - 1 of @e on CPU runner @r, on the runner's
+ * own thread: a loop over the groups, each the kernel's lanes run by the
+ * kernels layer (agile__kernels_run_group, with the lanes functions a
+ * compiled program has), in the runner's scratch (the lanes' states, the
+ * kernel's block-shared memory, then the entry's local memory).  Posting
+ * to a CPU EU thread and waiting for it would put two threads on every
+ * core the device has, the waiting one spinning on the core the working
+ * one needs (measured: 162 us a task in a chain on two cores, where PoCL
+ * took 2 us); and a group a task cost a post and the queue's lock each.
+ * inline_busy stands for the doorbells.  The first failed group's error;
+ * the other groups still run.
+ */
+static int run_range(struct rt_runner *r, struct rt_entry *e, uint64_t g,
+		     uint64_t n)
 {
 	struct rt_dev *d = &r->q->ctx->devs[r->dev];
-	struct agile_task_reg *tr;
-	int err;
+	int t = RT_TYPE_INDEX(d->type);
+	struct agile_kernels *pool_reg;
+	const struct agile_kernel *k = NULL;
+	__u64 args[AGILE_RT_MAX_ARGS];
+	size_t states = 0, shared = 0, size;
+	uint64_t failed = 0;
+	int first = 0, err;
 
-	if (d->eu_kind != AGILE_EU_KIND_CPU)
-		return 0;
-	err = agile_eu_task_reg(d->pool, r->eu, &tr, &r->nr_args);
-	if (err)
-		return err;
-	r->reg = calloc(1, sizeof(*r->reg) + r->nr_args * sizeof(__u64));
-	return r->reg ? 0 : -ENOMEM;
+	agile_eu_pool_kernels(d->pool, &pool_reg);
+	err = e->kernel->on[t].reg == pool_reg ?
+		      agile_kernels_lookup(pool_reg, e->kernel->on[t].opcode,
+					   &k) :
+		      -AGILE_E_OPCODE;
+	if (!err && e->threads > agile__kernels_max_group(k))
+		err = -EINVAL;
+	if (!err) {
+		states = agile__kernels_states_size(k, e->threads);
+		shared = round64(k->shared_size);
+		size = round64(states + shared + e->local_bytes);
+		if (size > r->scratch_size) {
+			void *mem = aligned_alloc(64, size);
+
+			if (mem) {
+				free(r->scratch);
+				r->scratch = mem;
+				r->scratch_size = size;
+			} else {
+				err = -ENOMEM;
+			}
+		}
+	}
+	atomic_fetch_add_explicit(&d->inline_busy, 1, memory_order_relaxed);
+	for (uint64_t i = 0; !err && i < n; i++) {
+		unsigned char *mem = r->scratch;
+		struct agile__group_result res;
+		int gerr;
+
+		fill_args(e, r->dev, g + i,
+			  (uint64_t)(uintptr_t)(mem + states + shared), args);
+		gerr = agile__kernels_run_group(k, e->threads, args, mem,
+						mem + states, &res);
+		if (!gerr)
+			gerr = res.error;
+		if (gerr) {
+			failed++;
+			if (!first)
+				first = gerr;
+		}
+	}
+	if (err) {
+		failed = n;
+		first = err;
+	}
+	atomic_fetch_sub_explicit(&d->inline_busy, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->inline_tasks, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->inline_failed, failed,
+				  memory_order_relaxed);
+	return first;
 }
 
 /*
@@ -385,7 +487,7 @@ static void *runner_main(void *arg)
 		struct rt_entry *e, *dead;
 		uint64_t ready;
 		bool fallback, last;
-		uint32_t g;
+		uint64_t g, n = 1;
 		int err;
 
 		e = pick(q, r, &fallback, &dead, &ready);
@@ -411,20 +513,28 @@ static void *runner_main(void *arg)
 			wait_a_while(q);
 			continue;
 		}
-		g = e->next_group++;
-		q->cpu_fallback += fallback;
+		/* A CPU runner takes a range: a group costs a loop turn. */
+		g = e->next_group;
+		if (d->eu_kind == AGILE_EU_KIND_CPU) {
+			n = (e->groups - g) / (RT_RANGE_SHARE * q->nr_runners);
+			n = n ? n : 1;
+		}
+		e->next_group += n;
+		q->cpu_fallback += fallback ? n : 0;
 		pthread_mutex_unlock(&q->lock);
 
-		atomic_fetch_add_explicit(&d->groups, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&d->groups, n, memory_order_relaxed);
 		if (fallback)
-			atomic_fetch_add_explicit(&d->fallback_in, 1,
+			atomic_fetch_add_explicit(&d->fallback_in, n,
 						  memory_order_relaxed);
-		err = run_group(r, e, g);
+		err = d->eu_kind == AGILE_EU_KIND_CPU ? run_range(r, e, g, n) :
+							post_group(r, e, g);
 
 		pthread_mutex_lock(&q->lock);
 		if (err && !e->error)
 			e->error = err;
-		last = ++e->done_groups == e->groups;
+		e->done_groups += n;
+		last = e->done_groups == e->groups;
 		if (last) {
 			unlink_entry(q, e);
 			q->failed += !!e->error;
@@ -459,7 +569,7 @@ static void queue_free(struct agile_rt_queue *q)
 	pthread_mutex_destroy(&q->lock);
 	agile__rt_ctx_put(q->ctx);
 	for (uint32_t i = 0; q->runners && i < q->nr_runners; i++)
-		free(q->runners[i].reg);
+		free(q->runners[i].scratch);
 	free(q->runners);
 	free(q);
 }
@@ -515,8 +625,6 @@ int agile_rt_queue_create(agile_rt_ctx handle,
 							    .dev = i,
 							    .eu = eu };
 		}
-	for (uint32_t i = 0; !err && i < q->nr_runners; i++)
-		err = runner_reg(&q->runners[i]);
 	for (; !err && started < q->nr_runners; started++)
 		err = -pthread_create(&q->runners[started].thread, NULL,
 				      runner_main, &q->runners[started]);
@@ -546,33 +654,183 @@ int agile_rt_queue_destroy(struct agile_rt_queue *q)
 	return 0;
 }
 
+/* Why the calling thread's last enqueue was refused. */
+static _Thread_local char rt_msg[160];
+
+const char *agile_rt_error_message(void)
+{
+	return rt_msg;
+}
+
+__attribute__((format(printf, 2, 3))) static int refuse(int err,
+							const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rt_msg, sizeof(rt_msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* @en's group and grid shapes, a 0 in y or z meaning 1. */
+static void shape_of(const struct agile_rt_entry *en, uint32_t block[3],
+		     uint32_t grid[3])
+{
+	block[0] = en->threads;
+	block[1] = en->threads_y ? en->threads_y : 1;
+	block[2] = en->threads_z ? en->threads_z : 1;
+	grid[0] = en->groups;
+	grid[1] = en->groups_y ? en->groups_y : 1;
+	grid[2] = en->groups_z ? en->groups_z : 1;
+}
+
+/* Whether GPU EUs cannot run @e: more threads than lanes, local memory. */
+static bool cpu_only(const struct rt_entry *e)
+{
+	return e->threads > AGILE_MAX_LANES || e->local_bytes;
+}
+
+/* The shape's limits (runtime.h, docs/runtime.md's table). */
+static int shape_check(const struct agile_rt_entry *en)
+{
+	uint32_t b[3], g[3];
+	uint64_t threads;
+
+	shape_of(en, b, g);
+	if (!b[0] || !g[0])
+		return refuse(-EINVAL, "%s is 0", !b[0] ? "threads" : "groups");
+	if (b[0] > AGILE_RT_MAX_GROUP_THREADS ||
+	    b[1] > AGILE_RT_MAX_GROUP_THREADS)
+		return refuse(-E2BIG,
+			      "threads_%s %u over AGILE_RT_MAX_GROUP_THREADS "
+			      "(%u)",
+			      b[0] > AGILE_RT_MAX_GROUP_THREADS ? "x" : "y",
+			      b[0] > AGILE_RT_MAX_GROUP_THREADS ? b[0] : b[1],
+			      AGILE_RT_MAX_GROUP_THREADS);
+	if (b[2] > AGILE_RT_MAX_GROUP_Z)
+		return refuse(-E2BIG,
+			      "threads_z %u over AGILE_RT_MAX_GROUP_Z (%u)",
+			      b[2], AGILE_RT_MAX_GROUP_Z);
+	threads = (uint64_t)b[0] * b[1] * b[2];
+	if (threads > AGILE_RT_MAX_GROUP_THREADS)
+		return refuse(-E2BIG,
+			      "threads %u x %u x %u = %llu over "
+			      "AGILE_RT_MAX_GROUP_THREADS (%u)",
+			      b[0], b[1], b[2], (unsigned long long)threads,
+			      AGILE_RT_MAX_GROUP_THREADS);
+	if (g[1] > AGILE_RT_MAX_GROUPS_YZ || g[2] > AGILE_RT_MAX_GROUPS_YZ)
+		return refuse(-E2BIG,
+			      "groups_%s %u over AGILE_RT_MAX_GROUPS_YZ (%u)",
+			      g[1] > AGILE_RT_MAX_GROUPS_YZ ? "y" : "z",
+			      g[1] > AGILE_RT_MAX_GROUPS_YZ ? g[1] : g[2],
+			      AGILE_RT_MAX_GROUPS_YZ);
+	if (en->local_bytes > AGILE_RT_MAX_LOCAL)
+		return refuse(-E2BIG,
+			      "local_bytes %u over AGILE_RT_MAX_LOCAL (%u)",
+			      en->local_bytes, AGILE_RT_MAX_LOCAL);
+	return 0;
+}
+
+/*
+ * The kernel's own bound on a CPU group: its max_lanes as registered (0:
+ * AGILE_RT_MAX_GROUP_THREADS).
+ */
+static int kernel_check(const struct agile_rt_queue *q,
+			const struct agile_rt_entry *en, uint32_t threads)
+{
+	int t = RT_TYPE_INDEX(AGILE_RT_DEVICE_CPU);
+	const struct agile_kernel *k;
+
+	(void)q;
+	if (!en->kernel->on[t].opcode ||
+	    agile_kernels_lookup(en->kernel->on[t].reg,
+				 en->kernel->on[t].opcode, &k))
+		return 0;
+	if (threads > agile__kernels_max_group(k))
+		return refuse(-E2BIG,
+			      "threads %u over kernel %s's max_lanes (%u)",
+			      threads, en->kernel->name,
+			      agile__kernels_max_group(k));
+	return 0;
+}
+
 static int entry_check(const struct agile_rt_queue *q,
 		       const struct agile_rt_entry *en)
 {
-	if (!en->kernel || en->kernel->ctx != q->ctx || !en->threads ||
-	    en->threads > AGILE_MAX_LANES || !en->groups ||
-	    en->nr_args > AGILE_RT_MAX_ARGS ||
-	    en->nr_after > AGILE_RT_MAX_AFTER ||
-	    en->place > AGILE_RT_PLACE_GPU_ONLY || (en->nr_args && !en->args) ||
-	    (en->nr_after && !en->after))
-		return -EINVAL;
+	uint32_t b[3], g[3], threads;
+	int err;
+
+	if (!en->kernel || en->kernel->ctx != q->ctx)
+		return refuse(-EINVAL, "no kernel, or one of another context");
+	if (en->nr_args > AGILE_RT_MAX_ARGS || (en->nr_args && !en->args))
+		return refuse(-EINVAL,
+			      "nr_args %u over AGILE_RT_MAX_ARGS (%u)"
+			      " or no args",
+			      en->nr_args, AGILE_RT_MAX_ARGS);
+	if (en->nr_after > AGILE_RT_MAX_AFTER || (en->nr_after && !en->after))
+		return refuse(-EINVAL,
+			      "nr_after %u over AGILE_RT_MAX_AFTER (%u) or "
+			      "no after",
+			      en->nr_after, AGILE_RT_MAX_AFTER);
+	if (en->place > AGILE_RT_PLACE_GPU_ONLY || en->reserved)
+		return refuse(-EINVAL, "place %u unknown, or reserved set",
+			      en->place);
+	err = shape_check(en);
+	if (err)
+		return err;
 	for (uint32_t i = 0; i < en->nr_after; i++)
 		if (!en->after[i])
-			return -EINVAL;
+			return refuse(-EINVAL, "after[%u] is NULL", i);
 	for (uint32_t i = 0; i < en->nr_args; i++) {
 		const struct agile_rt_arg *a = &en->args[i];
 
-		if (a->kind > AGILE_RT_ARG_GROUP)
-			return -EINVAL;
+		if (a->kind > AGILE_RT_ARG_LOCAL)
+			return refuse(-EINVAL, "args[%u]: kind %u unknown", i,
+				      a->kind);
 		if (a->kind == AGILE_RT_ARG_BUFFER &&
 		    (!a->buf || a->buf->ctx != q->ctx || !a->access ||
 		     a->access & ~(AGILE_RT_READ | AGILE_RT_WRITE) ||
 		     a->value >= a->buf->bytes))
-			return -EINVAL;
+			return refuse(-EINVAL,
+				      "args[%u]: no buffer, one of another "
+				      "context, bad access bits or an offset "
+				      "past its end",
+				      i);
 	}
+	shape_of(en, b, g);
+	threads = b[0] * b[1] * b[2];
+	if (threads > AGILE_MAX_LANES || en->local_bytes) {
+		/* GPU EUs cannot run it: CPU EUs do, whatever the place. */
+		if (en->place == AGILE_RT_PLACE_GPU_ONLY)
+			return refuse(-E2BIG,
+				      "GPU EUs run groups of at most "
+				      "AGILE_MAX_LANES (%u) threads and no "
+				      "local memory: threads %u, local_bytes "
+				      "%u",
+				      AGILE_MAX_LANES, threads,
+				      en->local_bytes);
+		err = kernel_check(q, en, threads);
+		if (err)
+			return err;
+		if (!agile__rt_place_possible(q->ctx, en->kernel,
+					      AGILE_RT_PLACE_CPU))
+			return refuse(-ENODEV,
+				      "threads %u or local memory: only CPU "
+				      "EUs run it, and the context has none "
+				      "with kernel %s",
+				      threads, en->kernel->name);
+		return 0;
+	}
+	err = kernel_check(q, en, threads);
+	if (err)
+		return err;
 	return agile__rt_place_possible(q->ctx, en->kernel, en->place) ?
 		       0 :
-		       -ENODEV;
+		       refuse(-ENODEV,
+			      "no device of the context runs kernel %s as "
+			      "placed (%u)",
+			      en->kernel->name, en->place);
 }
 
 int agile_rt_enqueue(struct agile_rt_queue *q,
@@ -583,8 +841,9 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 	bool was_empty;
 	int err;
 
+	rt_msg[0] = '\0';
 	if (!q || !entry)
-		return -EINVAL;
+		return refuse(-EINVAL, "no queue or no entry");
 	err = entry_check(q, entry);
 	if (err)
 		return err;
@@ -592,8 +851,11 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 	if (!e)
 		return -ENOMEM;
 	e->kernel = entry->kernel;
-	e->threads = entry->threads;
-	e->groups = entry->groups;
+	shape_of(entry, e->block, e->grid);
+	e->threads = e->block[0] * e->block[1] * e->block[2];
+	e->groups = (uint64_t)e->grid[0] * e->grid[1] * e->grid[2];
+	e->local_bytes = entry->local_bytes;
+	e->cpu_only = cpu_only(e);
 	e->priority = entry->priority;
 	e->place = entry->place;
 	e->nr_args = entry->nr_args;
