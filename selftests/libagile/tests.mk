@@ -32,7 +32,8 @@ TESTS := sys-cpus sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven
 	segmap-eu \
 	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
 	rt-devices rt-context rt-queue-deps rt-queue-priority \
-	rt-queue-events rt-queue-destroy rt-fallback rt-program rt-program-gpu \
+	rt-queue-events rt-queue-destroy rt-queue-shapes rt-fallback \
+	rt-program rt-program-gpu \
 	rt-retarget rt-retarget-gpu \
 	api-version api-cplusplus
 
