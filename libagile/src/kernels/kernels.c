@@ -357,7 +357,10 @@ static void run_phase(agile_phase_fn fn, agile__lanes_fn lanes,
 		      unsigned char *states, size_t stride, void *shared,
 		      struct live_lanes *live, struct agile__group_result *res)
 {
-	if (lanes && live->nr == nr_lanes) {
+	/* Lanes that fail now stay live for the rest of this phase. */
+	bool all = live->nr == nr_lanes;
+
+	if (lanes && all) {
 		int32_t rc[LANES_CHUNK];
 
 		for (uint32_t lo = 0; lo < nr_lanes; lo += LANES_CHUNK) {
@@ -377,7 +380,7 @@ static void run_phase(agile_phase_fn fn, agile__lanes_fn lanes,
 	for (uint32_t lane = 0; lane < nr_lanes; lane++) {
 		int err;
 
-		if (!is_live(live, lane))
+		if (!all && !is_live(live, lane))
 			continue;
 		err = fn(lane, nr_lanes, args,
 			 states ? states + lane * stride : NULL, shared);
