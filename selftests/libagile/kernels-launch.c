@@ -4,7 +4,10 @@
  * through (agile/launch.h): every block of a 3-D grid runs exactly once
  * with its blockIdx, gridDim and blockDim, on the pool's threads; dynamic
  * shared memory is there; a failing block fails the launch with the
- * first error; bad launches are refused; AGILE_GRID_THREADS sizes a pool.
+ * first error; the blocks are spread over the pool's threads (a thread's
+ * first range leaves the others some: the first block waits until a
+ * second thread runs one); bad launches are refused; AGILE_GRID_THREADS
+ * sizes a pool.
  */
 #define _GNU_SOURCE
 #include <agile/launch.h>
@@ -12,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tap.h"
 
@@ -82,6 +86,55 @@ static void test_grid(struct agile_launch_pool *pool, const char *what)
 	free(a);
 }
 
+/* How many threads ran a block of this launch of spread_block. */
+struct spread_args {
+	atomic_int nr;
+};
+
+static int spread_block(const struct agile_block_ctx *blk, const void *args)
+{
+	static _Thread_local const void *counted; /* the launch it was in */
+	struct spread_args *a = (struct spread_args *)args;
+	struct timespec t0, t;
+
+	if (counted != a) {
+		counted = a;
+		atomic_fetch_add(&a->nr, 1);
+	}
+	if (blk->block_idx.x)
+		return 0;
+	/* Block 0 waits (10 s at most) for a second thread to run one. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (atomic_load(&a->nr) >= 2)
+			return 0;
+	} while (t.tv_sec - t0.tv_sec < 10);
+	return -ETIMEDOUT;
+}
+
+static void test_spread(void)
+{
+	static const struct agile_launch_kernel k = {
+		.name = "spread",
+		.run_block = spread_block,
+	};
+	struct agile_launch_pool *pool;
+	struct spread_args *a = calloc(1, sizeof(*a));
+	int err = agile_launch_pool_create(2, &pool);
+
+	if (!err) {
+		err = agile_launch(pool, &k, (struct agile_dim3){ 64, 1, 1 },
+				   (struct agile_dim3){ 1, 1, 1 }, 0, a);
+		agile_launch_pool_destroy(pool);
+	}
+	tap_ok(!err && atomic_load(&a->nr) >= 2,
+	       "2 threads, 64 blocks: both threads ran blocks while block 0 "
+	       "waited (%d): %s",
+	       atomic_load(&a->nr), strerror(-err));
+	free(a);
+}
+
 static void test_refused(void)
 {
 	const struct agile_dim3 one = { 1, 1, 1 }, zero = { 0, 1, 1 };
@@ -142,6 +195,7 @@ int main(void)
 			test_grid(pool, "4 threads");
 		tap_ok_call(agile_launch_pool_destroy(pool), "pool destroyed");
 	}
+	test_spread();
 	test_refused();
 	test_threads_env();
 	return tap_done();

@@ -149,11 +149,12 @@ int agile_launch_pool_threads(const struct agile_launch_pool *pool);
  *                AGILE_LAUNCH_MAX_SHARED)
  * @args:         the kernel's argument struct, passed to every block
  *
- * The pool's threads (the caller among them) take blocks one at a time
- * from a shared counter (blockIdx.x fastest) until none are left; the call
- * returns when every block taken has finished.  A block that fails stops
- * the hand-out: blocks not yet started are not run, and the first error
- * is returned.
+ * The pool's threads (the caller among them) take blocks in guided
+ * ranges (blockIdx.x fastest; a range is what is left over twice the
+ * pool's threads, at least one block: the runtime's CPU runners share
+ * the same hand-out) until none are left; the call returns when every
+ * block taken has finished.  A block that fails stops the hand-out:
+ * blocks not yet started are not run, and the first error is returned.
  *
  * Thread safety: thread safe; launches on one pool are serialised.
  *

@@ -6,6 +6,7 @@
 #ifndef AGILE_KERNELS_IMPL_H
 #define AGILE_KERNELS_IMPL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,5 +88,37 @@ struct agile__group_result {
 int agile__kernels_run_group(const struct agile_kernel *k, uint32_t nr_lanes,
 			     const __u64 *args, void *states, void *shared,
 			     struct agile__group_result *res);
+
+/*
+ * Groups handed out in guided ranges (grid.c): a taker claims what is
+ * left divided by AGILE__RANGE_SHARE times the takers, at least one, so
+ * ranges shrink as the grid runs out and the takers end together.
+ */
+#define AGILE__RANGE_SHARE 2
+
+/* agile__range_size - the range a taker claims with @left groups left. */
+uint64_t agile__range_size(uint64_t left, uint32_t takers);
+
+/*
+ * struct agile__ranges - a grid's groups claimed without a lock: @next
+ * (a CAS per range) is the only field written once initialised.
+ */
+struct agile__ranges {
+	_Atomic uint64_t next;
+	uint64_t total;
+	uint32_t takers;
+};
+
+void agile__ranges_init(struct agile__ranges *r, uint64_t total,
+			uint32_t takers);
+
+/*
+ * agile__ranges_take - claim the next range: its size (0: none left) and
+ * its first group in *@first.  Thread safe.
+ */
+uint64_t agile__ranges_take(struct agile__ranges *r, uint64_t *first);
+
+/* agile__group_id - group @g's (x, y, z) in @grid, x fastest. */
+void agile__group_id(const uint32_t grid[3], uint64_t g, uint32_t id[3]);
 
 #endif /* AGILE_KERNELS_IMPL_H */

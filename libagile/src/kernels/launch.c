@@ -6,8 +6,9 @@
  *
  * A pool's helper threads sleep on a condition variable between launches.
  * A launch is published under the pool's mutex (generation number bumped),
- * every thread - the caller included - takes blocks from an atomic counter
- * until it runs out, and the last one to finish wakes the caller.  The
+ * every thread - the caller included - takes blocks in guided ranges
+ * (grid.c: a CAS a range) until none are left, and the last one to finish
+ * wakes the caller.  The
  * mutex orders everything a launch shares (the kernel, its args, the
  * results) between the caller and the helpers; the counter and the first
  * error are the only state touched outside it.
@@ -23,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/kernels_impl.h"
+
 /* Helper threads get this much stack: blocks keep per-thread arrays on it. */
 #define LAUNCH_STACK_BYTES (16u << 20)
 #define SHARED_ALIGN 64
@@ -33,7 +36,7 @@ struct launch {
 	size_t shared_bytes;
 	const void *args;
 	uint64_t nr_blocks;
-	atomic_uint_fast64_t next_block;
+	struct agile__ranges ranges; /* grid.c's: blocks in guided ranges */
 	atomic_int error; /* 0, or the first failed block's error */
 };
 
@@ -76,23 +79,26 @@ static void run_blocks(struct launch *l)
 		blk.dyn_shared = shared;
 		blk.dyn_shared_bytes = l->shared_bytes;
 	}
-	for (;;) {
-		uint64_t b;
-		int err;
+	const uint32_t grid[3] = { l->grid.x, l->grid.y, l->grid.z };
+	uint64_t b, n;
 
-		if (atomic_load_explicit(&l->error, memory_order_relaxed))
-			break;
-		b = atomic_fetch_add_explicit(&l->next_block, 1,
-					      memory_order_relaxed);
-		if (b >= l->nr_blocks)
-			break;
-		blk.block_idx.x = (uint32_t)(b % l->grid.x);
-		blk.block_idx.y = (uint32_t)(b / l->grid.x % l->grid.y);
-		blk.block_idx.z = (uint32_t)(b / l->grid.x / l->grid.y);
-		err = l->kernel->run_block(&blk, l->args);
-		if (err)
-			first_error(l, err < 0 ? err : -EPROTO);
+	while ((n = agile__ranges_take(&l->ranges, &b))) {
+		for (uint64_t end = b + n; b < end; b++) {
+			uint32_t id[3];
+			int err;
+
+			if (atomic_load_explicit(&l->error,
+						 memory_order_relaxed))
+				goto out;
+			agile__group_id(grid, b, id);
+			blk.block_idx =
+				(struct agile_dim3){ id[0], id[1], id[2] };
+			err = l->kernel->run_block(&blk, l->args);
+			if (err)
+				first_error(l, err < 0 ? err : -EPROTO);
+		}
 	}
+out:
 	free(shared);
 }
 
@@ -221,7 +227,7 @@ static bool dim_ok(struct agile_dim3 d)
 static void launch_init(struct launch *l,
 			const struct agile_launch_kernel *kernel,
 			struct agile_dim3 grid, struct agile_dim3 block,
-			size_t shared_bytes, const void *args)
+			size_t shared_bytes, const void *args, uint32_t takers)
 {
 	l->kernel = kernel;
 	l->grid = grid;
@@ -229,7 +235,7 @@ static void launch_init(struct launch *l,
 	l->shared_bytes = shared_bytes;
 	l->args = args;
 	l->nr_blocks = (uint64_t)grid.x * grid.y * grid.z;
-	atomic_init(&l->next_block, 0);
+	agile__ranges_init(&l->ranges, l->nr_blocks, takers);
 	atomic_init(&l->error, 0);
 }
 
@@ -255,14 +261,15 @@ int agile_launch(struct agile_launch_pool *pool,
 	if (!pool) {
 		struct launch l;
 
-		launch_init(&l, kernel, grid, block, shared_bytes, args);
+		launch_init(&l, kernel, grid, block, shared_bytes, args, 1);
 		run_blocks(&l);
 		return atomic_load(&l.error);
 	}
 
 	pthread_mutex_lock(&pool->launch_lock);
 	pthread_mutex_lock(&pool->lock);
-	launch_init(&pool->cur, kernel, grid, block, shared_bytes, args);
+	launch_init(&pool->cur, kernel, grid, block, shared_bytes, args,
+		    pool->nr_threads);
 	pool->nr_running = pool->nr_threads - 1;
 	pool->generation++;
 	pthread_cond_broadcast(&pool->start);

@@ -29,13 +29,6 @@
  */
 #define RT_RECHECK_NS 1000000L
 
-/*
- * Groups a CPU runner takes at once: what is left over this many times
- * the device's runners (guided: ranges shrink as the entry runs out, so
- * the runners finish together), at least one.
- */
-#define RT_RANGE_SHARE 2
-
 struct rt_entry {
 	struct rt_entry *next;
 	struct agile_rt_kernel *kernel;
@@ -281,15 +274,6 @@ static struct rt_entry *pick(struct agile_rt_queue *q,
 	return best;
 }
 
-/* Group @g's (x, y, z) in @e's grid (x fastest). */
-static void group_id(const struct rt_entry *e, uint64_t g, uint32_t id[3])
-{
-	id[0] = (uint32_t)(g % e->grid[0]);
-	g /= e->grid[0];
-	id[1] = (uint32_t)(g % e->grid[1]);
-	id[2] = (uint32_t)(g / e->grid[1]);
-}
-
 static uint64_t dim3_word(const uint32_t d[3])
 {
 	return AGILE_RT_DIM3_WORD(d[0], d[1], d[2]);
@@ -304,7 +288,7 @@ static void fill_args(const struct rt_entry *e, uint32_t dev, uint64_t g,
 {
 	uint32_t id[3];
 
-	group_id(e, g, id);
+	agile__group_id(e->grid, g, id);
 	for (uint32_t i = 0; i < e->nr_args; i++) {
 		const struct agile_rt_arg *a = &e->args[i];
 
@@ -515,10 +499,8 @@ static void *runner_main(void *arg)
 		}
 		/* A CPU runner takes a range: a group costs a loop turn. */
 		g = e->next_group;
-		if (d->eu_kind == AGILE_EU_KIND_CPU) {
-			n = (e->groups - g) / (RT_RANGE_SHARE * q->nr_runners);
-			n = n ? n : 1;
-		}
+		if (d->eu_kind == AGILE_EU_KIND_CPU)
+			n = agile__range_size(e->groups - g, q->nr_runners);
 		e->next_group += n;
 		q->cpu_fallback += fallback ? n : 0;
 		pthread_mutex_unlock(&q->lock);
