@@ -116,6 +116,8 @@ int bench_allreduce(const struct bench_opts *o);
 int bench_interference(const struct bench_opts *o);
 int bench_segmap(const struct bench_opts *o);
 int bench_runtime(const struct bench_opts *o);
+/* runtime_kernels.c: runtime's GPU-style kernel rows (saxpy, sgemm ...). */
+int bench_runtime_kernels(const struct bench_opts *o);
 int bench_retarget(const struct bench_opts *o);
 
 /* Baselines in their own files (C++ for oneTBB, -fopenmp for OpenMP). */

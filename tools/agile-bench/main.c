@@ -548,7 +548,7 @@ static const struct {
 #endif
 #ifndef AGILE_BENCH_NO_TBB
 	{ "runtime", bench_runtime,
-	  "runtime queue beside OpenCL (PoCL, CPU): empty-kernel latency, a chain of 1000 dependent axpys, placement by load vs GPU-only and CPU-only (a stand-in GPU where none is usable)" },
+	  "runtime queue beside OpenCL (PoCL, CPU): empty-kernel latency, a chain of 1000 dependent axpys, placement by load vs GPU-only and CPU-only (a stand-in GPU where none is usable); GPU-style kernels (saxpy, tiled sgemm and transpose, reduction) beside PoCL and serial C" },
 #endif
 	{ "gpu", bench_gpu,
 	  "axpy on 4096 doubles through a doorbell to the persistent GPU kernel beside a kernel launch + stream synchronise (skipped without a GPU)" },

@@ -35,6 +35,28 @@
  *               CPU EU and one stand-in GPU EU (a CPU thread): the
  *               numbers then show the policy, not a GPU, and the rows'
  *               names and a note say so.
+ *    kernels    GPU-style kernels (runtime_kernels.c, issue 29), each
+ *               beside the same kernel in OpenCL C on PoCL at its best
+ *               local size and a plain C loop on one thread ("-serial"),
+ *               checked against C, at 2 threads and at -t (rows of the
+ *               second set end "-t<N>"; one set when -t is 2):
+ *               saxpy1-agile, saxpy16-agile, saxpy-pocl-{auto,l64,l256,
+ *               l1024}, saxpy-serial: y = a x + y on 1 << 22 floats in
+ *               64-lane groups, one or 16 elements a lane;
+ *               sgemm-agile, sgemm-pocl-{tiled,naive}, sgemm-serial: C =
+ *               A B of 512 x 512 floats, 16 x 16 groups through two
+ *               local tiles, the loop over tiles by an AGILE_NEXT
+ *               control function;
+ *               transpose-agile, transpose-pocl-{tiled,naive},
+ *               transpose-serial: 2048 x 2048 floats through a 32 x 33
+ *               local tile, 32 x 8 groups, 4 elements a thread;
+ *               reduce-agile, reduce-pocl-{l64,l256,l1024},
+ *               reduce-serial: a sum of 1 << 22 floats, a local-memory
+ *               tree in groups of 256 (PoCL: of its local size), the
+ *               host adding the groups' sums.  Agile is compared with
+ *               the best PoCL row and with serial; saxpy1 carries the
+ *               issue's targets (>= 1x PoCL, <= 1.2x saxpy16's time); a
+ *               note gives agile's ns a group.
  *
  * PoCL's environment is left as it is (POCL_WORK_GROUP_METHOD,
  * POCL_CPU_MAX_CU_COUNT ...; docs/runtime.md says what was tried); notes
@@ -902,6 +924,8 @@ int bench_runtime(const struct bench_opts *bo)
 		err = bench_chain(bo, &a, &o, have_ocl);
 	ocl_close(&o);
 	agile_close(&a);
+	if (!err)
+		err = bench_runtime_kernels(bo);
 	if (err)
 		return err;
 
