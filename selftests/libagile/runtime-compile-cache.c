@@ -5,7 +5,8 @@
  * same file), a new key for new options, a corrupt or truncated entry
  * rebuilt, AGILE_RT_NO_CACHE, processes building one entry at once (one
  * compiler run in all, the same bytes for each), and writers racing on an
- * entry while a reader never sees a part of one.
+ * entry while a reader never sees a part of one; the CPU's compiler
+ * flags (AGILE_RT_CPU_FLAGS) in the key.
  */
 #define _GNU_SOURCE
 #include <agile/error.h>
@@ -83,6 +84,59 @@ static void test_hash(void)
 	agile__rt_hash_hex(&h, hex);
 	tap_ok(!strcmp(hex, "d228cb696f1a8caf78912b704e4a8964"),
 	       "FNV-1a-128 of \"a\": the published value (%s)", hex);
+}
+
+/*
+ * The CPU's compiler flags and instruction set are keyed: another
+ * AGILE_RT_CPU_FLAGS is another entry, compiled (never a hit on an object
+ * made with other flags, or -march=native on another machine); the
+ * user's options still go after them.
+ */
+static void test_flags_keyed(void)
+{
+	static const char *const flags[] = { "-O1",
+					     "-O2 -DAGILE_FLAGS_TEST=1" };
+	struct agile__rt_build b = { .target = AGILE_RT_CPU };
+	struct agile__rt_diag diag = { 0 };
+	struct agile__rt_image *img[3] = { NULL };
+	char isa[48], def[512];
+	uint64_t runs = agile__rt_compiler_count(AGILE_RT_CPU);
+	int err = 0;
+
+	unsetenv("AGILE_RT_CPU_FLAGS");
+	agile__rt_cc_flags(def, sizeof(def));
+	tap_ok(!strcmp(def, AGILE_RT_CPU_FLAGS_DEFAULT) && strstr(def, "-O3") &&
+		       strstr(def, "-march=native"),
+	       "default CPU flags: \"%s\"", def);
+	tap_ok(!agile__rt_cc_isa(isa, sizeof(isa)) && !strncmp(isa, "isa ", 4),
+	       "the host's instruction set for the key: %s", isa);
+	err = agile__rt_compile(user_source, &b, &img[0], &diag);
+	for (int i = 0; !err && i < 2; i++) {
+		setenv("AGILE_RT_CPU_FLAGS", flags[i], 1);
+		err = agile__rt_compile(user_source, &b, &img[i + 1], &diag);
+		tap_ok(!err && !img[i + 1]->from_cache &&
+			       strcmp(img[i + 1]->key, img[i]->key),
+		       "AGILE_RT_CPU_FLAGS=\"%s\": another key, compiled: %s",
+		       flags[i], agile_strerror(err));
+	}
+	if (!err) {
+		agile__rt_image_free(img[1]);
+		err = agile__rt_compile(user_source, &b, &img[1], &diag);
+		tap_ok(!err && img[1]->from_cache &&
+			       agile__rt_compiler_count(AGILE_RT_CPU) ==
+				       runs + 2 + !img[0]->from_cache,
+		       "the same flags again: a hit, %llu compiler runs",
+		       (unsigned long long)(agile__rt_compiler_count(
+						    AGILE_RT_CPU) -
+					    runs));
+	} else {
+		tap_diag("build: %s: %s", diag.step, diag.message);
+		tap_ok(0, "builds with other CPU flags");
+	}
+	unsetenv("AGILE_RT_CPU_FLAGS");
+	for (int i = 0; i < 3; i++)
+		agile__rt_image_free(img[i]);
+	agile__rt_diag_clear(&diag);
 }
 
 /* Builds @source with @options; the image, or NULL (a failed check). */
@@ -331,6 +385,7 @@ int main(void)
 	} else {
 		test_hits();
 		test_processes();
+		test_flags_keyed();
 	}
 	cache_remove();
 	return tap_done();

@@ -33,7 +33,7 @@ TESTS := sys-cpus sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven
 	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
 	rt-devices rt-context rt-queue-deps rt-queue-priority \
 	rt-queue-events rt-queue-destroy rt-queue-shapes rt-fallback \
-	rt-program rt-program-gpu \
+	rt-program rt-program-lanes rt-program-gpu \
 	rt-retarget rt-retarget-gpu \
 	api-version api-cplusplus
 

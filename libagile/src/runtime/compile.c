@@ -5,7 +5,9 @@
  * The key is FNV-1a-128 (cache.c) over, each as a length-prefixed field:
  * the dialect version, the target, the architecture, the options, the
  * flags that change the product (AGILE_RT_CUBIN), the compiler's identity
- * and version (agile__rt_compiler_id), the user's source, and for the
+ * and version (agile__rt_compiler_id), the user's source, for the CPU
+ * the compiler flags before the options (agile__rt_cc_flags) and the
+ * host's instruction set (agile__rt_cc_isa: -march=native), and for the
  * GPU targets the persistent kernel's embedded sources
  * (compile_sources.c).  Anything that changes the bytes a build makes
  * changes the key.
@@ -107,8 +109,15 @@ static bool arch_ok(const struct agile__rt_build *b)
 	return !strncmp(a, "gfx", 3) && a[3];
 }
 
+/* For the CPU, the flags before the options and the host's ISA. */
+struct cpu_build {
+	char flags[512];
+	char isa[48];
+};
+
 static void make_key(const char *source, const struct agile__rt_build *b,
-		     const char *compiler, char key[33])
+		     const char *compiler, const struct cpu_build *cpu,
+		     char key[33])
 {
 	struct agile__rt_hash h;
 	uint32_t v = AGILE_RT_DIALECT_VERSION, t = (uint32_t)b->target;
@@ -122,14 +131,19 @@ static void make_key(const char *source, const struct agile__rt_build *b,
 	agile__rt_hash_field(&h, &product, sizeof(product));
 	agile__rt_hash_string(&h, compiler);
 	agile__rt_hash_string(&h, source);
-	if (b->target != AGILE_RT_CPU)
+	if (b->target == AGILE_RT_CPU) {
+		agile__rt_hash_string(&h, cpu->flags);
+		agile__rt_hash_string(&h, cpu->isa);
+	} else {
 		agile__rt_gpu_sources_hash(&h, b->target);
+	}
 	agile__rt_hash_hex(&h, key);
 }
 
 /* Runs the compiler: the unit for the target, then the build. */
 static int build(const char *source, const struct agile__rt_build *b,
-		 void **data, size_t *size, struct agile__rt_diag *diag)
+		 const struct cpu_build *cpu, void **data, size_t *size,
+		 struct agile__rt_diag *diag)
 {
 	char *unit;
 	int err;
@@ -139,7 +153,8 @@ static int build(const char *source, const struct agile__rt_build *b,
 	if (!unit)
 		return agile__rt_fail(diag, -ENOMEM, "dialect", "no memory");
 	if (b->target == AGILE_RT_CPU)
-		err = agile__rt_cc_build(unit, b->options, data, size, diag);
+		err = agile__rt_cc_build(unit, cpu->flags, b->options, data,
+					 size, diag);
 	else
 		err = agile__rt_rtc_build(b->target, b->arch, unit, b->options,
 					  b->flags, data, size, diag);
@@ -177,6 +192,7 @@ int agile__rt_compile(const char *source, const struct agile__rt_build *b,
 		      struct agile__rt_image **out, struct agile__rt_diag *diag)
 {
 	char compiler[256], dir[PATH_MAX - 64];
+	struct cpu_build cpu = { .flags = "" };
 	struct agile__rt_image *img;
 	bool cache = true;
 	int err, lock = -1;
@@ -202,9 +218,15 @@ int agile__rt_compile(const char *source, const struct agile__rt_build *b,
 		return agile__rt_fail(diag, -ENOMEM, "arguments", "no memory");
 	img->target = b->target;
 	snprintf(img->arch, sizeof(img->arch), "%s", b->arch ? b->arch : "");
-	make_key(source, b, compiler, img->key);
+	if (b->target == AGILE_RT_CPU) {
+		agile__rt_cc_flags(cpu.flags, sizeof(cpu.flags));
+		/* An ISA not known: not cached, never another machine's. */
+		if (agile__rt_cc_isa(cpu.isa, sizeof(cpu.isa)))
+			cache = false;
+	}
+	make_key(source, b, compiler, &cpu, img->key);
 
-	if (b->flags & AGILE_RT_NO_CACHE ||
+	if (!cache || b->flags & AGILE_RT_NO_CACHE ||
 	    agile__rt_cache_dir(dir, sizeof(dir), NULL))
 		cache = false;
 	if (cache) {
@@ -228,7 +250,7 @@ int agile__rt_compile(const char *source, const struct agile__rt_build *b,
 		/* -ENOENT: not there; -EBADMSG: corrupt, rebuilt below. */
 	}
 	img->path[0] = '\0';
-	err = build(source, b, &img->data, &img->size, diag);
+	err = build(source, b, &cpu, &img->data, &img->size, diag);
 	if (!err && cache &&
 	    agile__rt_cache_put(dir, img->key, extensions[b->target], img->data,
 				img->size, img->path, sizeof(img->path)))

@@ -9,10 +9,11 @@
  * separated by barriers, listed in AGILE_USER_KERNELS) builds for three
  * targets:
  *
- *	CPU   the system C compiler (cc -O2 -fPIC -shared) makes a shared
- *	      object; agile__rt_cpu_load dlopens it and registers its
- *	      kernels into an agile_kernels registry, where CPU EUs run them
- *	      as any other kernel
+ *	CPU   the system C compiler (cc -O3 -march=native -fPIC -shared)
+ *	      makes a shared object; agile__rt_cpu_load dlopens it and
+ *	      registers its kernels, with each phase's loop over lanes
+ *	      (dialect 3), into an agile_kernels registry, where CPU EUs run
+ *	      them as any other kernel
  *	CUDA  NVRTC compiles the persistent EU kernel (libagile/gpu/
  *	      persistent.cu) with the user kernels in its opcode switch, to
  *	      PTX for a compute_XY (cubin for sm_XY where asked)
@@ -39,7 +40,7 @@
 #include <agile/kernels.h>
 
 /* Bumped whenever the dialect's preludes change: part of every cache key. */
-#define AGILE_RT_DIALECT_VERSION 2
+#define AGILE_RT_DIALECT_VERSION 3
 /*
  * Most block-shared memory of a user kernel on GPU EUs: the persistent
  * kernel's static __shared__ buffer, under the 48 KiB every CUDA device
@@ -170,6 +171,11 @@ struct agile__rt_user_kernel {
 	uint32_t nr_phases, state_size, max_lanes, reserved;
 	/* dialect 2: AGILE_USER_EXTRAS' entry, or zero (never NULL) */
 	const struct agile__rt_user_extra *extra;
+	/*
+	 * dialect 3: per phase, its loop over lanes (never NULL): an array
+	 * of kernels_impl.h's agile__lanes_fn
+	 */
+	const void *lanes;
 };
 #define AGILE_RT_TABLE_SYMBOL "agile_user_kernels"
 #define AGILE_RT_DIALECT_SYMBOL "agile_user_dialect"

@@ -4,10 +4,13 @@
  * object of the dialect's translation unit.
  *
  * The compiler is $AGILE_CC when set, else "cc", found on PATH; it runs
- * as "CC -x c -std=gnu11 -O2 -fPIC -shared -Wall [options] -o OUT IN" in a
- * temporary folder, its stdout and stderr together in the log.  Its
- * identity for the cache key is its name and the first line of
- * "CC --version".
+ * as "CC -x c -std=gnu11 -fPIC -shared -Wall FLAGS [options] -o OUT IN" in
+ * a temporary folder, its stdout and stderr together in the log, where
+ * FLAGS are $AGILE_RT_CPU_FLAGS or AGILE_RT_CPU_FLAGS_DEFAULT (the user's
+ * options come after them, so theirs win).  Its identity for the cache
+ * key is its name and the first line of "CC --version"; the key also has
+ * FLAGS and the host's instruction set (agile__rt_cc_isa), since
+ * -march=native makes an object only machines like this one run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -171,6 +174,107 @@ int agile__rt_cc_id(char *id, size_t len, struct agile__rt_diag *diag)
 	return 0;
 }
 
+void agile__rt_cc_flags(char *flags, size_t len)
+{
+	const char *env = getenv("AGILE_RT_CPU_FLAGS");
+
+	snprintf(flags, len, "%s",
+		 env && *env ? env : AGILE_RT_CPU_FLAGS_DEFAULT);
+}
+
+/*
+ * The first line of /proc/cpuinfo that names the instruction set
+ * extensions, hashed into @h: 0, or -ENOENT (no such file or line).
+ */
+static int isa_from_cpuinfo(struct agile__rt_hash *h)
+{
+	static const char *const keys[] = { "flags", "Features", "isa" };
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[8192];
+	int err = -ENOENT;
+
+	if (!f)
+		return -ENOENT;
+	while (err && fgets(line, sizeof(line), f)) {
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			size_t n = strlen(keys[i]);
+
+			if (strncmp(line, keys[i], n) ||
+			    (line[n] != ' ' && line[n] != '\t' &&
+			     line[n] != ':'))
+				continue;
+			agile__rt_hash_string(h, keys[i]);
+			agile__rt_hash_string(h, line + n);
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+/*
+ * What the compiler makes of -march=native ("CC -march=native -Q
+ * --help=target": the resolved -march and every -m option), hashed into
+ * @h: 0, or -ENOENT (a compiler that does not answer that).
+ */
+static int isa_from_cc(struct agile__rt_hash *h)
+{
+	char *argv[] = { (char *)cc_name(), "-march=native", "-Q",
+			 "--help=target", NULL };
+	char *log = NULL;
+	struct work w;
+	size_t size;
+	int err, status = 0;
+
+	err = work_make(&w);
+	if (err)
+		return -ENOENT;
+	err = run(argv, w.log, &status);
+	if (!err && (!WIFEXITED(status) || WEXITSTATUS(status)))
+		err = -ENOENT;
+	if (!err)
+		err = slurp(w.log, &log, &size);
+	work_remove(&w);
+	if (err || !strstr(log, "-march=")) {
+		free(log);
+		return -ENOENT;
+	}
+	agile__rt_hash_string(h, "cc -Q --help=target");
+	agile__rt_hash_field(h, log, size);
+	free(log);
+	return 0;
+}
+
+/* The ISA text (never "" once known) and the $AGILE_CC it was asked of. */
+static char isa_cc[256], isa_text[48];
+
+int agile__rt_cc_isa(char *isa, size_t len)
+{
+	const char *cc = cc_name();
+	struct agile__rt_hash h;
+	char hex[33];
+
+	pthread_mutex_lock(&id_lock);
+	if (isa_text[0] && !strcmp(isa_cc, cc)) {
+		snprintf(isa, len, "%s", isa_text);
+		pthread_mutex_unlock(&id_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&id_lock);
+
+	agile__rt_hash_init(&h);
+	if (isa_from_cpuinfo(&h) && isa_from_cc(&h))
+		return -ENOENT;
+	agile__rt_hash_hex(&h, hex);
+	snprintf(isa, len, "isa %s", hex);
+	pthread_mutex_lock(&id_lock);
+	snprintf(isa_cc, sizeof(isa_cc), "%s", cc);
+	snprintf(isa_text, sizeof(isa_text), "%s", isa);
+	pthread_mutex_unlock(&id_lock);
+	return 0;
+}
+
 /* @options split at spaces into @argv from @n on; the count after. */
 static int split_options(char *options, char **argv, int n)
 {
@@ -183,27 +287,37 @@ static int split_options(char *options, char **argv, int n)
 	return n;
 }
 
-int agile__rt_cc_build(const char *unit, const char *options, void **data,
-		       size_t *size, struct agile__rt_diag *diag)
+int agile__rt_cc_build(const char *unit, const char *flags, const char *options,
+		       void **data, size_t *size, struct agile__rt_diag *diag)
 {
-	char *argv[MAX_ARGS] = { (char *)cc_name(), "-x",   "c",
-				 "-std=gnu11",	    "-O2",  "-fPIC",
-				 "-shared",	    "-Wall" };
-	char *opts = strdup(options ? options : ""), *log = NULL, *so = NULL;
+	char *argv[MAX_ARGS] = {
+		(char *)cc_name(), "-x",      "c",    "-std=gnu11",
+		"-fPIC",	   "-shared", "-Wall"
+	};
+	char *fl = strdup(flags ? flags : ""), *log = NULL, *so = NULL;
+	char *opts = strdup(options ? options : "");
 	size_t log_size = 0;
 	struct work w;
-	int n = 8, err, status = 0;
+	int n = 7, err, status = 0;
 	FILE *f;
 
-	if (!opts)
+	if (!fl || !opts) {
+		free(fl);
+		free(opts);
 		return agile__rt_fail(diag, -ENOMEM, "cc", "no memory");
-	n = split_options(opts, argv, n);
+	}
+	/* The user's options last: a later -O or -march wins. */
+	n = split_options(fl, argv, n);
+	if (n >= 0)
+		n = split_options(opts, argv, n);
 	if (n < 0) {
+		free(fl);
 		free(opts);
 		return agile__rt_fail(diag, n, "cc", "too many options");
 	}
 	err = work_make(&w);
 	if (err) {
+		free(fl);
 		free(opts);
 		return agile__rt_fail(diag, err, "cc",
 				      "no temporary folder: %s",
@@ -246,6 +360,7 @@ int agile__rt_cc_build(const char *unit, const char *options, void **data,
 	*data = so;
 out:
 	free(log);
+	free(fl);
 	free(opts);
 	work_remove(&w);
 	return err;

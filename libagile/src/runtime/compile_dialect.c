@@ -13,7 +13,8 @@
  *
  * The epilogue expands that list per target: on the CPU into the table
  * agile_user_kernels (struct agile__rt_user_kernel) that compile_load.c
- * registers; on the GPU into the user half of the persistent kernel's
+ * registers, with (dialect 3) each phase's loop over a group's lanes,
+ * which the compiler inlines the phase into and vectorises; on the GPU into the user half of the persistent kernel's
  * opcode switch (agile_user_nr_phases, agile_user_phase, the lanes' state
  * union and AGILE_USER_MAX_LANES, which persistent.cu and kernels_body.h
  * read).  Both expand the same list, so kernel i is the same kernel on
@@ -41,8 +42,9 @@
 
 /*
  * Both targets: the phase and control signatures, the "no state" type,
- * the counter, and (dialect 2) the argument helpers and the CUDA-style
- * dims agile-retarget's --emit=runtime code uses.
+ * the counter, (dialect 2) the argument helpers and the CUDA-style
+ * dims agile-retarget's --emit=runtime code uses, and (dialect 3)
+ * agile_rt_local_id.
  */
 #define COMMON_PRELUDE                                                       \
 	"typedef unsigned long long agile_u64;\n"                            \
@@ -97,6 +99,15 @@
 	"\tc.u = w;\n"                                                      \
 	"\treturn c.d;\n"                                                   \
 	"}\n"                                                                \
+	"static AGILE_LANE_FN inline __attribute__((unused)) struct agile_rt_dim3\n" \
+	"agile_rt_local_id(uint32_t lane, agile_u64 size_word)\n"           \
+	"{\n"                                                                \
+	"\tstruct agile_rt_dim3 s = agile_rt_dim3_of(size_word), d;\n"      \
+	"\td.x = lane % s.x;\n"                                             \
+	"\td.y = lane / s.x % s.y;\n"                                       \
+	"\td.z = lane / (s.x * s.y);\n"                                     \
+	"\treturn d;\n"                                                     \
+	"}\n"                                                                \
 	"#define AGILE_RT_DIALECT " STR(AGILE_RT_DIALECT_VERSION) "\n"      \
 	"#line 1 \"user-kernels\"\n"
 
@@ -111,7 +122,63 @@
 	"#endif\n"                                                           \
 	"#ifndef AGILE_USER_EXTRAS\n"                                        \
 	"#define AGILE_USER_EXTRAS(X)\n"                                     \
-	"#endif\n"
+	"#endif\n"                                                           \
+	"#define AGILE__CAT_(a, b) a##b\n"                                   \
+	"#define AGILE__CAT(a, b) AGILE__CAT_(a, b)\n"                       \
+	"#define AGILE__NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, \\\n" \
+	"\t_11, _12, _13, _14, _15, _16, n, ...) n\n"                        \
+	"#define AGILE__NARGS(...) AGILE__NARGS_(__VA_ARGS__, 16, 15, 14, \\\n" \
+	"\t13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)\n"
+
+/*
+ * Dialect 3, the CPU's lanes functions (kernels_impl.h's agile__lanes_fn):
+ * per kernel and phase, the phase's loop over a range of lanes, in this
+ * translation unit so that the compiler inlines the (static) phase into
+ * it and vectorises across lanes.  The pointers are restrict: the lanes'
+ * states, the block-shared memory, the argument words and the return
+ * codes are four separate objects the runtime owns.  A kernel of n
+ * phases gets agile__lf<k>_<name> for k = n .. 1 (phase n - k), listed in
+ * phase order in agile__lanes_<name>[].
+ */
+#define CPU_LF(k, km1)                                                       \
+	"#define AGILE__LF" #k "(id, f, ...) AGILE__LANES(id, " #k ", f) \\\n" \
+	"\tAGILE__LF" #km1 "(id, __VA_ARGS__)\n"
+#define CPU_LA(k, km1)                                                       \
+	"#define AGILE__LA" #k "(id, f, ...) agile__lf" #k "_##id, \\\n"     \
+	"\tAGILE__LA" #km1 "(id, __VA_ARGS__)\n"
+#define CPU_LANES                                                            \
+	"#define AGILE__LANES(id, k, f) \\\n"                               \
+	"static void agile__lf##k##_##id(uint32_t lo, uint32_t hi, \\\n"    \
+	"\tuint32_t nr_lanes, const agile_u64 *__restrict args, \\\n"      \
+	"\tvoid *__restrict states, size_t stride, \\\n"                   \
+	"\tvoid *__restrict shared, int32_t *__restrict rc) \\\n"          \
+	"{ \\\n"                                                             \
+	"\tunsigned char *st = (unsigned char *)states; \\\n"              \
+	"\tif (!st) { \\\n"                                                 \
+	"\t\tfor (uint32_t l = lo; l < hi; l++) \\\n"                      \
+	"\t\t\trc[l - lo] = f(l, nr_lanes, args, NULL, shared); \\\n"     \
+	"\t\treturn; \\\n"                                                 \
+	"\t} \\\n"                                                          \
+	"\tfor (uint32_t l = lo; l < hi; l++) \\\n"                         \
+	"\t\trc[l - lo] = f(l, nr_lanes, args, st + l * stride, \\\n"      \
+	"\t\t\t\t shared); \\\n"                                          \
+	"}\n"                                                                \
+	"#define AGILE__LF1(id, f) AGILE__LANES(id, 1, f)\n"                 \
+	CPU_LF(2, 1) CPU_LF(3, 2) CPU_LF(4, 3) CPU_LF(5, 4) CPU_LF(6, 5)     \
+	CPU_LF(7, 6) CPU_LF(8, 7) CPU_LF(9, 8) CPU_LF(10, 9) CPU_LF(11, 10)  \
+	CPU_LF(12, 11) CPU_LF(13, 12) CPU_LF(14, 13) CPU_LF(15, 14)          \
+	CPU_LF(16, 15)                                                       \
+	"#define AGILE__LA1(id, f) agile__lf1_##id\n"                        \
+	CPU_LA(2, 1) CPU_LA(3, 2) CPU_LA(4, 3) CPU_LA(5, 4) CPU_LA(6, 5)     \
+	CPU_LA(7, 6) CPU_LA(8, 7) CPU_LA(9, 8) CPU_LA(10, 9) CPU_LA(11, 10)  \
+	CPU_LA(12, 11) CPU_LA(13, 12) CPU_LA(14, 13) CPU_LA(15, 14)          \
+	CPU_LA(16, 15)                                                       \
+	"#define AGILE__CPU_LANES(id, type, max_lanes, ...) \\\n"           \
+	"\tAGILE__CAT(AGILE__LF, AGILE__NARGS(__VA_ARGS__))(id, __VA_ARGS__) \\\n" \
+	"\tstatic const agile_user_lanes_fn agile__lanes_##id[] = { \\\n"  \
+	"\t\tAGILE__CAT(AGILE__LA, AGILE__NARGS(__VA_ARGS__))(id, \\\n"   \
+	"\t\t\t\t\t\t\t      __VA_ARGS__) };\n"                                 \
+	"AGILE_USER_KERNELS(AGILE__CPU_LANES)\n"
 
 static const char cpu_prelude[] =
 	"/* agile user kernels: CPU prelude */\n"
@@ -131,11 +198,14 @@ static const char cpu_prelude[] =
 	"\tagile_user_next_fn next;\n"
 	"\tconst void *phases;\n"
 	"};\n"
+	"typedef void (*agile_user_lanes_fn)(uint32_t, uint32_t, uint32_t,\n"
+	"\tconst unsigned long long *, void *, size_t, void *, int32_t *);\n"
 	"struct agile__rt_user_kernel {\n"
 	"\tconst char *name;\n"
 	"\tconst agile_user_phase_fn *phases;\n"
 	"\tuint32_t nr_phases, state_size, max_lanes, reserved;\n"
 	"\tconst struct agile__rt_user_extra *extra;\n"
+	"\tconst agile_user_lanes_fn *lanes;\n"
 	"};\n"
 	/*
 	 * CUDA's device built-ins in C (atomics, fences, min, max, ...),
@@ -166,15 +236,16 @@ static const char cpu_epilogue[] =
 	"\tstatic const struct agile__rt_user_extra agile__extra_##id = {\\\n"
 	"\t\t(uint32_t)sizeof(type), 0, next, agile__phases_##id };\n"
 	"AGILE_USER_EXTRAS(AGILE__CPU_XD)\n"
+	CPU_LANES
 	"#define AGILE__CPU_DESC(id, type, max_lanes, ...) \\\n"
 	"\t{ #id, agile__phases_##id, \\\n"
 	"\t  (uint32_t)(sizeof(agile__phases_##id) / \\\n"
 	"\t\t     sizeof(agile__phases_##id[0])), \\\n"
 	"\t  (uint32_t)sizeof(type), (uint32_t)(max_lanes), 0, \\\n"
-	"\t  &agile__extra_##id },\n"
+	"\t  &agile__extra_##id, agile__lanes_##id },\n"
 	"__attribute__((visibility(\"default\")))\n"
 	"const struct agile__rt_user_kernel agile_user_kernels[] = {\n"
-	"\tAGILE_USER_KERNELS(AGILE__CPU_DESC) { 0, 0, 0, 0, 0, 0, 0 }\n"
+	"\tAGILE_USER_KERNELS(AGILE__CPU_DESC) { 0, 0, 0, 0, 0, 0, 0, 0 }\n"
 	"};\n"
 	"__attribute__((visibility(\"default\")))\n"
 	"const uint32_t agile_user_dialect = AGILE_RT_DIALECT;\n";
@@ -215,12 +286,6 @@ static const char gpu_epilogue[] =
 	"\tstruct agile_no_state agile__none;\n"
 	"\tAGILE_USER_KERNELS(AGILE__ST)\n"
 	"};\n"
-	"#define AGILE__CAT_(a, b) a##b\n"
-	"#define AGILE__CAT(a, b) AGILE__CAT_(a, b)\n"
-	"#define AGILE__NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, \\\n"
-	"\t_11, _12, _13, _14, _15, _16, n, ...) n\n"
-	"#define AGILE__NARGS(...) AGILE__NARGS_(__VA_ARGS__, 16, 15, 14, \\\n"
-	"\t13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)\n"
 	"#define AGILE__NP(id, type, ml, ...) \\\n"
 	"\tcase AGILE__UID_##id: return AGILE__NARGS(__VA_ARGS__);\n"
 	"static __device__ uint32_t agile_user_nr_phases(uint32_t i)\n"

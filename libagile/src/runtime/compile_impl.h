@@ -121,9 +121,32 @@ void agile__rt_gpu_sources_hash(struct agile__rt_hash *hash,
  * with @diag set: -ENOENT (no compiler), -EIO (it refused: the log is in
  * @diag), -ENOMEM, -ENOTSUP (a static build).
  */
-int agile__rt_cc_build(const char *unit, const char *options, void **data,
-		       size_t *size, struct agile__rt_diag *diag);
+int agile__rt_cc_build(const char *unit, const char *flags, const char *options,
+		       void **data, size_t *size, struct agile__rt_diag *diag);
 int agile__rt_cc_id(char *id, size_t len, struct agile__rt_diag *diag);
+
+/*
+ * The CPU build's flags, before the user's options (which therefore win):
+ * $AGILE_RT_CPU_FLAGS when set and not empty, else these.  Part of the
+ * cache key, with the host's instruction set (agile__rt_cc_isa).
+ */
+/*
+ * -Warray-bounds is off with -O3: gcc 12's unrolling and jump threading
+ * make it warn about paths the code never takes (the shared tile of
+ * rt-retarget's transpose, whose thread index it cannot bound).
+ */
+#define AGILE_RT_CPU_FLAGS_DEFAULT "-O3 -march=native -Wno-array-bounds"
+void agile__rt_cc_flags(char *flags, size_t len);
+
+/*
+ * agile__rt_cc_isa - this machine's instruction set, as a short text for
+ * the cache key: a hash of /proc/cpuinfo's first "flags" (x86),
+ * "Features" (Arm) or "isa" (RISC-V) line, else of what the C compiler
+ * says -march=native means (-Q --help=target).  0, or -ENOENT when
+ * neither could be had (the build is then not cached: an object of
+ * another machine's instruction set must never be found).
+ */
+int agile__rt_cc_isa(char *isa, size_t len);
 
 int agile__rt_rtc_build(enum agile__rt_target target, const char *arch,
 			const char *user_header, const char *options,

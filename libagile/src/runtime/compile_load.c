@@ -3,7 +3,7 @@
  * compile_load.c - a CPU image into a registry: dlopen the shared object,
  * check its dialect version, register every kernel of its table
  * (agile_user_kernels, in AGILE_USER_KERNELS order) at the first free
- * opcode.  CPU EUs then run them as any registered kernel; GPU EUs find
+ * opcode, with its phases' lanes loops (agile__lanes_fn).  CPU EUs then run them as any registered kernel; GPU EUs find
  * the same kernels' opcodes by name (agile__eu_pool_create_code).
  */
 #define _GNU_SOURCE
@@ -16,6 +16,7 @@
 #endif
 
 #include "kernels/kernels_body.h"
+#include "kernels/kernels_impl.h"
 #include "runtime/compile_impl.h"
 
 struct agile__rt_module {
@@ -43,6 +44,11 @@ static int table_check(const struct agile__rt_user_kernel *t,
 			return agile__rt_fail(diag, -EPROTO, "dialect",
 					      "kernel %.40s has %u phases",
 					      t[n].name, t[n].nr_phases);
+		if (!t[n].lanes)
+			return agile__rt_fail(diag, -EPROTO, "dialect",
+					      "kernel %.40s has no lanes "
+					      "functions",
+					      t[n].name);
 		if (!t[n].extra ||
 		    t[n].extra->shared_size > AGILE_KERNEL_MAX_SHARED)
 			return agile__rt_fail(
@@ -105,7 +111,10 @@ int agile__rt_cpu_load(const struct agile__rt_image *img,
 			.next = table[i].extra->next,
 		};
 
-		err = agile_kernels_register(reg, &k, &mod->opcodes[i]);
+		const agile__lanes_fn *lanes = table[i].lanes;
+
+		err = agile__kernels_register_lanes(reg, &k, lanes,
+						    &mod->opcodes[i]);
 		if (err) {
 			agile__rt_fail(diag, err, "register",
 				       "kernel %.40s: %s", k.name,
