@@ -252,10 +252,12 @@ static const char rk_agile_src[] =
 /* The same kernels in OpenCL C. */
 static const char rk_ocl_src[] =
 	"__kernel void saxpy(float a, __global const float *x,\n"
-	"		    __global float *y)\n"
+	"		    __global float *y, ulong n)\n"
 	"{\n"
 	"	size_t i = get_global_id(0);\n"
-	"	y[i] = a * x[i] + y[i];\n"
+	"\n"
+	"	if (i < n) /* as agile's, and as GPU code checks */\n"
+	"		y[i] = a * x[i] + y[i];\n"
 	"}\n"
 	"__kernel void sgemm_tiled(__global const float *a,\n"
 	"			  __global const float *b, __global float *c,\n"
@@ -753,12 +755,15 @@ static int ocl_open(struct rk_ocl *o, uint32_t cus)
 	if (e == CL_SUCCESS && o->back) {
 		cl_float a = RK_A;
 		cl_int n[2] = { RK_SG_N, RK_TR_N };
+		cl_ulong saxpy_n = RK_SAXPY_N;
 
 		e = clSetKernelArg(o->k[O_SAXPY], 0, sizeof(a), &a);
 		e |= clSetKernelArg(o->k[O_SAXPY], 1, sizeof(cl_mem),
 				    &o->m[B_X]);
 		e |= clSetKernelArg(o->k[O_SAXPY], 2, sizeof(cl_mem),
 				    &o->m[B_Y]);
+		e |= clSetKernelArg(o->k[O_SAXPY], 3, sizeof(cl_ulong),
+				    &saxpy_n);
 		for (int k = O_SG_TILED; k <= O_SG_NAIVE; k++) {
 			e |= clSetKernelArg(o->k[k], 0, sizeof(cl_mem),
 					    &o->m[B_A]);

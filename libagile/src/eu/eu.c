@@ -183,7 +183,7 @@ static uint32_t run_task(struct agile_eu_pool *pool, struct agile_task_reg *reg,
 				      agile_kernels_scratch_size(k, nr_parts));
 	if (!err)
 		err = agile__kernels_run_group(
-			k, nr_parts, reg->args, scratch->mem,
+			k, nr_parts, reg->args, pool->nr_args, scratch->mem,
 			(char *)scratch->mem +
 				agile__kernels_states_size(k, nr_parts),
 			&res);

@@ -368,8 +368,9 @@ static void run_phase(agile_phase_fn fn, agile__lanes_fn lanes,
 					      lo + LANES_CHUNK :
 					      nr_lanes;
 
-			lanes(lo, hi, nr_lanes, args, states, stride, shared,
-			      rc);
+			if (!lanes(lo, hi, nr_lanes, args, states, stride,
+				   shared, rc))
+				continue;
 			for (uint32_t lane = lo; lane < hi; lane++)
 				if (rc[lane - lo])
 					lane_failed(res, live, lane,
@@ -437,13 +438,21 @@ static uint64_t run_lanes(const struct agile_kernel *k,
 }
 
 int agile__kernels_run_group(const struct agile_kernel *k, uint32_t nr_lanes,
-			     const __u64 *args, void *states, void *shared,
-			     struct agile__group_result *res)
+			     const __u64 *args, uint32_t nr_args, void *states,
+			     void *shared, struct agile__group_result *res)
 {
+	const agile__lanes_fn *lanes = agile__kernels_lanes(k);
+	__u64 padded[AGILE__LANES_ARGS];
+
 	if (!nr_lanes || nr_lanes > agile__kernels_max_group(k))
 		return -EINVAL;
-	run_lanes(k, agile__kernels_lanes(k), nr_lanes, args, states, shared,
-		  res);
+	/* The lanes functions read AGILE__LANES_ARGS words. */
+	if (lanes[0] && nr_args < AGILE__LANES_ARGS) {
+		memset(padded, 0, sizeof(padded));
+		memcpy(padded, args, nr_args * sizeof(args[0]));
+		args = padded;
+	}
+	run_lanes(k, lanes, nr_lanes, args, states, shared, res);
 	return 0;
 }
 

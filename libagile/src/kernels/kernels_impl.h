@@ -31,13 +31,16 @@ void agile__kernels_builtin_opcodes(const struct agile_kernels *reg,
  * agile__lanes_fn - one phase compiled with its loop over lanes: runs the
  * phase for lanes @lo .. @hi - 1 of a group of @nr_lanes, lane l's state
  * at @states + l * @stride, and stores each lane's return value in
- * @rc[l - @lo].  The loop lives in the kernel's own object, so the
- * compiler inlines the phase into it and vectorises across lanes (the
- * runtime's dialect makes one per phase, compile_dialect.c).
+ * @rc[l - @lo]; returns the OR of them (0: every lane succeeded).  The
+ * loop lives in the kernel's own object, so the compiler inlines the
+ * phase into it and vectorises across lanes (the runtime's dialect makes
+ * one per phase, compile_dialect.c).  @args must hold
+ * AGILE__LANES_ARGS words: the function copies them all.
  */
-typedef void (*agile__lanes_fn)(uint32_t lo, uint32_t hi, uint32_t nr_lanes,
-				const __u64 *args, void *states, size_t stride,
-				void *shared, int32_t *rc);
+#define AGILE__LANES_ARGS 12
+typedef int32_t (*agile__lanes_fn)(uint32_t lo, uint32_t hi, uint32_t nr_lanes,
+				   const __u64 *args, void *states,
+				   size_t stride, void *shared, int32_t *rc);
 
 /*
  * agile__kernels_register_lanes - agile_kernels_register, with @lanes
@@ -80,14 +83,15 @@ struct agile__group_result {
 /*
  * agile__kernels_run_group - one group of @k (a registry's) of @nr_lanes
  * lanes, 1 .. agile__kernels_max_group(@k), on the calling thread, with
- * its lanes functions where it has them.  @states: the lanes' states
- * (agile__kernels_states_size bytes, 16-byte aligned); @shared: its
- * block-shared memory.  Returns 0 (the lanes' outcome in @res) or -EINVAL
- * (too many lanes: nothing ran).
+ * its lanes functions where it has them.  @args: @nr_args words (fewer
+ * than AGILE__LANES_ARGS are copied, zero-padded, for the lanes
+ * functions); @states: the lanes' states (agile__kernels_states_size
+ * bytes, 16-byte aligned); @shared: its block-shared memory.  Returns 0
+ * (the lanes' outcome in @res) or -EINVAL (too many lanes: nothing ran).
  */
 int agile__kernels_run_group(const struct agile_kernel *k, uint32_t nr_lanes,
-			     const __u64 *args, void *states, void *shared,
-			     struct agile__group_result *res);
+			     const __u64 *args, uint32_t nr_args, void *states,
+			     void *shared, struct agile__group_result *res);
 
 /*
  * Groups handed out in guided ranges (grid.c): a taker claims what is

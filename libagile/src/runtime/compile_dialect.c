@@ -29,6 +29,7 @@
 #include <linux/agile.h>
 
 #include "kernels/kernels_body.h"
+#include "kernels/kernels_impl.h"
 #include "runtime/compile_impl.h"
 
 #define STR_(x) #x
@@ -136,7 +137,12 @@
  * translation unit so that the compiler inlines the (static) phase into
  * it and vectorises across lanes.  The pointers are restrict: the lanes'
  * states, the block-shared memory, the argument words and the return
- * codes are four separate objects the runtime owns.  A kernel of n
+ * codes are four separate objects the runtime owns.  The argument words
+ * are copied into a local array first: a load from it cannot fault, so
+ * the compiler may hoist a phase's loads of them out of its branches
+ * (gcc 12 does not vectorise `if (i < n) y[i] = a * x[i] + y[i]` with a
+ * from args[] otherwise: a masked load of a uniform word).  It returns
+ * the OR of the lanes' return codes: 0 spares the caller a scan.  A kernel of n
  * phases gets agile__lf<k>_<name> for k = n .. 1 (phase n - k), listed in
  * phase order in agile__lanes_<name>[].
  */
@@ -148,20 +154,23 @@
 	"\tAGILE__LA" #km1 "(id, __VA_ARGS__)\n"
 #define CPU_LANES                                                            \
 	"#define AGILE__LANES(id, k, f) \\\n"                               \
-	"static void agile__lf##k##_##id(uint32_t lo, uint32_t hi, \\\n"    \
+	"static int32_t agile__lf##k##_##id(uint32_t lo, uint32_t hi, \\\n" \
 	"\tuint32_t nr_lanes, const agile_u64 *__restrict args, \\\n"      \
 	"\tvoid *__restrict states, size_t stride, \\\n"                   \
 	"\tvoid *__restrict shared, int32_t *__restrict rc) \\\n"          \
 	"{ \\\n"                                                             \
 	"\tunsigned char *st = (unsigned char *)states; \\\n"              \
-	"\tif (!st) { \\\n"                                                 \
-	"\t\tfor (uint32_t l = lo; l < hi; l++) \\\n"                      \
-	"\t\t\trc[l - lo] = f(l, nr_lanes, args, NULL, shared); \\\n"     \
-	"\t\treturn; \\\n"                                                 \
+	"\tagile_u64 a[AGILE__LANES_ARGS]; \\\n"                           \
+	"\tint32_t any = 0; \\\n"                                          \
+	"\tfor (int w = 0; w < AGILE__LANES_ARGS; w++) \\\n"               \
+	"\t\ta[w] = args[w]; \\\n"                                        \
+	"\tfor (uint32_t l = lo; l < hi; l++) { \\\n"                       \
+	"\t\tint32_t r = f(l, nr_lanes, a, st ? st + l * stride : NULL, \\\n" \
+	"\t\t\t\t  shared); \\\n"                                       \
+	"\t\trc[l - lo] = r; \\\n"                                         \
+	"\t\tany |= r; \\\n"                                               \
 	"\t} \\\n"                                                          \
-	"\tfor (uint32_t l = lo; l < hi; l++) \\\n"                         \
-	"\t\trc[l - lo] = f(l, nr_lanes, args, st + l * stride, \\\n"      \
-	"\t\t\t\t shared); \\\n"                                          \
+	"\treturn any; \\\n"                                                \
 	"}\n"                                                                \
 	"#define AGILE__LF1(id, f) AGILE__LANES(id, 1, f)\n"                 \
 	CPU_LF(2, 1) CPU_LF(3, 2) CPU_LF(4, 3) CPU_LF(5, 4) CPU_LF(6, 5)     \
@@ -198,7 +207,8 @@ static const char cpu_prelude[] =
 	"\tagile_user_next_fn next;\n"
 	"\tconst void *phases;\n"
 	"};\n"
-	"typedef void (*agile_user_lanes_fn)(uint32_t, uint32_t, uint32_t,\n"
+	"#define AGILE__LANES_ARGS " STR(AGILE__LANES_ARGS) "\n"
+	"typedef int32_t (*agile_user_lanes_fn)(uint32_t, uint32_t, uint32_t,\n"
 	"\tconst unsigned long long *, void *, size_t, void *, int32_t *);\n"
 	"struct agile__rt_user_kernel {\n"
 	"\tconst char *name;\n"

@@ -134,8 +134,14 @@ int agile__rt_cc_id(char *id, size_t len, struct agile__rt_diag *diag);
  * -Warray-bounds is off with -O3: gcc 12's unrolling and jump threading
  * make it warn about paths the code never takes (the shared tile of
  * rt-retarget's transpose, whose thread index it cannot bound).
+ * -fno-tree-loop-if-convert: a phase's bounds check (if (i < n) y[i] =
+ * ...) if-converted into AVX-512 masked loads and stores ran 2.4x slower
+ * than the plain loop on this AMD EPYC (7.2 ms against 3.0 ms for 2^22
+ * elements in 64-lane groups), while straight-line phases still
+ * vectorise (1.15 ms); docs/runtime.md, "The targets".
  */
-#define AGILE_RT_CPU_FLAGS_DEFAULT "-O3 -march=native -Wno-array-bounds"
+#define AGILE_RT_CPU_FLAGS_DEFAULT \
+	"-O3 -march=native -fno-tree-loop-if-convert -Wno-array-bounds"
 void agile__rt_cc_flags(char *flags, size_t len);
 
 /*

@@ -22,6 +22,10 @@
 #include "kernels/kernels_impl.h"
 #include "runtime_impl.h"
 
+/* run_range hands the lanes functions its whole argument array. */
+_Static_assert(AGILE_RT_MAX_ARGS >= AGILE__LANES_ARGS,
+	       "the lanes functions read AGILE__LANES_ARGS words");
+
 /*
  * How often a runner with entries it could not take looks again: for
  * events of other queues (nothing here wakes it for those) and for a GPU
@@ -288,7 +292,6 @@ static void fill_args(const struct rt_entry *e, uint32_t dev, uint64_t g,
 {
 	uint32_t id[3];
 
-	agile__group_id(e->grid, g, id);
 	for (uint32_t i = 0; i < e->nr_args; i++) {
 		const struct agile_rt_arg *a = &e->args[i];
 
@@ -300,6 +303,7 @@ static void fill_args(const struct rt_entry *e, uint32_t dev, uint64_t g,
 			out[i] = g;
 			break;
 		case AGILE_RT_ARG_GROUP_ID:
+			agile__group_id(e->grid, g, id);
 			out[i] = dim3_word(id);
 			break;
 		case AGILE_RT_ARG_NR_GROUPS:
@@ -371,7 +375,7 @@ static int run_range(struct rt_runner *r, struct rt_entry *e, uint64_t g,
 	int t = RT_TYPE_INDEX(d->type);
 	struct agile_kernels *pool_reg;
 	const struct agile_kernel *k = NULL;
-	__u64 args[AGILE_RT_MAX_ARGS];
+	__u64 args[AGILE_RT_MAX_ARGS] = { 0 };
 	size_t states = 0, shared = 0, size;
 	uint64_t failed = 0;
 	int first = 0, err;
@@ -407,7 +411,8 @@ static int run_range(struct rt_runner *r, struct rt_entry *e, uint64_t g,
 
 		fill_args(e, r->dev, g + i,
 			  (uint64_t)(uintptr_t)(mem + states + shared), args);
-		gerr = agile__kernels_run_group(k, e->threads, args, mem,
+		gerr = agile__kernels_run_group(k, e->threads, args,
+						AGILE_RT_MAX_ARGS, mem,
 						mem + states, &res);
 		if (!gerr)
 			gerr = res.error;
