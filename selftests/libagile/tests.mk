@@ -31,7 +31,7 @@ TESTS := sys-cpus sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven
 	segmap-local-view segmap-forall segmap-copy-once segmap-seed-example \
 	segmap-eu \
 	segmap-procs-scope segmap-procs-balance segmap-procs-seed \
-	rt-devices rt-context rt-queue-deps rt-queue-priority \
+	rt-devices rt-context rt-queue-deps rt-queue-chain rt-queue-priority \
 	rt-queue-events rt-queue-destroy rt-queue-shapes rt-fallback \
 	rt-program rt-program-lanes rt-program-gpu \
 	rt-retarget rt-retarget-gpu \

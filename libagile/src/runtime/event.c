@@ -32,6 +32,14 @@ struct agile_rt_event {
 	pthread_cond_t cond;
 	bool done;
 	struct rt_callback *callbacks, **tail;
+	/*
+	 * The queue whose entry this is the event of (NULL: none), set
+	 * before the event is published and never changed; and that entry
+	 * while it may still take dependents (queue.c), under @queue's lock.
+	 * Another queue reads neither: it compares @queue only.
+	 */
+	const struct agile_rt_queue *queue;
+	struct rt_entry *entry;
 };
 
 struct agile_rt_event *agile__rt_event_new(void)
@@ -72,6 +80,25 @@ void agile__rt_event_complete(struct agile_rt_event *ev, int status)
 		free(cb);
 	}
 	agile_rt_event_release(ev);
+}
+
+void agile__rt_event_bind(struct agile_rt_event *ev,
+			  const struct agile_rt_queue *q,
+			  struct rt_entry *entry)
+{
+	ev->queue = q;
+	ev->entry = entry;
+}
+
+struct rt_entry *agile__rt_event_entry(const struct agile_rt_event *ev,
+				       const struct agile_rt_queue *q)
+{
+	return ev->queue == q ? ev->entry : NULL;
+}
+
+void agile__rt_event_unbind(struct agile_rt_event *ev)
+{
+	ev->entry = NULL;
 }
 
 int agile_rt_event_status(struct agile_rt_event *ev)

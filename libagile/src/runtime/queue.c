@@ -33,8 +33,51 @@ _Static_assert(AGILE_RT_MAX_ARGS >= AGILE__LANES_ARGS,
  */
 #define RT_RECHECK_NS 1000000L
 
+/*
+ * Where an entry stands; it changes under the queue's lock.
+ *
+ *   BLOCKED  waits for entries of this queue only (@nr_links), in no list
+ *   WAITING  waits for other events too (@nr_foreign): the waiting list,
+ *            looked at by every pick
+ *   READY    groups left to hand out: the ready list
+ *   DEAD     a strict dependency failed: the dead list, a runner fails it
+ *   RUNNING  every group handed out (or being failed): in no list
+ *   FINISHED event completed, dependents released, yet still in the
+ *            dependents list of an entry that has not finished
+ *            (@nr_links): that entry's release frees it
+ */
+enum rt_state {
+	RT_BLOCKED,
+	RT_WAITING,
+	RT_READY,
+	RT_DEAD,
+	RT_RUNNING,
+	RT_FINISHED
+};
+
+/*
+ * One dependency of an entry: the event (a reference) and, when it is the
+ * event of a pending entry of the same queue, the link in that entry's
+ * list of dependents.  Lives in the dependent's @deps array, which does
+ * not move once the entry is enqueued.
+ */
+struct rt_dep {
+	struct agile_rt_event *ev;
+	struct rt_entry *entry; /* the dependent */
+	struct rt_dep *next; /* in the upstream entry's @dependents */
+	/*
+	 * A failure fails the entry (after-events, read after write), else
+	 * it only orders (write after read, write after write of an entry
+	 * that does not read the buffer: it overwrites what failed).
+	 */
+	bool strict;
+	/* Pending and of no entry of this queue: the waiting list's. */
+	bool foreign;
+};
+
 struct rt_entry {
-	struct rt_entry *next;
+	/* In the ready, waiting or dead list (by @state); queue's lock. */
+	struct rt_entry *next, *prev;
 	struct agile_rt_kernel *kernel;
 	uint32_t threads; /* a group's, x * y * z */
 	uint32_t block[3]; /* a group's shape */
@@ -46,22 +89,31 @@ struct rt_entry {
 	uint32_t place;
 	uint32_t nr_args;
 	struct agile_rt_arg args[AGILE_RT_MAX_ARGS];
-	/*
-	 * What it waits for, a reference each; @strict[i]: a failure of
-	 * deps[i] fails the entry (after-events, read after write), else
-	 * it only orders (write after read, write after write of an entry
-	 * that does not read the buffer: it overwrites what failed).
-	 */
-	struct agile_rt_event **deps;
-	bool *strict;
+	struct rt_dep *deps;
 	uint32_t nr_deps;
 	uint32_t deps_cap;
-	bool ready; /* every dependency completed, all succeeded */
 	struct agile_rt_event *ev; /* the entry's reference */
 	/* Under the queue's lock: */
+	uint64_t seq; /* enqueue order, for priority ties */
+	enum rt_state state;
+	/* Dependencies on entries of this queue not yet released. */
+	uint32_t nr_links;
+	/* Other pending events it waits for (the waiting list's). */
+	uint32_t nr_foreign;
+	/*
+	 * Its dependents in this queue, released when it finishes, in
+	 * enqueue order (so that those of one priority join the ready list
+	 * at its end).
+	 */
+	struct rt_dep *dependents, **dependents_tail;
 	uint64_t next_group; /* groups handed to runners */
 	uint64_t done_groups;
 	int error; /* the first failed group's */
+};
+
+/* A list of entries, linked through their @next and @prev. */
+struct rt_list {
+	struct rt_entry *first, *last;
 };
 
 struct rt_runner {
@@ -78,13 +130,20 @@ struct agile_rt_queue {
 	struct rt_ctx *ctx; /* the queue's context reference */
 	struct agile_rt_place_opts place;
 	/*
-	 * @lock guards the entry list, @stopping and the counters; @cond
-	 * wakes runners (an enqueue, an entry finished, destroy).  Never
-	 * held across an EU wait or a user callback.
+	 * @lock guards the lists, every pending entry's fields marked so,
+	 * the entries' events' bindings (agile__rt_event_bind), @stopping
+	 * and the counters; @cond wakes runners (an enqueue, an entry
+	 * finished, destroy).  Never held across an EU wait or a user
+	 * callback; the context's lock nests inside it.
 	 */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct rt_entry *head, **tail;
+	/* By priority, highest first, then enqueue order. */
+	struct rt_list ready;
+	struct rt_list waiting;
+	struct rt_list dead;
+	/* Groups of the ready list's entries not handed out yet. */
+	uint64_t ready_groups;
 	bool stopping;
 	uint64_t enqueued, completed, failed, dep_failed, pending;
 	uint64_t cpu_fallback;
@@ -95,8 +154,8 @@ struct agile_rt_queue {
 static int add_dep(struct rt_entry *e, struct agile_rt_event *ev, bool strict)
 {
 	for (uint32_t i = 0; i < e->nr_deps; i++)
-		if (e->deps[i] == ev) {
-			e->strict[i] |= strict;
+		if (e->deps[i].ev == ev) {
+			e->deps[i].strict |= strict;
 			return 0;
 		}
 	if (e->nr_deps == e->deps_cap) {
@@ -106,15 +165,11 @@ static int add_dep(struct rt_entry *e, struct agile_rt_event *ev, bool strict)
 		if (!p)
 			return -ENOMEM;
 		e->deps = p;
-		p = realloc(e->strict, cap * sizeof(*e->strict));
-		if (!p)
-			return -ENOMEM;
-		e->strict = p;
 		e->deps_cap = cap;
 	}
 	agile_rt_event_retain(ev);
-	e->strict[e->nr_deps] = strict;
-	e->deps[e->nr_deps++] = ev;
+	e->deps[e->nr_deps++] =
+		(struct rt_dep){ .ev = ev, .entry = e, .strict = strict };
 	return 0;
 }
 
@@ -189,93 +244,235 @@ static int data_flow(struct rt_entry *e)
 static void entry_free(struct rt_entry *e)
 {
 	for (uint32_t i = 0; i < e->nr_deps; i++)
-		agile_rt_event_release(e->deps[i]);
+		agile_rt_event_release(e->deps[i].ev);
 	for (uint32_t i = 0; i < e->nr_args; i++)
 		if (e->args[i].kind == AGILE_RT_ARG_BUFFER)
 			agile__rt_buffer_put(e->args[i].buf);
 	if (e->ev)
 		agile_rt_event_release(e->ev);
 	free(e->deps);
-	free(e->strict);
 	free(e);
 }
 
-/* 0 ready, 1 waiting, -AGILE_E_DEPENDENCY a dependency failed. */
-static int deps_state(struct rt_entry *e)
+static void list_remove(struct rt_list *l, struct rt_entry *e)
 {
-	int waiting = 0;
-
-	if (e->ready)
-		return 0;
-	for (uint32_t i = 0; i < e->nr_deps; i++) {
-		int s = agile_rt_event_status(e->deps[i]);
-
-		if (s == AGILE_RT_PENDING)
-			waiting = 1;
-		else if (s && e->strict[i])
-			return -AGILE_E_DEPENDENCY;
-	}
-	e->ready = !waiting;
-	return waiting;
+	*(e->prev ? &e->prev->next : &l->first) = e->next;
+	*(e->next ? &e->next->prev : &l->last) = e->prev;
+	e->next = e->prev = NULL;
 }
 
-static void unlink_entry(struct agile_rt_queue *q, struct rt_entry *e)
+static void list_append(struct rt_list *l, struct rt_entry *e)
 {
-	struct rt_entry **pp = &q->head;
+	e->next = NULL;
+	e->prev = l->last;
+	*(l->last ? &l->last->next : &l->first) = e;
+	l->last = e;
+}
 
-	while (*pp != e)
-		pp = &(*pp)->next;
-	*pp = e->next;
-	if (q->tail == &e->next)
-		q->tail = pp;
-	q->pending--;
-	q->completed++;
+/* Whether @a runs before @b: higher priority, then enqueued earlier. */
+static bool runs_before(const struct rt_entry *a, const struct rt_entry *b)
+{
+	return a->priority > b->priority ||
+	       (a->priority == b->priority && a->seq < b->seq);
 }
 
 /*
- * The best group runner @r may take now: the highest priority among
- * ready entries its device may run (ties: the earliest enqueued).  An
- * entry found with a failed dependency is unlinked and returned in
- * *@dead instead.  *@ready_groups: the groups of every ready entry not
+ * @e into the ready list, in its place.  Looked for from the end: a new
+ * entry of the usual priority goes last at once.  Queue's lock held.
+ */
+static void make_ready(struct agile_rt_queue *q, struct rt_entry *e)
+{
+	struct rt_entry *pos = q->ready.last;
+
+	while (pos && runs_before(e, pos))
+		pos = pos->prev;
+	e->prev = pos;
+	e->next = pos ? pos->next : q->ready.first;
+	*(e->next ? &e->next->prev : &q->ready.last) = e;
+	*(pos ? &pos->next : &q->ready.first) = e;
+	e->state = RT_READY;
+	q->ready_groups += e->groups - e->next_group;
+}
+
+/*
+ * A strict dependency of @e failed: onto the dead list, where a runner
+ * fails it.  It may still be in the dependents lists of entries not
+ * finished (@nr_links): their releases leave it alone until the last
+ * frees it.  Queue's lock held.
+ */
+static void make_dead(struct agile_rt_queue *q, struct rt_entry *e)
+{
+	if (e->state == RT_WAITING)
+		list_remove(&q->waiting, e);
+	else if (e->state != RT_BLOCKED)
+		return; /* dead already, or being failed */
+	list_append(&q->dead, e);
+	e->state = RT_DEAD;
+}
+
+/* @e waits for nothing more (not dead): ready, or blocked by entries. */
+static void unblock(struct agile_rt_queue *q, struct rt_entry *e)
+{
+	if (e->state == RT_WAITING)
+		list_remove(&q->waiting, e);
+	if (e->nr_links) {
+		e->state = RT_BLOCKED;
+		return;
+	}
+	make_ready(q, e);
+}
+
+/*
+ * A new entry's dependencies, sorted once under the queue's lock: one
+ * that failed fails it (dead); one on a pending entry of this queue is
+ * linked into that entry's dependents (released when it finishes); any
+ * other pending one makes it wait (the waiting list).  Then it is put
+ * where it belongs.
+ */
+static void link_deps(struct agile_rt_queue *q, struct rt_entry *e)
+{
+	for (uint32_t i = 0; i < e->nr_deps; i++) {
+		int s = agile_rt_event_status(e->deps[i].ev);
+
+		/*
+		 * An upstream entry between completing its event and
+		 * releasing its dependents is still bound: it releases
+		 * this one too.  Else its status is final already.
+		 */
+		if (s != AGILE_RT_PENDING && s && e->deps[i].strict &&
+		    !agile__rt_event_entry(e->deps[i].ev, q)) {
+			list_append(&q->dead, e);
+			e->state = RT_DEAD;
+			return;
+		}
+	}
+	for (uint32_t i = 0; i < e->nr_deps; i++) {
+		struct rt_dep *d = &e->deps[i];
+		struct rt_entry *up = agile__rt_event_entry(d->ev, q);
+
+		if (up) {
+			d->next = NULL;
+			*up->dependents_tail = d;
+			up->dependents_tail = &d->next;
+			e->nr_links++;
+		} else if (agile_rt_event_status(d->ev) == AGILE_RT_PENDING) {
+			d->foreign = true;
+			e->nr_foreign++;
+		}
+	}
+	if (e->nr_foreign) {
+		list_append(&q->waiting, e);
+		e->state = RT_WAITING;
+	} else {
+		unblock(q, e);
+	}
+}
+
+/*
+ * Looks at @e's other events: each one found completed is forgotten; a
+ * strict one failed makes @e dead; none left, @e is unblocked.  Queue's
+ * lock held.
+ */
+static void foreign_wait(struct agile_rt_queue *q, struct rt_entry *e)
+{
+	for (uint32_t i = 0; i < e->nr_deps && e->nr_foreign; i++) {
+		struct rt_dep *d = &e->deps[i];
+		int s;
+
+		if (!d->foreign)
+			continue;
+		s = agile_rt_event_status(d->ev);
+		if (s == AGILE_RT_PENDING)
+			continue;
+		if (s && d->strict) {
+			make_dead(q, e);
+			return;
+		}
+		d->foreign = false;
+		e->nr_foreign--;
+	}
+	if (!e->nr_foreign)
+		unblock(q, e);
+}
+
+/*
+ * @e finished with @status and its event is completed: each dependent in
+ * this queue has one link less, fails when the link was strict and
+ * @status an error, and is ready when nothing else keeps it.  Entries
+ * that may be freed now (@e among them, unless a dependency of its own
+ * still links it) are pushed on *@freeable, through @next.  Queue's lock
+ * held; after this no completion touches @e.
+ */
+static void release(struct agile_rt_queue *q, struct rt_entry *e, int status,
+		    struct rt_entry **freeable)
+{
+	struct rt_dep *d, *next;
+
+	agile__rt_event_unbind(e->ev);
+	for (d = e->dependents; d; d = next) {
+		struct rt_entry *down = d->entry;
+
+		next = d->next;
+		down->nr_links--;
+		if (status && d->strict)
+			make_dead(q, down);
+		if (down->nr_links)
+			continue;
+		if (down->state == RT_BLOCKED) {
+			make_ready(q, down);
+		} else if (down->state == RT_FINISHED) {
+			down->next = *freeable;
+			*freeable = down;
+		}
+	}
+	e->dependents = NULL;
+	e->dependents_tail = &e->dependents;
+	if (e->nr_links) {
+		e->state = RT_FINISHED;
+	} else {
+		e->next = *freeable;
+		*freeable = e;
+	}
+}
+
+/*
+ * The best group runner @r may take now: the first entry of the ready
+ * list its device may run (the highest priority, ties the earliest
+ * enqueued).  Entries waiting for other queues' events are looked at
+ * first; a dead entry is taken off the dead list (counted) and returned
+ * in *@dead instead.  *@ready_groups: the groups of every ready entry not
  * yet handed out, whoever may run them.  Caller holds the queue's lock.
+ * Work: the waiting list, plus the ready entries this runner may not run.
  */
 static struct rt_entry *pick(struct agile_rt_queue *q,
 			     const struct rt_runner *r, bool *fallback,
 			     struct rt_entry **dead, uint64_t *ready_groups)
 {
-	struct rt_entry *best = NULL;
-	bool best_fb = false;
+	struct rt_entry *e, *next;
 
-	*dead = NULL;
-	*ready_groups = 0;
-	for (struct rt_entry *e = q->head; e; e = e->next) {
-		bool fb;
-		int st;
-
-		if (e->next_group == e->groups)
-			continue;
-		st = deps_state(e);
-		if (st < 0) {
-			unlink_entry(q, e);
-			q->dep_failed++;
-			*dead = e;
-			return NULL;
-		}
-		if (st)
-			continue;
-		*ready_groups += e->groups - e->next_group;
-		if (best && e->priority <= best->priority)
-			continue;
-		if (!agile__rt_place_allows(q->ctx, r->dev, e->kernel,
-					    e->cpu_only ? AGILE_RT_PLACE_CPU :
-							  e->place,
-					    &q->place, &fb))
-			continue;
-		best = e;
-		best_fb = fb;
+	for (e = q->waiting.first; e; e = next) {
+		next = e->next;
+		foreign_wait(q, e);
 	}
-	*fallback = best_fb;
-	return best;
+	*dead = q->dead.first;
+	*ready_groups = q->ready_groups;
+	*fallback = false;
+	if (*dead) {
+		list_remove(&q->dead, *dead);
+		(*dead)->state = RT_RUNNING;
+		q->pending--;
+		q->completed++;
+		q->dep_failed++;
+		return NULL;
+	}
+	for (e = q->ready.first; e; e = e->next)
+		if (agile__rt_place_allows(q->ctx, r->dev, e->kernel,
+					   e->cpu_only ? AGILE_RT_PLACE_CPU :
+							 e->place,
+					   &q->place, fallback))
+			return e;
+	*fallback = false;
+	return NULL;
 }
 
 static uint64_t dim3_word(const uint32_t d[3])
@@ -434,23 +631,44 @@ static int run_range(struct rt_runner *r, struct rt_entry *e, uint64_t g,
 }
 
 /*
- * Completes @e's event with @status and frees it.  No lock held.  The
- * runners are not woken here: the one that finished looks for work next
- * and wakes the others only when there is more than it takes
+ * @e's end, by runner code holding the queue's lock, @e in no list and
+ * counted finished: completes its event with @status with the lock
+ * dropped (callbacks run), then releases its dependents, so that theirs
+ * complete after it; frees what may be freed with the lock dropped
+ * again.  The runners are not woken here (but for the last entry of a
+ * stopping queue: they leave then): the one that finished looks for work
+ * next and wakes the others only when there is more than it takes
  * (runner_main), which spares a chain of dependent entries a wake-up of
  * every runner per entry.
  */
-static void entry_finish(struct rt_entry *e, int status)
+static void entry_finish(struct agile_rt_queue *q, struct rt_entry *e,
+			 int status)
 {
+	struct rt_entry *freeable = NULL, *next;
+
+	pthread_mutex_unlock(&q->lock);
 	agile__rt_event_complete(e->ev, status);
-	entry_free(e);
+	pthread_mutex_lock(&q->lock);
+	release(q, e, status, &freeable);
+	pthread_mutex_unlock(&q->lock);
+	for (; freeable; freeable = next) {
+		next = freeable->next;
+		entry_free(freeable);
+	}
+	pthread_mutex_lock(&q->lock);
+	if (q->stopping && !q->pending)
+		pthread_cond_broadcast(&q->cond);
 }
 
+/*
+ * Sleeps until woken; with entries waiting for other queues' events, or
+ * ready ones this runner declined (placement), only RT_RECHECK_NS.
+ */
 static void wait_a_while(struct agile_rt_queue *q)
 {
 	struct timespec t;
 
-	if (!q->head) {
+	if (!q->waiting.first && !q->ready.first) {
 		pthread_cond_wait(&q->cond, &q->lock);
 		return;
 	}
@@ -481,9 +699,7 @@ static void *runner_main(void *arg)
 
 		e = pick(q, r, &fallback, &dead, &ready);
 		if (dead) {
-			pthread_mutex_unlock(&q->lock);
-			entry_finish(dead, -AGILE_E_DEPENDENCY);
-			pthread_mutex_lock(&q->lock);
+			entry_finish(q, dead, -AGILE_E_DEPENDENCY);
 			finished = true;
 			continue;
 		}
@@ -497,7 +713,7 @@ static void *runner_main(void *arg)
 			pthread_cond_broadcast(&q->cond);
 		finished = false;
 		if (!e) {
-			if (q->stopping && !q->head)
+			if (q->stopping && !q->pending)
 				break;
 			wait_a_while(q);
 			continue;
@@ -507,6 +723,11 @@ static void *runner_main(void *arg)
 		if (d->eu_kind == AGILE_EU_KIND_CPU)
 			n = agile__range_size(e->groups - g, q->nr_runners);
 		e->next_group += n;
+		q->ready_groups -= n;
+		if (e->next_group == e->groups) {
+			list_remove(&q->ready, e);
+			e->state = RT_RUNNING;
+		}
 		q->cpu_fallback += fallback ? n : 0;
 		pthread_mutex_unlock(&q->lock);
 
@@ -523,15 +744,11 @@ static void *runner_main(void *arg)
 		e->done_groups += n;
 		last = e->done_groups == e->groups;
 		if (last) {
-			unlink_entry(q, e);
+			q->pending--;
+			q->completed++;
 			q->failed += !!e->error;
-			pthread_mutex_unlock(&q->lock);
-			entry_finish(e, e->error);
-			pthread_mutex_lock(&q->lock);
+			entry_finish(q, e, e->error);
 			finished = true;
-			/* The last entry gone: a stopping queue's runners leave. */
-			if (q->stopping && !q->head)
-				pthread_cond_broadcast(&q->cond);
 		}
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -590,7 +807,6 @@ int agile_rt_queue_create(agile_rt_ctx handle,
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&q->cond, &attr);
 	pthread_condattr_destroy(&attr);
-	q->tail = &q->head;
 	if (place)
 		q->place = *place;
 	else
@@ -825,7 +1041,7 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 		     struct agile_rt_event **event)
 {
 	struct rt_entry *e;
-	bool was_empty;
+	bool was_waiting;
 	int err;
 
 	rt_msg[0] = '\0';
@@ -838,6 +1054,7 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 	if (!e)
 		return -ENOMEM;
 	e->kernel = entry->kernel;
+	e->dependents_tail = &e->dependents;
 	shape_of(entry, e->block, e->grid);
 	e->threads = e->block[0] * e->block[1] * e->block[2];
 	e->groups = (uint64_t)e->grid[0] * e->grid[1] * e->grid[2];
@@ -858,6 +1075,8 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 		entry_free(e);
 		return -ENOMEM;
 	}
+	/* Before anyone sees the event: later entries link to @e by it. */
+	agile__rt_event_bind(e->ev, q, e);
 	for (uint32_t i = 0; i < entry->nr_after && !err; i++)
 		err = add_dep(e, entry->after[i], true);
 
@@ -870,6 +1089,8 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 		pthread_mutex_unlock(&q->ctx->lock);
 	}
 	if (err) {
+		/* Nobody may link to it now: it is freed below. */
+		agile__rt_event_unbind(e->ev);
 		pthread_mutex_unlock(&q->lock);
 		/*
 		 * Recorded as a buffer's writer or reader already, maybe:
@@ -879,23 +1100,23 @@ int agile_rt_enqueue(struct agile_rt_queue *q,
 		entry_free(e);
 		return err;
 	}
-	was_empty = !q->head;
-	*q->tail = e;
-	q->tail = &e->next;
-	q->enqueued++;
+	was_waiting = q->waiting.first;
+	e->seq = q->enqueued++;
 	q->pending++;
+	link_deps(q, e);
 	if (event) {
 		agile_rt_event_retain(e->ev);
 		*event = e->ev;
 	}
 	/*
-	 * Runners are woken for an entry that can run (or fail) now, and
-	 * when the queue was empty (they sleep without a timeout then).  One
-	 * that waits for another entry is taken up by the runner that
-	 * finishes that one (runner_main), or at the next look
-	 * (RT_RECHECK_NS) when it waits for an event of another queue.
+	 * Runners are woken for an entry that can run (or fail) now, and for
+	 * the first on the waiting list (they sleep without a timeout while
+	 * it is empty: wait_a_while).  One blocked by entries of this queue
+	 * is made ready by the runner that finishes the last of them
+	 * (release), which looks for work next (runner_main).
 	 */
-	if (was_empty || deps_state(e) != 1)
+	if (e->state == RT_READY || e->state == RT_DEAD ||
+	    (e->state == RT_WAITING && !was_waiting))
 		pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 	return 0;

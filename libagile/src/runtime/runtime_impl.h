@@ -174,6 +174,21 @@ struct agile_rt_event *agile__rt_event_new(void);
  */
 void agile__rt_event_complete(struct agile_rt_event *ev, int status);
 
+/*
+ * An event's pending entry, for the queue's ready list (queue.c): bind
+ * gives a new event its queue and entry before the event is published;
+ * entry reads the entry back, NULL when @ev is not @q's or its entry no
+ * longer takes dependents; unbind clears it.  Entry and unbind: the
+ * caller holds @q's lock.
+ */
+struct rt_entry;
+void agile__rt_event_bind(struct agile_rt_event *ev,
+			  const struct agile_rt_queue *q,
+			  struct rt_entry *entry);
+struct rt_entry *agile__rt_event_entry(const struct agile_rt_event *ev,
+				       const struct agile_rt_queue *q);
+void agile__rt_event_unbind(struct agile_rt_event *ev);
+
 /* ---- placement.c ---- */
 
 /* EUs of @d whose doorbell is not IDLE now (acquire loads). */
