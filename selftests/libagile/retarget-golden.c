@@ -3,7 +3,9 @@
  * retarget-golden - agile-retarget's output for seed 004's example
  * (retarget/matlist.cu) is checked in as retarget/matlist.c.golden, and
  * with --emit=runtime as retarget/matlist-dialect.c.golden: any change to
- * the translation shows here.  When a change is meant,
+ * the translation shows here; so do the atomics of retarget/histogram.cu
+ * that become plain (on __shared__) and those that stay atomic.  When a
+ * change is meant,
  * regenerate it with `make -C selftests/libagile retarget-golden` and
  * review the diff.
  */
@@ -96,5 +98,41 @@ int main(void)
 			      "for (_sh->_c_s = _bdim.x / 2; _sh->_c_s > 0; _sh->_c_s >>= 1) {") &&
 		       strstr(out, "\tfloat partial[MAX_BLOCK];\n"),
 	       "--emit=runtime: reduce's barrier loop in its control function, its counter and partial[] block-shared");
+
+	/*
+	 * Atomics (histogram.cu): on __shared__ memory plain, the rest
+	 * atomic, both ways.  Its 15 atomics on __shared__ are every
+	 * recognised form: &v, &v[i], &v[i][j], v + i.
+	 */
+	for (int rt = 0; rt < 2; rt++) {
+		const char *shared_form =
+			rt ? "agile_shared_atomicAdd(&_sh->local[in[i] % NR_BINS], 1u);" :
+			     "agile_shared_atomicAdd(&local[in[i] % NR_BINS], 1u);";
+		const char *global_form =
+			rt ? "\tatomicAdd(&hist[b], _sh->local[b]);" :
+			     "\tatomicAdd(&hist[b], local[b]);";
+		int nr_shared = 0;
+
+		rc = retarget_run(rt ? "--emit=runtime histogram.cu" :
+				       "histogram.cu",
+				  out, sizeof(out));
+		for (const char *p = out;
+		     (p = strstr(p, "agile_shared_atomic")); p++)
+			nr_shared++;
+		tap_ok(rc == 0 && strstr(out, shared_form) &&
+			       strstr(out, "agile_shared_atomicInc(&") &&
+			       strstr(out, "agile_shared_atomicAdd(") &&
+			       nr_shared == 15,
+		       "%s: histogram's 15 atomics on __shared__ memory are plain: agile_shared_atomic* (%d)",
+		       rt ? "--emit=runtime" : "--emit=launch", nr_shared);
+		tap_ok(rc == 0 && strstr(out, global_form) &&
+			       strstr(out,
+				      "\tatomicAdd(&hist[v % NR_GLOBAL_BINS], 1u);") &&
+			       strstr(out, "list[atomicAdd(count, 1u)] = i;") &&
+			       !strstr(out, "agile_shared_atomicAdd(&hist") &&
+			       !strstr(out, "agile_shared_atomicAdd(count"),
+		       "%s: histogram's atomics on global memory stay atomic",
+		       rt ? "--emit=runtime" : "--emit=launch");
+	}
 	return tap_done();
 }

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define REF_TILE 32 /* transpose.cu's TILE */
@@ -118,6 +119,146 @@ static inline int ref_axpy_then_diff(const float *x, const float *y, int n)
 		      yi = 3.0f * xi + (float)(i % 5) - 2.0f;
 
 		bad += y[i] != yi || x[i] != yi - xi;
+	}
+	return bad;
+}
+
+/* histogram.cu's input: element i of @n, spread over every bin. */
+static inline void ref_histogram_input(unsigned int *in, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		in[i] = i * 2654435761u >> 7;
+}
+
+/* histogram.cu's mix(): @rounds steps of a linear congruential generator. */
+static inline unsigned int ref_mix(unsigned int v, int rounds)
+{
+	for (int r = 0; r < rounds; r++)
+		v = v * 1664525u + 1013904223u;
+	return v >> 16;
+}
+
+/*
+ * Bins of histogram.cu's counts of @in, each mixed by @mix_rounds of
+ * ref_mix (0: not mixed): how many of @hist are wrong.
+ */
+static inline int ref_histogram(const unsigned int *in, unsigned int n,
+				const unsigned int *hist, unsigned int nr_bins,
+				int mix_rounds)
+{
+	unsigned int want[64] = { 0 };
+	int bad = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		want[(mix_rounds ? ref_mix(in[i], mix_rounds) : in[i]) %
+		     nr_bins]++;
+	for (unsigned int b = 0; b < nr_bins; b++)
+		bad += hist[b] != want[b];
+	return bad;
+}
+
+/*
+ * histogram.cu's list of the indexes of @in whose mix has bit 3 set, in
+ * any order, @count of them: whether right.
+ */
+static inline int ref_histogram_list(const unsigned int *in, unsigned int n,
+				     const unsigned int *list,
+				     unsigned int count, int mix_rounds)
+{
+	unsigned char *seen = calloc(n, 1);
+	unsigned int want = 0;
+	int ok = seen != NULL;
+
+	for (unsigned int i = 0; i < n; i++)
+		want += (ref_mix(in[i], mix_rounds) & 8) != 0;
+	ok = ok && count == want;
+	for (unsigned int s = 0; ok && s < count; s++) {
+		ok = list[s] < n && !seen[list[s]] &&
+		     (ref_mix(in[list[s]], mix_rounds) & 8);
+		if (ok)
+			seen[list[s]] = 1;
+	}
+	free(seen);
+	return ok;
+}
+
+#define REF_OPS_PER_THREAD 4 /* histogram.cu's OPS_PER_THREAD */
+#define REF_OPS_FINAL 12 /* and OPS_FINAL */
+
+/* Whether @v[0 .. nt) holds @from .. @from + nt - 1, each once. */
+static inline int ref_permutation(const int *v, size_t stride, int nt, int from)
+{
+	unsigned char seen[1025] = { 0 };
+
+	for (int t = 0; t < nt; t++) {
+		int x = v[(size_t)t * stride] - from;
+
+		if (x < 0 || x >= nt || seen[x])
+			return 0;
+		seen[x] = 1;
+	}
+	return 1;
+}
+
+/*
+ * histogram.cu's shared_ops in @nr_blocks blocks of @nt threads (up to
+ * 1024): the old values each atomic returned and the shared variables at
+ * the end, whatever order the threads ran in.  Returns the blocks wrong.
+ */
+static inline int ref_shared_ops(const int *out, const float *fout,
+				 int nr_blocks, int nt)
+{
+	int bad = 0;
+
+	for (int b = 0; b < nr_blocks; b++) {
+		const int *mine = out + (size_t)b * (nt * REF_OPS_PER_THREAD +
+						     REF_OPS_FINAL);
+		const int *fin = mine + nt * REF_OPS_PER_THREAD;
+		int low = 1 << 30, high = -1, owners = 0, others = 0;
+		unsigned int or32 = 0, xor32 = 0, or16 = 0;
+		int exch[1025];
+
+		for (int t = 0; t < nt; t++) {
+			low = (t * 7 + 3) % nt < low ? (t * 7 + 3) % nt : low;
+			high = (t * 5 + 1) % nt > high ? (t * 5 + 1) % nt :
+							 high;
+			or32 |= 1u << (t % 32);
+			xor32 ^= 1u << (t % 32);
+			or16 |= 1u << (t % 16);
+			owners += mine[t * REF_OPS_PER_THREAD + 1] == -1;
+			others += mine[t * REF_OPS_PER_THREAD + 1] == fin[9];
+			exch[t] = mine[t * REF_OPS_PER_THREAD + 2];
+		}
+		exch[nt] = fin[10];
+		bad += !ref_permutation(mine, REF_OPS_PER_THREAD, nt, 0) ||
+		       fin[11] != nt ||
+		       !ref_permutation(mine + 3, REF_OPS_PER_THREAD, nt, 0) ||
+		       owners != 1 || others != nt - 1 || fin[9] < 0 ||
+		       fin[9] >= nt ||
+		       mine[fin[9] * REF_OPS_PER_THREAD + 1] != -1 ||
+		       !ref_permutation(exch, 1, nt + 1, -1) ||
+		       fin[0] != nt * (nt - 1) / 2 || fin[1] != -2 * nt ||
+		       fin[2] != low || fin[3] != high || fin[4] != (int)or32 ||
+		       fin[5] != (int)~or32 || fin[6] != (int)xor32 ||
+		       fin[7] != (int)or16 || fin[8] != 3 * nt ||
+		       fout[b] != 0.5f * (float)nt;
+	}
+	return bad;
+}
+
+/* scan.cu: how many of @out are not their block's running sum of @in. */
+static inline int ref_block_scan(const float *in, const float *out, unsigned n,
+				 unsigned block)
+{
+	int bad = 0;
+
+	for (unsigned b = 0; b < n; b += block) {
+		float sum = 0.0f;
+
+		for (unsigned i = b; i < n && i < b + block; i++) {
+			sum += in[i];
+			bad += out[i] != sum;
+		}
 	}
 	return bad;
 }

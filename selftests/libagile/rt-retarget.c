@@ -19,6 +19,10 @@
  *	            uniform if/else and a do/while holding barriers, an
  *	            atomicMax on shared memory; a local carried per thread
  *	hipnames    HIP's hipThreadIdx_x names, a float parameter
+ *	histogram   atomics on __shared__ (plain on the CPU) and on global
+ *	            memory (contended by the blocks), each atomic's old value
+ *	scan        Hillis and Steele in block-shared memory: a barrier
+ *	            loop of two barriers a round
  *	shared-rotate  dialect 2 by hand: block-shared memory, the phases
  *	            in order (AGILE_IN_ORDER), 64 and 5 lanes
  *

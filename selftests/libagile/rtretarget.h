@@ -20,11 +20,13 @@
 #include <string.h>
 
 #include "grid3d-dialect.h"
+#include "histogram-dialect.h"
 #include "hipnames-dialect.h"
 #include "matlist-dialect.h"
 #include "reduce-dialect.h"
 #include "retargetref.h"
 #include "rttest.h"
+#include "scan-dialect.h"
 #include "transpose-dialect.h"
 
 #ifndef RETARGET_OUT
@@ -48,6 +50,8 @@ RR_EMBED(rr_reduce_src, "reduce-dialect.c");
 RR_EMBED(rr_transpose_src, "transpose-dialect.c");
 RR_EMBED(rr_grid3d_src, "grid3d-dialect.c");
 RR_EMBED(rr_hipnames_src, "hipnames-dialect.c");
+RR_EMBED(rr_histogram_src, "histogram-dialect.c");
+RR_EMBED(rr_scan_src, "scan-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -93,6 +97,8 @@ static const struct rr_file rr_files[] = {
 	{ "transpose", rr_transpose_src },
 	{ "grid3d", rr_grid3d_src },
 	{ "hipnames", rr_hipnames_src },
+	{ "histogram", rr_histogram_src },
+	{ "scan", rr_scan_src },
 	{ "shared-rotate", rr_shared_rotate_src },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
@@ -411,6 +417,103 @@ static inline void rr_hipnames(struct rr *r, int n, uint32_t blocks,
 	agile_rt_buffer_release(yb);
 }
 
+/*
+ * histogram.cu: @kernel (shared_histogram or global_histogram) over
+ * @n elements in blocks of @block threads; @per_block elements a block
+ * (shared_histogram).
+ */
+static inline void rr_histogram(struct rr *r, const char *kernel,
+				uint32_t block, uint32_t per_block, uint32_t n)
+{
+	const int shared = !strcmp(kernel, "shared_histogram");
+	const uint32_t nr_bins = shared ? 64 : 8;
+	uint32_t nr_blocks = shared ? (n + per_block - 1) / per_block : 64;
+	unsigned int *in, *hist;
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(unsigned), &in);
+	struct agile_rt_buffer *hb = rr_buffer(r, 64 * sizeof(unsigned), &hist);
+	unsigned int *count, *list;
+	struct agile_rt_buffer *cb = rr_buffer(r, 64, &count);
+	struct agile_rt_buffer *lb = rr_buffer(r, n * sizeof(unsigned), &list);
+	int err = -ENOMEM, bad = 1;
+
+	if (ib && hb && cb && lb) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_val(n), rr_val(per_block),
+					    rr_rw(hb), rr_rw(lb) };
+
+		ref_histogram_input(in, n);
+		if (!shared) {
+			p[2] = rr_rw(hb);
+			p[3] = rr_rw(cb);
+		}
+		err = rr_launch(r, kernel, nr_blocks, 1, 1, block, 1, 1, p,
+				shared ? 4 : 5);
+		bad = ref_histogram(in, n, hist, nr_bins, shared ? 0 : 32) +
+		      (!shared && !ref_histogram_list(in, n, list, *count, 32));
+	}
+	tap_ok(!err && !bad,
+	       "histogram: %s, %u elements in %u blocks of %u threads: %d of %u bins wrong: %s",
+	       kernel, n, nr_blocks, block, bad, nr_bins, agile_strerror(err));
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(hb);
+	agile_rt_buffer_release(cb);
+	agile_rt_buffer_release(lb);
+}
+
+/* histogram.cu's shared_ops: each atomic on __shared__, its old values. */
+static inline void rr_shared_ops(struct rr *r, uint32_t block)
+{
+	const uint32_t nr_blocks = 3;
+	int *out;
+	float *fout;
+	struct agile_rt_buffer *ob = rr_buffer(
+		r,
+		nr_blocks * (block * REF_OPS_PER_THREAD + REF_OPS_FINAL) *
+			sizeof(int),
+		&out);
+	struct agile_rt_buffer *fb =
+		rr_buffer(r, nr_blocks * sizeof(float), &fout);
+	int err = -ENOMEM, bad = 1;
+
+	if (ob && fb) {
+		struct agile_rt_arg p[] = { rr_rw(ob), rr_rw(fb) };
+
+		err = rr_launch(r, "shared_ops", nr_blocks, 1, 1, block, 1, 1,
+				p, 2);
+		bad = ref_shared_ops(out, fout, (int)nr_blocks, (int)block);
+	}
+	tap_ok(!err && !bad,
+	       "histogram: shared_ops, blocks of %u threads: every atomic on __shared__, its result and old values (%d blocks wrong): %s",
+	       block, bad, agile_strerror(err));
+	agile_rt_buffer_release(ob);
+	agile_rt_buffer_release(fb);
+}
+
+/* scan.cu: each block's running sums, blocks of @block threads. */
+static inline void rr_scan(struct rr *r, uint32_t block, uint32_t n)
+{
+	float *in, *out;
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(float), &in);
+	struct agile_rt_buffer *ob = rr_buffer(r, n * sizeof(float), &out);
+	int err = -ENOMEM, bad = 1;
+
+	if (ib && ob) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_rw(ob), rr_val(n) };
+
+		for (uint32_t i = 0; i < n; i++)
+			in[i] = (float)(i * 2654435761u % 8);
+		err = rr_launch(r, "block_scan", (n + block - 1) / block, 1, 1,
+				block, 1, 1, p, 3);
+		bad = ref_block_scan(in, out, n, block);
+	}
+	tap_ok(!err && !bad,
+	       "scan: blocks of %u threads, %u elements: each block's running sums (%d wrong): %s",
+	       block, n, bad, agile_strerror(err));
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+}
+
 /* shared_rotate (by hand, above) with @lanes lanes, one task. */
 static inline void rr_shared_rotate(struct rr *r, uint32_t lanes)
 {
@@ -467,6 +570,12 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_carry(r);
 	} else if (!strcmp(f, "hipnames")) {
 		rr_hipnames(r, 1000, 3, 128);
+	} else if (!strcmp(f, "histogram")) {
+		rr_histogram(r, "shared_histogram", 256, 4096, 100000);
+		rr_histogram(r, "global_histogram", 256, 0, 1u << 20);
+		rr_shared_ops(r, 100);
+	} else if (!strcmp(f, "scan")) {
+		rr_scan(r, 256, 10000);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -474,6 +583,6 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file. */
-#define RR_NR_CASES 14
+#define RR_NR_CASES 18
 
 #endif /* AGILE_RTRETARGET_H */

@@ -15,7 +15,8 @@ TESTS := sys-cpus sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus kernels-launch \
 	retarget-matlist retarget-reduce retarget-transpose retarget-refused \
-	retarget-grid3d retarget-hipnames retarget-golden \
+	retarget-grid3d retarget-hipnames retarget-histogram retarget-scan \
+	retarget-golden \
 	runtime-compile-cc runtime-compile-cache runtime-compile-gpu \
 	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu eu-gpu-memory \

@@ -3,8 +3,8 @@
  * retarget.c - agile-bench retarget: unmodified CUDA kernels
  * (selftests/libagile/retarget/ .cu files) translated by agile-retarget and run
  * through agile_launch on -t CPU threads, beside the same kernels in
- * OpenCL C on PoCL's CPU device and beside hand-written OpenMP, in one
- * run; each contender's results checked against the OpenMP ones.
+ * OpenCL C on PoCL's CPU device and beside hand-written OpenMP or serial
+ * C, in one run; each contender's results checked against the latter's.
  *
  *	matlist    A[m] = A[m] B[m], 16x16 matrices, a block (256 threads)
  *	           each; B[m] a permutation, so repeated runs stay bounded
@@ -12,6 +12,13 @@
  *	           and the grand total by an atomic add
  *	transpose  32x32 tiles through shared memory, then two rounds of a
  *	           5-point smoothing in the tile (barriers in a loop)
+ *	histogram  64 bins, a block-local histogram in shared memory by
+ *	           atomics (plain ones once translated: one OS thread runs a
+ *	           block), merged into the global one atomically; against
+ *	           one serial loop
+ *	scan       each block's inclusive running sums, Hillis and Steele in
+ *	           shared memory (log2(block) rounds of two barriers);
+ *	           against one serial loop
  */
 #define _GNU_SOURCE
 #include <agile/launch.h>
@@ -22,9 +29,11 @@
 #include <string.h>
 
 #include "bench.h"
+#include "histogram-rt.h"
 #include "matlist-rt.h"
 #include "reduce-rt.h"
 #include "retarget.h"
+#include "scan-rt.h"
 #include "transpose-rt.h"
 
 #define MM_COUNT 8192
@@ -33,6 +42,12 @@
 #define RED_BLOCK 256
 #define TR_N 2048
 #define TR_PASSES 2
+#define HIST_N (16u << 20)
+#define HIST_BLOCK 256
+#define HIST_PER_BLOCK 16384
+#define SCAN_N (4u << 20)
+#define SCAN_BLOCK 256
+#define NR_KERNELS 5
 
 struct rt_job {
 	struct rt_work *w;
@@ -85,6 +100,37 @@ static void agile_transpose(void *arg)
 		j->err = err;
 }
 
+static void agile_histogram(void *arg)
+{
+	struct rt_job *j = arg;
+	struct rt_work *w = j->w;
+	unsigned nr_blocks =
+		(w->hist_n + w->hist_per_block - 1) / w->hist_per_block;
+	int err;
+
+	memset(w->hist_out, 0, sizeof(w->hist_out));
+	err = shared_histogram_launch(
+		j->pool, (struct agile_dim3){ nr_blocks, 1, 1 },
+		(struct agile_dim3){ w->hist_block, 1, 1 }, 0, w->hist_in,
+		w->hist_n, w->hist_per_block, w->hist_out);
+	if (err && !j->err)
+		j->err = err;
+}
+
+static void agile_scan(void *arg)
+{
+	struct rt_job *j = arg;
+	struct rt_work *w = j->w;
+	unsigned nr_blocks = (w->scan_n + w->scan_block - 1) / w->scan_block;
+	int err = block_scan_launch(j->pool,
+				    (struct agile_dim3){ nr_blocks, 1, 1 },
+				    (struct agile_dim3){ w->scan_block, 1, 1 },
+				    0, w->scan_in, w->scan_out, w->scan_n);
+
+	if (err && !j->err)
+		j->err = err;
+}
+
 static void ocl_matlist(void *arg)
 {
 	struct rt_job *j = arg;
@@ -114,6 +160,26 @@ static void ocl_transpose(void *arg)
 		j->err = err;
 }
 
+static void ocl_histogram(void *arg)
+{
+	struct rt_job *j = arg;
+	int err;
+
+	memset(j->w->hist_out, 0, sizeof(j->w->hist_out));
+	err = rt_ocl_histogram(j->ocl);
+	if (err && !j->err)
+		j->err = err;
+}
+
+static void ocl_scan(void *arg)
+{
+	struct rt_job *j = arg;
+	int err = rt_ocl_scan(j->ocl);
+
+	if (err && !j->err)
+		j->err = err;
+}
+
 static void omp_matlist(void *arg)
 {
 	struct rt_job *j = arg;
@@ -133,6 +199,20 @@ static void omp_transpose(void *arg)
 	struct rt_job *j = arg;
 
 	rt_omp_transpose(j->w, j->threads);
+}
+
+static void serial_histogram(void *arg)
+{
+	struct rt_job *j = arg;
+
+	rt_serial_histogram(j->w);
+}
+
+static void serial_scan(void *arg)
+{
+	struct rt_job *j = arg;
+
+	rt_serial_scan(j->w);
 }
 
 /* ---- the data, and what each contender must get ---- */
@@ -155,11 +235,16 @@ static void fill(struct rt_work *w)
 		w->red_in[i] = (float)(i * 2654435761u % 8);
 	for (size_t i = 0; i < tr; i++)
 		w->tr_in[i] = (float)((i * 37) % 101) * 0.5f;
+	for (unsigned i = 0; i < w->hist_n; i++)
+		w->hist_in[i] = i * 2654435761u >> 7;
+	for (unsigned i = 0; i < w->scan_n; i++)
+		w->scan_in[i] = (float)(i * 2654435761u % 8);
 }
 
 struct rt_results {
-	float *mm_a, *red_out, *tr_out, *tr_smooth;
+	float *mm_a, *red_out, *tr_out, *tr_smooth, *scan_out;
 	unsigned long long red_total;
+	unsigned hist_out[RT_HIST_BINS];
 };
 
 static size_t mm_bytes(const struct rt_work *w)
@@ -177,6 +262,11 @@ static size_t red_bytes(const struct rt_work *w)
 	return (w->red_n + w->red_block - 1) / w->red_block * sizeof(float);
 }
 
+static size_t scan_bytes(const struct rt_work *w)
+{
+	return w->scan_n * sizeof(float);
+}
+
 static void keep(const struct rt_work *w, struct rt_results *r)
 {
 	memcpy(r->mm_a, w->mm_a, mm_bytes(w));
@@ -184,6 +274,8 @@ static void keep(const struct rt_work *w, struct rt_results *r)
 	memcpy(r->tr_out, w->tr_out, tr_bytes(w));
 	memcpy(r->tr_smooth, w->tr_smooth, tr_bytes(w));
 	r->red_total = w->red_total;
+	memcpy(r->hist_out, w->hist_out, sizeof(r->hist_out));
+	memcpy(r->scan_out, w->scan_out, scan_bytes(w));
 }
 
 static int same(const float *x, const float *y, size_t bytes)
@@ -196,11 +288,11 @@ static int same(const float *x, const float *y, size_t bytes)
 
 /* One checked run of each kernel from fresh data, against @want. */
 static int check(struct rt_work *w, struct rt_job *j,
-		 void (*const fns[3])(void *), const struct rt_results *want,
-		 const char *who)
+		 void (*const fns[NR_KERNELS])(void *),
+		 const struct rt_results *want, const char *who)
 {
 	fill(w);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < NR_KERNELS; k++)
 		fns[k](j);
 	if (j->err)
 		return j->err;
@@ -208,7 +300,9 @@ static int check(struct rt_work *w, struct rt_job *j,
 	    !same(w->red_out, want->red_out, red_bytes(w)) ||
 	    w->red_total != want->red_total ||
 	    !same(w->tr_out, want->tr_out, tr_bytes(w)) ||
-	    !same(w->tr_smooth, want->tr_smooth, tr_bytes(w))) {
+	    !same(w->tr_smooth, want->tr_smooth, tr_bytes(w)) ||
+	    memcmp(w->hist_out, want->hist_out, sizeof(w->hist_out)) ||
+	    !same(w->scan_out, want->scan_out, scan_bytes(w))) {
 		fprintf(stderr, "agile-bench retarget: %s: wrong results\n",
 			who);
 		return -EPROTO;
@@ -225,10 +319,14 @@ static void work_free(struct rt_work *w, struct rt_results *r)
 	free(w->tr_in);
 	free(w->tr_out);
 	free(w->tr_smooth);
+	free(w->hist_in);
+	free(w->scan_in);
+	free(w->scan_out);
 	free(r->mm_a);
 	free(r->red_out);
 	free(r->tr_out);
 	free(r->tr_smooth);
+	free(r->scan_out);
 }
 
 static int work_alloc(struct rt_work *w, struct rt_results *r)
@@ -239,6 +337,11 @@ static int work_alloc(struct rt_work *w, struct rt_results *r)
 	w->red_block = RED_BLOCK;
 	w->tr_n = TR_N;
 	w->tr_passes = TR_PASSES;
+	w->hist_n = HIST_N;
+	w->hist_block = HIST_BLOCK;
+	w->hist_per_block = HIST_PER_BLOCK;
+	w->scan_n = SCAN_N;
+	w->scan_block = SCAN_BLOCK;
 	w->mm_a = malloc(mm_bytes(w));
 	w->mm_b = malloc(mm_bytes(w));
 	w->red_in = malloc(w->red_n * sizeof(float));
@@ -250,23 +353,37 @@ static int work_alloc(struct rt_work *w, struct rt_results *r)
 	r->red_out = malloc(red_bytes(w));
 	r->tr_out = malloc(tr_bytes(w));
 	r->tr_smooth = malloc(tr_bytes(w));
+	w->hist_in = malloc(w->hist_n * sizeof(unsigned));
+	w->scan_in = malloc(scan_bytes(w));
+	w->scan_out = malloc(scan_bytes(w));
+	r->scan_out = malloc(scan_bytes(w));
 	if (!w->mm_a || !w->mm_b || !w->red_in || !w->red_out || !w->tr_in ||
 	    !w->tr_out || !w->tr_smooth || !r->mm_a || !r->red_out ||
-	    !r->tr_out || !r->tr_smooth)
+	    !r->tr_out || !r->tr_smooth || !w->hist_in || !w->scan_in ||
+	    !w->scan_out || !r->scan_out)
 		return -ENOMEM;
 	return 0;
 }
 
 int bench_retarget(const struct bench_opts *o)
 {
-	static const char *const names[3] = { "matlist", "reduce",
-					      "transpose" };
-	void (*const agile_fns[3])(void *) = { agile_matlist, agile_reduce,
-					       agile_transpose };
-	void (*const ocl_fns[3])(void *) = { ocl_matlist, ocl_reduce,
-					     ocl_transpose };
-	void (*const omp_fns[3])(void *) = { omp_matlist, omp_reduce,
-					     omp_transpose };
+	static const char *const names[NR_KERNELS] = { "matlist", "reduce",
+						       "transpose", "histogram",
+						       "scan" };
+	/* agile-retarget / serial C: the targets */
+	static const char *const serial_target[NR_KERNELS] = { NULL, NULL, NULL,
+							       "<= 5",
+							       "<= 10" };
+	void (*const agile_fns[NR_KERNELS])(
+		void *) = { agile_matlist, agile_reduce, agile_transpose,
+			    agile_histogram, agile_scan };
+	void (*const ocl_fns[NR_KERNELS])(void *) = { ocl_matlist, ocl_reduce,
+						      ocl_transpose,
+						      ocl_histogram, ocl_scan };
+	/* the baseline and reference: OpenMP, or serial C */
+	void (*const base_fns[NR_KERNELS])(
+		void *) = { omp_matlist, omp_reduce, omp_transpose,
+			    serial_histogram, serial_scan };
 	struct rt_work w = { 0 };
 	struct rt_results want = { 0 };
 	struct rt_job job = { .w = &w, .threads = o->threads };
@@ -279,10 +396,10 @@ int bench_retarget(const struct bench_opts *o)
 	err = agile_launch_pool_create((uint32_t)o->threads, &job.pool);
 	if (err)
 		goto out;
-	/* the reference: OpenMP, from fresh data */
+	/* the reference: the baselines, from fresh data */
 	fill(&w);
-	for (int k = 0; k < 3; k++)
-		omp_fns[k](&job);
+	for (int k = 0; k < NR_KERNELS; k++)
+		base_fns[k](&job);
 	keep(&w, &want);
 	err = check(&w, &job, agile_fns, &want, "agile-retarget");
 	if (err)
@@ -299,11 +416,14 @@ int bench_retarget(const struct bench_opts *o)
 	snprintf(agile_name, sizeof(agile_name), "agile-retarget-%dt",
 		 o->threads);
 	snprintf(omp_name, sizeof(omp_name), "omp-%dt", o->threads);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < NR_KERNELS; k++) {
+		const bool serial = k >= 3;
+		const char *base = serial ? "serial" : omp_name;
 		char bench[32];
 		struct contender c[3] = {
 			{ agile_name, o->threads, agile_fns[k], &job, o->reps },
-			{ omp_name, o->threads, omp_fns[k], &job, o->reps },
+			{ base, serial ? 1 : o->threads, base_fns[k], &job,
+			  o->reps },
 			{ "pocl", o->threads, ocl_fns[k], &job, o->reps },
 		};
 
@@ -311,15 +431,16 @@ int bench_retarget(const struct bench_opts *o)
 		bench_run(bench, c, job.ocl ? 3 : 2);
 		if (!job.ocl)
 			bench_row_na(bench, "pocl", o->threads, why);
-		bench_compare(bench, agile_name, omp_name, false, NULL);
+		bench_compare(bench, agile_name, base, false, serial_target[k]);
 		if (job.ocl)
 			bench_compare(bench, agile_name, "pocl", false, NULL);
 	}
 	err = job.err;
 	bench_note(
-		"retarget: %d %dx%d matrices; %u floats in blocks of %u; %dx%d transpose + %d smoothing rounds%s%s%s",
+		"retarget: %d %dx%d matrices; %u floats in blocks of %u; %dx%d transpose + %d smoothing rounds; histogram of %u values in blocks of %u threads, %u values a block; scan of %u floats in blocks of %u%s%s%s",
 		MM_COUNT, MM_DIM, MM_DIM, RED_N, RED_BLOCK, TR_N, TR_N,
-		TR_PASSES, job.ocl ? "; OpenCL device: " : "",
+		TR_PASSES, HIST_N, HIST_BLOCK, HIST_PER_BLOCK, SCAN_N,
+		SCAN_BLOCK, job.ocl ? "; OpenCL device: " : "",
 		job.ocl ? rt_ocl_device(job.ocl) : "",
 		job.ocl ? " (POCL_MAX_PTHREAD_COUNT threads)" : "");
 out:

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * retarget_omp.c - agile-bench retarget's hand-written OpenMP baselines:
- * what a CPU programmer would write for the three kernels, one matrix,
- * block or tile per iteration of a parallel for.
+ * retarget_omp.c - agile-bench retarget's hand-written baselines: what a
+ * CPU programmer would write for the kernels, in OpenMP (one matrix,
+ * block or tile per iteration of a parallel for) or, for histogram and
+ * scan, a plain serial loop.
  */
 #include <string.h>
 
@@ -96,4 +97,24 @@ void rt_omp_transpose(struct rt_work *w, int threads)
 					w->tr_smooth[(by + r) * n + bx + c] =
 						tile[r][c];
 		}
+}
+
+void rt_serial_histogram(struct rt_work *w)
+{
+	memset(w->hist_out, 0, sizeof(w->hist_out));
+	for (unsigned i = 0; i < w->hist_n; i++)
+		w->hist_out[w->hist_in[i] % RT_HIST_BINS]++;
+}
+
+void rt_serial_scan(struct rt_work *w)
+{
+	for (unsigned b = 0; b < w->scan_n; b += w->scan_block) {
+		float sum = 0.0f;
+
+		for (unsigned i = b; i < w->scan_n && i < b + w->scan_block;
+		     i++) {
+			sum += w->scan_in[i];
+			w->scan_out[i] = sum;
+		}
+	}
 }

@@ -76,6 +76,8 @@ template <typename T> T atomicAnd(T *address, T val);
 template <typename T> T atomicOr(T *address, T val);
 template <typename T> T atomicXor(T *address, T val);
 template <typename T> T atomicCAS(T *address, T compare, T val);
+unsigned int atomicInc(unsigned int *address, unsigned int val);
+unsigned int atomicDec(unsigned int *address, unsigned int val);
 
 template <typename T> T min(T a, T b);
 template <typename T> T max(T a, T b);

@@ -12,6 +12,11 @@
  *	__trap()                return -ECANCELED (the launch fails)
  *	hipThreadIdx_x, ...     threadIdx.x, ...
  *	__shared__ declarations moved to the top of the block function
+ *	atomicAdd(&sh[i], v)    agile_shared_atomicAdd(&sh[i], v) when the
+ *	                        address is in a __shared__ variable (any of
+ *	                        CUDA's atomics): one OS thread runs a block,
+ *	                        so <agile/retarget.h> makes it a plain
+ *	                        read-modify-write; the GPU keeps its own
  *
  * threadIdx, blockIdx, blockDim and gridDim are locals of the block
  * function (struct agile_dim3), so the source's spelling of them stays.
@@ -91,6 +96,114 @@ static const char *hip_builtin(const char *t)
 	return NULL;
 }
 
+/* CUDA's atomics, <agile/retarget.h>'s: "atomic" and one of these. */
+static const char *const atomic_ops[] = { "Add", "Sub", "Exch", "Min",
+					  "Max", "Inc", "Dec",	"And",
+					  "Or",	 "Xor", "CAS" };
+
+static bool is_atomic_name(const char *t)
+{
+	if (strncmp(t, "atomic", 6))
+		return false;
+	for (unsigned i = 0; i < sizeof(atomic_ops) / sizeof(atomic_ops[0]);
+	     i++)
+		if (!strcmp(t + 6, atomic_ops[i]))
+			return true;
+	return false;
+}
+
+static bool is_array(CXType t)
+{
+	return t.kind == CXType_ConstantArray ||
+	       t.kind == CXType_IncompleteArray ||
+	       t.kind == CXType_VariableArray ||
+	       t.kind == CXType_DependentSizedArray;
+}
+
+/*
+ * Whether the tokens [first, last), an atomic's address argument, point
+ * into one of @k's __shared__ variables: "&v", "&v[i]", "&v[i][j]"
+ * (elements of arrays, never through a pointer), or an array of v
+ * decayed: "v", "v[i]" (v[i] itself an array), "v + i"; in parentheses
+ * or not.  Anything else (a pointer local, a helper's parameter, a
+ * struct member, "->") may point anywhere, or is not recognised: it
+ * stays atomic.
+ */
+static bool address_in_shared(const struct kernel *k, const struct source *src,
+			      unsigned first, unsigned last)
+{
+	bool address_of = false;
+	CXType type;
+	int var;
+
+	while (last - first >= 2 && tok_is(src, first, "(") &&
+	       tok_close(src, first, last) == last - 1) {
+		first++;
+		last--;
+	}
+	if (first < last && tok_is(src, first, "&")) {
+		address_of = true;
+		first++;
+	}
+	if (first >= last || src->tok[first].kind != CXToken_Identifier)
+		return false;
+	var = src->tok[first].var;
+	if (var < 0 || !k->vars[var].shared)
+		return false;
+	type = clang_getCanonicalType(clang_getCursorType(k->vars[var].decl));
+	for (first++; first < last;) {
+		if (tok_is(src, first, "[")) {
+			unsigned close = first + 1;
+
+			for (int depth = 1; close < last; close++) {
+				if (tok_is(src, close, "["))
+					depth++;
+				else if (tok_is(src, close, "]") && !--depth)
+					break;
+			}
+			if (close >= last || !is_array(type))
+				return false;
+			type = clang_getCanonicalType(
+				clang_getArrayElementType(type));
+			first = close + 1;
+		} else {
+			break;
+		}
+	}
+	if (address_of)
+		return first == last;
+	/* an array decays to a pointer to its first element */
+	return is_array(type) && (first == last || tok_is(src, first, "+"));
+}
+
+/*
+ * Whether token @i starts a call of a CUDA atomic on __shared__ memory:
+ * then it is emitted as agile_shared_<name>.
+ */
+static bool shared_atomic_at(const struct emitter *e, unsigned i, unsigned last)
+{
+	const struct source *src = e->src;
+	unsigned close, arg_end;
+	int depth = 0;
+
+	if (!e->k || src->tok[i].kind != CXToken_Identifier ||
+	    !tok_is(src, i + 1, "(") || !is_atomic_name(src->tok[i].text) ||
+	    (i > 0 && (tok_is(src, i - 1, ".") || tok_is(src, i - 1, "->"))))
+		return false;
+	close = tok_close(src, i + 1, last);
+	for (arg_end = i + 2; arg_end < close; arg_end++) {
+		if (tok_is(src, arg_end, "(") || tok_is(src, arg_end, "[") ||
+		    tok_is(src, arg_end, "{"))
+			depth++;
+		else if (tok_is(src, arg_end, ")") ||
+			 tok_is(src, arg_end, "]") || tok_is(src, arg_end, "}"))
+			depth--;
+		else if (!depth && tok_is(src, arg_end, ","))
+			break;
+	}
+	return address_in_shared(e->k, src, i + 2, arg_end);
+}
+
 /*
  * Tokens [first, last) at @level, the first one already placed; @base is
  * the visual column the first token had in the source.
@@ -111,6 +224,10 @@ void emit_range(struct emitter *e, unsigned first, unsigned last, int level)
 				 level);
 		if (!strcmp(t->text, "__shared__"))
 			continue;
+		if (shared_atomic_at(e, i, last)) {
+			fprintf(e->out, "agile_shared_%s", t->text);
+			continue;
+		}
 		if (hip) {
 			fprintf(e->out, "%s.%c",
 				e->runtime ? rt_builtin(hip) : hip,
@@ -147,7 +264,7 @@ void emit_range(struct emitter *e, unsigned first, unsigned last, int level)
 		    !strcmp(t->text, "return")) {
 			if (e->runtime)
 				fprintf(e->out,
-					"{ atomicAdd(&_sh->_nr_done, 1u); goto next_thread_%d; }",
+					"{ agile_shared_atomicAdd(&_sh->_nr_done, 1u); goto next_thread_%d; }",
 					e->region);
 			else
 				fprintf(e->out,
@@ -669,10 +786,10 @@ static void emit_shared(struct emitter *e, struct kernel *k)
 			}
 		for (sl = vl; sl < k->fn->last && !tok_is(src, sl, ";"); sl++)
 			;
-		if (sf == done_stmt)
-			continue;
 		while (tok_is(src, sf, "__shared__"))
 			sf++;
+		if (sf == done_stmt)
+			continue;
 		done_stmt = sf;
 		fputc('\t', e->out);
 		e->mode = MODE_PLAIN;

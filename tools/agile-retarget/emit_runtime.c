@@ -268,10 +268,10 @@ static void emit_structs(struct emitter *e, struct kernel *k,
 			}
 		for (sl = vl; sl < k->fn->last && !tok_is(src, sl, ";"); sl++)
 			;
-		if (sf == done_stmt)
-			continue;
 		while (tok_is(src, sf, "__shared__"))
 			sf++;
+		if (sf == done_stmt)
+			continue;
 		done_stmt = sf;
 		fputc('\t', e->out);
 		e->mode = MODE_PLAIN;

@@ -116,8 +116,15 @@ static bool assigned_at(const struct source *src, unsigned i, unsigned last)
 	if (i > 0 && tok_is(src, i - 1, "&") &&
 	    (i < 2 || (src->tok[i - 2].kind != CXToken_Identifier &&
 		       src->tok[i - 2].kind != CXToken_Literal &&
-		       !tok_is(src, i - 2, ")") && !tok_is(src, i - 2, "]"))))
-		return true;
+		       !tok_is(src, i - 2, ")") && !tok_is(src, i - 2, "]")))) {
+		/* &p[i], &p->m: the address of what p points to, not of p */
+		CXType t = clang_getCanonicalType(
+			clang_getCursorType(src->tok[i].cursor));
+
+		if (t.kind != CXType_Pointer ||
+		    !(tok_is(src, j, "[") || tok_is(src, j, "->")))
+			return true;
+	}
 	/*
 	 * A member or an element of the local itself: v.a[i].b = ... (not
 	 * through a pointer: p[i] = ... and p->a = ... write memory).

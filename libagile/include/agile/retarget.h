@@ -8,7 +8,10 @@
  * threads.  Atomics are relaxed read-modify-writes (CUDA's atomicAdd is
  * relaxed, device scope): blocks of one launch run on different OS
  * threads, so they must be real atomics; within a block the thread loops
- * are sequential.  Fences are full fences.
+ * are sequential.  So an atomic on __shared__ memory, which only its
+ * block's OS thread touches, needs no lock: agile-retarget spells it
+ * agile_shared_atomicAdd (and so on), a plain read-modify-write here
+ * that returns the old value as CUDA's does.  Fences are full fences.
  *
  * Only generated code should include this: it defines macros named as
  * CUDA's functions (atomicAdd, min, max, ...).
@@ -94,6 +97,125 @@ AGILE_RT_ATOMIC_INT(u, unsigned int)
 AGILE_RT_ATOMIC_INT(ll, long long)
 AGILE_RT_ATOMIC_INT(ull, unsigned long long)
 
+/* CUDA's wrapping counters, unsigned int only: old >= v ? 0 : old + 1 ... */
+static inline AGILE_RT_UNUSED unsigned int agile_rt_inc_u(unsigned int *p,
+							  unsigned int v)
+{
+	unsigned int old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (!__atomic_compare_exchange_n(p, &old, old >= v ? 0 : old + 1,
+					    true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	return old;
+}
+
+/* ... and old == 0 || old > v ? v : old - 1. */
+static inline AGILE_RT_UNUSED unsigned int agile_rt_dec_u(unsigned int *p,
+							  unsigned int v)
+{
+	unsigned int old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (!__atomic_compare_exchange_n(
+		p, &old, old == 0 || old > v ? v : old - 1, true,
+		__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return old;
+}
+
+/*
+ * The same operations on __shared__ memory: one OS thread runs the
+ * block, so a plain load and store, the old value returned.
+ */
+#define AGILE_RT_SHARED_INT(sfx, type)                                     \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_add_##sfx(type *p,  \
+								 type v)   \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = old + v;                                              \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_sub_##sfx(type *p,  \
+								 type v)   \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = old - v;                                              \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_and_##sfx(type *p,  \
+								 type v)   \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = old & v;                                              \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_or_##sfx(type *p,   \
+								type v)    \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = old | v;                                              \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_xor_##sfx(type *p,  \
+								 type v)   \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = old ^ v;                                              \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_exch_##sfx(type *p, \
+								  type v)  \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = v;                                                    \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_min_##sfx(type *p,  \
+								 type v)   \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = v < old ? v : old;                                    \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_max_##sfx(type *p,  \
+								 type v)   \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = v > old ? v : old;                                    \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_cas_##sfx(          \
+		type *p, type c, type v)                                   \
+	{                                                                  \
+		type old = *p;                                             \
+		if (old == c)                                              \
+			*p = v;                                            \
+		return old;                                                \
+	}
+
+AGILE_RT_SHARED_INT(i, int)
+AGILE_RT_SHARED_INT(u, unsigned int)
+AGILE_RT_SHARED_INT(ll, long long)
+AGILE_RT_SHARED_INT(ull, unsigned long long)
+
+static inline AGILE_RT_UNUSED unsigned int agile_rt_sh_inc_u(unsigned int *p,
+							     unsigned int v)
+{
+	unsigned int old = *p;
+
+	*p = old >= v ? 0 : old + 1;
+	return old;
+}
+
+static inline AGILE_RT_UNUSED unsigned int agile_rt_sh_dec_u(unsigned int *p,
+							     unsigned int v)
+{
+	unsigned int old = *p;
+
+	*p = old == 0 || old > v ? v : old - 1;
+	return old;
+}
+
 /* Floating-point add and exchange: a compare-and-swap loop on the bits. */
 #define AGILE_RT_ATOMIC_FP(sfx, type)                                          \
 	static inline AGILE_RT_UNUSED type agile_rt_add_##sfx(type *p, type v) \
@@ -118,6 +240,25 @@ AGILE_RT_ATOMIC_INT(ull, unsigned long long)
 AGILE_RT_ATOMIC_FP(f, float)
 AGILE_RT_ATOMIC_FP(d, double)
 
+#define AGILE_RT_SHARED_FP(sfx, type)                                      \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_add_##sfx(type *p,  \
+								 type v)   \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = old + v;                                              \
+		return old;                                                \
+	}                                                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_exch_##sfx(type *p, \
+								  type v)  \
+	{                                                                  \
+		type old = *p;                                             \
+		*p = v;                                                    \
+		return old;                                                \
+	}
+
+AGILE_RT_SHARED_FP(f, float)
+AGILE_RT_SHARED_FP(d, double)
+
 /* CUDA's overloads by the pointee's type. */
 #define AGILE_RT_INT_OP(op, p, v)                                             \
 	_Generic(*(p), int                                                    \
@@ -128,11 +269,33 @@ AGILE_RT_ATOMIC_FP(d, double)
 		   unsigned long long                                         \
 		 : agile_rt_##op##_ull((unsigned long long *)(p),             \
 				       (unsigned long long)(v)))
-#define AGILE_RT_ANY_OP(op, p, v)                                         \
-	_Generic(*(p), float                                              \
-		 : agile_rt_##op##_f((float *)(p), (float)(v)), double    \
-		 : agile_rt_##op##_d((double *)(p), (double)(v)), default \
-		 : AGILE_RT_INT_OP(op, p, v))
+/* One level: C rejects a nested _Generic that matches nothing, even unused. */
+#define AGILE_RT_ANY_OP(op, p, v)                                             \
+	_Generic(*(p), int                                                    \
+		 : agile_rt_##op##_i((int *)(p), (int)(v)), unsigned int      \
+		 : agile_rt_##op##_u((unsigned int *)(p), (unsigned int)(v)), \
+		   long long                                                  \
+		 : agile_rt_##op##_ll((long long *)(p), (long long)(v)),      \
+		   unsigned long long                                         \
+		 : agile_rt_##op##_ull((unsigned long long *)(p),             \
+				       (unsigned long long)(v)),              \
+		   float                                                      \
+		 : agile_rt_##op##_f((float *)(p), (float)(v)), double        \
+		 : agile_rt_##op##_d((double *)(p), (double)(v)))
+
+#define AGILE_RT_CAS(op, p, c, v)                                            \
+	_Generic(*(p), int                                                   \
+		 : agile_rt_##op##_i((int *)(p), (int)(c), (int)(v)),        \
+		   unsigned int                                              \
+		 : agile_rt_##op##_u((unsigned int *)(p), (unsigned int)(c), \
+				     (unsigned int)(v)),                     \
+		   long long                                                 \
+		 : agile_rt_##op##_ll((long long *)(p), (long long)(c),      \
+				      (long long)(v)),                       \
+		   unsigned long long                                        \
+		 : agile_rt_##op##_ull((unsigned long long *)(p),            \
+				       (unsigned long long)(c),              \
+				       (unsigned long long)(v)))
 
 #define atomicAdd(p, v) AGILE_RT_ANY_OP(add, p, v)
 #define atomicExch(p, v) AGILE_RT_ANY_OP(exch, p, v)
@@ -142,19 +305,22 @@ AGILE_RT_ATOMIC_FP(d, double)
 #define atomicXor(p, v) AGILE_RT_INT_OP(xor, p, v)
 #define atomicMin(p, v) AGILE_RT_INT_OP(min, p, v)
 #define atomicMax(p, v) AGILE_RT_INT_OP(max, p, v)
-#define atomicCAS(p, c, v)                                                \
-	_Generic(*(p), int                                                \
-		 : agile_rt_cas_i((int *)(p), (int)(c), (int)(v)),        \
-		   unsigned int                                           \
-		 : agile_rt_cas_u((unsigned int *)(p), (unsigned int)(c), \
-				  (unsigned int)(v)),                     \
-		   long long                                              \
-		 : agile_rt_cas_ll((long long *)(p), (long long)(c),      \
-				   (long long)(v)),                       \
-		   unsigned long long                                     \
-		 : agile_rt_cas_ull((unsigned long long *)(p),            \
-				    (unsigned long long)(c),              \
-				    (unsigned long long)(v)))
+#define atomicInc(p, v) agile_rt_inc_u((p), (unsigned int)(v))
+#define atomicDec(p, v) agile_rt_dec_u((p), (unsigned int)(v))
+#define atomicCAS(p, c, v) AGILE_RT_CAS(cas, p, c, v)
+
+/* On __shared__ memory (agile-retarget's spelling): plain operations. */
+#define agile_shared_atomicAdd(p, v) AGILE_RT_ANY_OP(sh_add, p, v)
+#define agile_shared_atomicExch(p, v) AGILE_RT_ANY_OP(sh_exch, p, v)
+#define agile_shared_atomicSub(p, v) AGILE_RT_INT_OP(sh_sub, p, v)
+#define agile_shared_atomicAnd(p, v) AGILE_RT_INT_OP(sh_and, p, v)
+#define agile_shared_atomicOr(p, v) AGILE_RT_INT_OP(sh_or, p, v)
+#define agile_shared_atomicXor(p, v) AGILE_RT_INT_OP(sh_xor, p, v)
+#define agile_shared_atomicMin(p, v) AGILE_RT_INT_OP(sh_min, p, v)
+#define agile_shared_atomicMax(p, v) AGILE_RT_INT_OP(sh_max, p, v)
+#define agile_shared_atomicInc(p, v) agile_rt_sh_inc_u((p), (unsigned int)(v))
+#define agile_shared_atomicDec(p, v) agile_rt_sh_dec_u((p), (unsigned int)(v))
+#define agile_shared_atomicCAS(p, c, v) AGILE_RT_CAS(sh_cas, p, c, v)
 
 #define __threadfence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define __threadfence_block() __atomic_thread_fence(__ATOMIC_SEQ_CST)

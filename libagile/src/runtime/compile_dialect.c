@@ -277,6 +277,22 @@ static const char gpu_prelude[] =
 	"#endif\n"
 	"#define AGILE_IN_ORDER agile__in_order\n"
 	"#define AGILE__NEXT_IN_ORDER 0xfffffffeu\n"
+	/*
+	 * agile-retarget's spelling of an atomic on __shared__ memory, a
+	 * plain operation on the CPU (<agile/retarget.h>): here the GPU's
+	 * own atomic, as the lanes of a block run at once.
+	 */
+	"#define agile_shared_atomicAdd atomicAdd\n"
+	"#define agile_shared_atomicSub atomicSub\n"
+	"#define agile_shared_atomicExch atomicExch\n"
+	"#define agile_shared_atomicMin atomicMin\n"
+	"#define agile_shared_atomicMax atomicMax\n"
+	"#define agile_shared_atomicInc atomicInc\n"
+	"#define agile_shared_atomicDec atomicDec\n"
+	"#define agile_shared_atomicAnd atomicAnd\n"
+	"#define agile_shared_atomicOr atomicOr\n"
+	"#define agile_shared_atomicXor atomicXor\n"
+	"#define agile_shared_atomicCAS atomicCAS\n"
 	COMMON_PRELUDE
 	"#line 1 \"agile-dialect\"\n"
 	"AGILE_NEXT(agile__in_order)\n"
