@@ -345,7 +345,7 @@ static void lane_failed(struct agile__group_result *res, struct live_lanes *l,
 }
 
 /* Lanes a lanes function runs at once: its return codes' array. */
-#define LANES_CHUNK 128
+#define LANES_CHUNK AGILE__GROUP_MAX_LANES
 
 /*
  * Phase @fn (or @lanes, its loop over lanes compiled with it) on every
