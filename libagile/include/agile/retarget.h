@@ -127,70 +127,30 @@ static inline AGILE_RT_UNUSED unsigned int agile_rt_dec_u(unsigned int *p,
  * The same operations on __shared__ memory: one OS thread runs the
  * block, so a plain load and store, the old value returned.
  */
-#define AGILE_RT_SHARED_INT(sfx, type)                                     \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_add_##sfx(type *p,  \
-								 type v)   \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = old + v;                                              \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_sub_##sfx(type *p,  \
-								 type v)   \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = old - v;                                              \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_and_##sfx(type *p,  \
-								 type v)   \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = old & v;                                              \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_or_##sfx(type *p,   \
-								type v)    \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = old | v;                                              \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_xor_##sfx(type *p,  \
-								 type v)   \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = old ^ v;                                              \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_exch_##sfx(type *p, \
-								  type v)  \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = v;                                                    \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_min_##sfx(type *p,  \
-								 type v)   \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = v < old ? v : old;                                    \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_max_##sfx(type *p,  \
-								 type v)   \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = v > old ? v : old;                                    \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_cas_##sfx(          \
-		type *p, type c, type v)                                   \
-	{                                                                  \
-		type old = *p;                                             \
-		if (old == c)                                              \
-			*p = v;                                            \
-		return old;                                                \
+#define AGILE_RT_SH_OP(op, sfx, type, next)                                  \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_##op##_##sfx(type *p, \
+								    type v)  \
+	{                                                                    \
+		type old = *p;                                               \
+		*p = (next);                                                 \
+		return old;                                                  \
+	}
+#define AGILE_RT_SHARED_INT(sfx, type)                            \
+	AGILE_RT_SH_OP(add, sfx, type, old + v)                   \
+	AGILE_RT_SH_OP(sub, sfx, type, old - v)                   \
+	AGILE_RT_SH_OP(and, sfx, type, (old & v))                 \
+	AGILE_RT_SH_OP(or, sfx, type, old | v)                    \
+	AGILE_RT_SH_OP(xor, sfx, type, old ^ v)                   \
+	AGILE_RT_SH_OP(exch, sfx, type, v)                        \
+	AGILE_RT_SH_OP(min, sfx, type, v < old ? v : old)         \
+	AGILE_RT_SH_OP(max, sfx, type, v > old ? v : old)         \
+	static inline AGILE_RT_UNUSED type agile_rt_sh_cas_##sfx( \
+		type *p, type c, type v)                          \
+	{                                                         \
+		type old = *p;                                    \
+		if (old == c)                                     \
+			*p = v;                                   \
+		return old;                                       \
 	}
 
 AGILE_RT_SHARED_INT(i, int)
@@ -198,23 +158,8 @@ AGILE_RT_SHARED_INT(u, unsigned int)
 AGILE_RT_SHARED_INT(ll, long long)
 AGILE_RT_SHARED_INT(ull, unsigned long long)
 
-static inline AGILE_RT_UNUSED unsigned int agile_rt_sh_inc_u(unsigned int *p,
-							     unsigned int v)
-{
-	unsigned int old = *p;
-
-	*p = old >= v ? 0 : old + 1;
-	return old;
-}
-
-static inline AGILE_RT_UNUSED unsigned int agile_rt_sh_dec_u(unsigned int *p,
-							     unsigned int v)
-{
-	unsigned int old = *p;
-
-	*p = old == 0 || old > v ? v : old - 1;
-	return old;
-}
+AGILE_RT_SH_OP(inc, u, unsigned int, old >= v ? 0 : old + 1)
+AGILE_RT_SH_OP(dec, u, unsigned int, old == 0 || old > v ? v : old - 1)
 
 /* Floating-point add and exchange: a compare-and-swap loop on the bits. */
 #define AGILE_RT_ATOMIC_FP(sfx, type)                                          \
@@ -240,21 +185,9 @@ static inline AGILE_RT_UNUSED unsigned int agile_rt_sh_dec_u(unsigned int *p,
 AGILE_RT_ATOMIC_FP(f, float)
 AGILE_RT_ATOMIC_FP(d, double)
 
-#define AGILE_RT_SHARED_FP(sfx, type)                                      \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_add_##sfx(type *p,  \
-								 type v)   \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = old + v;                                              \
-		return old;                                                \
-	}                                                                  \
-	static inline AGILE_RT_UNUSED type agile_rt_sh_exch_##sfx(type *p, \
-								  type v)  \
-	{                                                                  \
-		type old = *p;                                             \
-		*p = v;                                                    \
-		return old;                                                \
-	}
+#define AGILE_RT_SHARED_FP(sfx, type)           \
+	AGILE_RT_SH_OP(add, sfx, type, old + v) \
+	AGILE_RT_SH_OP(exch, sfx, type, v)
 
 AGILE_RT_SHARED_FP(f, float)
 AGILE_RT_SHARED_FP(d, double)
