@@ -46,6 +46,29 @@ static struct agile_rt_buffer *vec(agile_rt_ctx ctx, double v, double **h)
 	return b;
 }
 
+/* y = a x + y with the built-in axpy, groups of 64 x @ty, placed @place. */
+static int axpy_2d(struct agile_rt_queue *q, struct agile_rt_kernel *k,
+		   uint32_t place, uint32_t tx, uint32_t ty, double a,
+		   struct agile_rt_buffer *x, struct agile_rt_buffer *y,
+		   struct agile_rt_event **ev)
+{
+	struct agile_rt_arg args[] = {
+		rt_val(rt_bits(a)),
+		rt_buf(x, AGILE_RT_READ),
+		rt_buf(y, AGILE_RT_READ | AGILE_RT_WRITE),
+		rt_val(N),
+	};
+	struct agile_rt_entry e = { .kernel = k,
+				    .threads = tx,
+				    .threads_y = ty,
+				    .groups = 1,
+				    .place = place,
+				    .nr_args = 4,
+				    .args = args };
+
+	return agile_rt_enqueue(q, &e, ev);
+}
+
 /* y = a x + y with the built-in axpy, placed @place. */
 static int axpy(struct agile_rt_queue *q, struct agile_rt_kernel *k,
 		uint32_t place, double a, struct agile_rt_buffer *x,
@@ -247,6 +270,56 @@ static int child(const char *lib)
 		       st.devices[0].groups == 1 && st.devices[1].tasks == 3,
 	       "GPU going on: all four done, %d wrong; GPU ran 3, CPU 1: %s",
 	       bad, agile_strerror(err));
+
+	/*
+	 * Shapes: 16 x 8 threads (128) is more than a GPU EU's lanes: a
+	 * GPU-preferred entry runs on the CPU though the GPU is idle, and a
+	 * GPU-only one is refused; 8 x 8 (64) runs on GPU EUs as 64 lanes.
+	 */
+	{
+		struct agile_rt_stats st0;
+		struct agile_rt_event *e2;
+
+		agile_rt_stats(q, &st0);
+		err = axpy_2d(q, k, AGILE_RT_PLACE_GPU, 16, 8, 1, x, y[0], &e2);
+		if (!err) {
+			err = agile_rt_event_wait(e2, RT_WAIT_NS);
+			agile_rt_event_release(e2);
+		}
+		err = err ? err :
+			    axpy_2d(q, k, AGILE_RT_PLACE_GPU_ONLY, 8, 8, 1, x,
+				    y[0], &e2);
+		if (!err) {
+			err = agile_rt_event_wait(e2, RT_WAIT_NS);
+			agile_rt_event_release(e2);
+		}
+		agile_rt_stats(q, &st);
+		bad = 0;
+		for (int j = 0; j < N; j++)
+			bad += yh[0][j] != 12;
+		tap_ok(!err && !bad &&
+			       st.devices[0].groups ==
+				       st0.devices[0].groups + 1 &&
+			       st.devices[1].groups ==
+				       st0.devices[1].groups + 1,
+		       "a 16x8 group GPU-preferred ran on the CPU, an 8x8 one "
+		       "GPU-only on the GPU (%d wrong; CPU +%llu, GPU +%llu): "
+		       "%s",
+		       bad,
+		       (unsigned long long)(st.devices[0].groups -
+					    st0.devices[0].groups),
+		       (unsigned long long)(st.devices[1].groups -
+					    st0.devices[1].groups),
+		       agile_strerror(err));
+		e2 = NULL;
+		err = axpy_2d(q, k, AGILE_RT_PLACE_GPU_ONLY, 16, 8, 1, x, y[0],
+			      &e2);
+		tap_ok(err == -E2BIG && !e2 &&
+			       strstr(agile_rt_error_message(),
+				      "AGILE_MAX_LANES"),
+		       "a 16x8 group GPU-only: %s, \"%s\"", agile_strerror(err),
+		       agile_rt_error_message());
+	}
 
 	for (int i = 0; i <= NR_GPU; i++) {
 		if (ev[i])
