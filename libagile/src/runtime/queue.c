@@ -573,6 +573,7 @@ static int run_range(struct rt_runner *r, struct rt_entry *e, uint64_t g,
 	struct agile_kernels *pool_reg;
 	const struct agile_kernel *k = NULL;
 	__u64 args[AGILE_RT_MAX_ARGS] = { 0 };
+	uint32_t varying[AGILE_RT_MAX_ARGS], nr_varying = 0;
 	size_t states = 0, shared = 0, size;
 	uint64_t failed = 0;
 	int first = 0, err;
@@ -600,14 +601,32 @@ static int run_range(struct rt_runner *r, struct rt_entry *e, uint64_t g,
 			}
 		}
 	}
+	/* The words once; then per group only those that name the group. */
+	if (!err)
+		fill_args(e, r->dev, g,
+			  (uint64_t)(uintptr_t)((unsigned char *)r->scratch +
+						states + shared),
+			  args);
+	for (uint32_t i = 0; i < e->nr_args; i++)
+		if (e->args[i].kind == AGILE_RT_ARG_GROUP ||
+		    e->args[i].kind == AGILE_RT_ARG_GROUP_ID)
+			varying[nr_varying++] = i;
 	atomic_fetch_add_explicit(&d->inline_busy, 1, memory_order_relaxed);
 	for (uint64_t i = 0; !err && i < n; i++) {
 		unsigned char *mem = r->scratch;
 		struct agile__group_result res;
 		int gerr;
 
-		fill_args(e, r->dev, g + i,
-			  (uint64_t)(uintptr_t)(mem + states + shared), args);
+		for (uint32_t v = 0; i && v < nr_varying; v++) {
+			uint32_t w = varying[v], id[3];
+
+			if (e->args[w].kind == AGILE_RT_ARG_GROUP) {
+				args[w] = g + i;
+				continue;
+			}
+			agile__group_id(e->grid, g + i, id);
+			args[w] = dim3_word(id);
+		}
 		gerr = agile__kernels_run_group(k, e->threads, args,
 						AGILE_RT_MAX_ARGS, mem,
 						mem + states, &res);
