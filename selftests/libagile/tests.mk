@@ -18,6 +18,7 @@ TESTS := sys-cpus sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven
 	retarget-grid3d retarget-hipnames retarget-histogram retarget-scan \
 	retarget-golden \
 	runtime-compile-cc runtime-compile-cache runtime-compile-gpu \
+	runtime-compile-contract \
 	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu eu-gpu-memory \
 	eu-gpu-liveness eu-gpu-headroom eu-gpu-bringup \

@@ -455,6 +455,10 @@ int agile_rt_program_create(agile_rt_ctx ctx, const char *source,
  * neither, the device FAILED.  agile_rt_program_build_info tells which
  * per device, agile_rt_program_build_log has the compiler's log.
  *
+ * No device's build fuses a * b + c into one multiply-add unless @options
+ * has -ffp-contract=fast (or =on; NVRTC gets it as --fmad=true), so an
+ * entry gives the same bits on CPU and GPU EUs by default.
+ *
  * A GPU device with GPU EUs loads its executable by restarting the
  * context's GPU pool on it (the persistent kernel with the user kernels
  * in its opcode switch): one code image per pool, so only one program

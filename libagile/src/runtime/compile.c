@@ -5,7 +5,8 @@
  * The key is FNV-1a-128 (cache.c) over, each as a length-prefixed field:
  * the dialect version, the target, the architecture, the options, the
  * flags that change the product (AGILE_RT_CUBIN), the compiler's identity
- * and version (agile__rt_compiler_id), the user's source, for the CPU
+ * and version (agile__rt_compiler_id), the contraction default
+ * (agile__rt_fp_contract), the user's source, for the CPU
  * the compiler flags before the options (agile__rt_cc_flags) and the
  * host's instruction set (agile__rt_cc_isa: -march=native), and for the
  * GPU targets the persistent kernel's embedded sources
@@ -109,6 +110,12 @@ static bool arch_ok(const struct agile__rt_build *b)
 	return !strncmp(a, "gfx", 3) && a[3];
 }
 
+const char *agile__rt_fp_contract(enum agile__rt_target target)
+{
+	return target == AGILE_RT_CUDA ? AGILE_RT_FMAD_OFF :
+					 AGILE_RT_FP_CONTRACT_OFF;
+}
+
 /* For the CPU, the flags before the options and the host's ISA. */
 struct cpu_build {
 	char flags[512];
@@ -130,6 +137,7 @@ static void make_key(const char *source, const struct agile__rt_build *b,
 	agile__rt_hash_string(&h, b->options);
 	agile__rt_hash_field(&h, &product, sizeof(product));
 	agile__rt_hash_string(&h, compiler);
+	agile__rt_hash_string(&h, agile__rt_fp_contract(b->target));
 	agile__rt_hash_string(&h, source);
 	if (b->target == AGILE_RT_CPU) {
 		agile__rt_hash_string(&h, cpu->flags);

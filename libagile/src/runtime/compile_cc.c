@@ -291,14 +291,14 @@ int agile__rt_cc_build(const char *unit, const char *flags, const char *options,
 		       void **data, size_t *size, struct agile__rt_diag *diag)
 {
 	char *argv[MAX_ARGS] = {
-		(char *)cc_name(), "-x",      "c",    "-std=gnu11",
-		"-fPIC",	   "-shared", "-Wall"
+		(char *)cc_name(), "-x",      "c",     "-std=gnu11",
+		"-fPIC",	   "-shared", "-Wall", AGILE_RT_FP_CONTRACT_OFF
 	};
 	char *fl = strdup(flags ? flags : ""), *log = NULL, *so = NULL;
 	char *opts = strdup(options ? options : "");
 	size_t log_size = 0;
 	struct work w;
-	int n = 7, err, status = 0;
+	int n = 8, err, status = 0;
 	FILE *f;
 
 	if (!fl || !opts) {

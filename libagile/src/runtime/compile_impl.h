@@ -145,6 +145,18 @@ int agile__rt_cc_id(char *id, size_t len, struct agile__rt_diag *diag);
 void agile__rt_cc_flags(char *flags, size_t len);
 
 /*
+ * One source, one result: no target contracts a * b + c into a fused
+ * multiply-add unless the build's options say -ffp-contract=fast (or
+ * =on), so an entry gives the same bits on CPU and GPU EUs.  What each
+ * compiler gets before the user's options: cc and hiprtc this, NVRTC
+ * --fmad=false (and the user's -ffp-contract=fast|on|off as --fmad=).
+ * Part of the cache key (agile__rt_fp_contract).
+ */
+#define AGILE_RT_FP_CONTRACT_OFF "-ffp-contract=off"
+#define AGILE_RT_FMAD_OFF "--fmad=false"
+const char *agile__rt_fp_contract(enum agile__rt_target target);
+
+/*
  * agile__rt_cc_isa - this machine's instruction set, as a short text for
  * the cache key: a hash of /proc/cpuinfo's first "flags" (x86),
  * "Features" (Arm) or "isa" (RISC-V) line, else of what the C compiler

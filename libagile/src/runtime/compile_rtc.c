@@ -238,6 +238,20 @@ int agile__rt_rtc_id(enum agile__rt_target target, char *id, size_t len,
 
 #define MAX_OPTIONS 48
 
+/*
+ * The options' portable spelling of contraction, -ffp-contract=, as
+ * NVRTC's --fmad= (which takes no -ffp-contract); other words as they are.
+ */
+static const char *fmad_of(const char *tok)
+{
+	if (!strcmp(tok, "-ffp-contract=fast") ||
+	    !strcmp(tok, "-ffp-contract=on"))
+		return "--fmad=true";
+	if (!strcmp(tok, "-ffp-contract=off"))
+		return "--fmad=false";
+	return tok;
+}
+
 /* The compiler's options: ours, then the user's (split at spaces). */
 static int rtc_options(const struct rtc *r, enum agile__rt_target target,
 		       const char *arch, uint32_t flags, char *user,
@@ -280,11 +294,12 @@ static int rtc_options(const struct rtc *r, enum agile__rt_target target,
 		opts[n++] = bufs[0];
 		opts[n++] = "-O2";
 	}
+	opts[n++] = agile__rt_fp_contract(target);
 	for (char *save = NULL, *tok = strtok_r(user, " \t", &save); tok;
 	     tok = strtok_r(NULL, " \t", &save)) {
 		if (n == MAX_OPTIONS)
 			return -E2BIG;
-		opts[n++] = tok;
+		opts[n++] = target == AGILE_RT_CUDA ? fmad_of(tok) : tok;
 	}
 	return n;
 }
