@@ -50,6 +50,7 @@ PACKAGES="
 	ocl-icd-opencl-dev	# agile-bench runtime, retarget: the OpenCL ICD loader (-lOpenCL)
 	opencl-c-headers	# agile-bench runtime, retarget: CL/cl.h
 	pkg-config		# make install's test: examples built with pkg-config only
+	cmake			# make install's test: find_package(agile) from agileConfig.cmake
 	libudev-dev		# make install's test: pkg-config --static agile has hwloc's -ludev
 	dkms			# dkms.conf's test: dkms build against 6.1 and 6.12 (never installed)
 	debhelper		# debian/: dpkg-buildpackage (make deb, make deb-check)

@@ -9,6 +9,8 @@
 #   $LIBDIR      libagile.so.$VERSION, .so.0 and .so links, libagile.a;
 #                libagile-mpi the same where it was built (mpicc)
 #   $LIBDIR/pkgconfig  agile.pc, agile-mpi.pc, prefix= and libdir= set here
+#   $LIBDIR/cmake/agile  agileConfig.cmake, agileConfigVersion.cmake
+#                (find_package(agile)), written here
 #   $LIBDIR/agile      the GPU code objects (*.co, *.fatbin, *.targets of
 #                build/libagile/gpu, where `make gpu` made them): the
 #                library looks in "agile/" beside itself
@@ -59,7 +61,7 @@ die() {
 }
 
 # manifest <install|uninstall>: one line per file, "file MODE SRC DEST",
-# "link TARGET DEST" or "pc SRC DEST".  Installing lists what is built
+# "link TARGET DEST", "pc SRC DEST" or "cmake NAME DEST".  Installing lists what is built
 # (and fails on what must be); uninstalling lists every name install may
 # have used, built or not, so a cleaned build/ still uninstalls.
 manifest() {
@@ -77,6 +79,9 @@ manifest() {
 		echo "file 0644 $lib/lib$l.a $LIBDIR/lib$l.a"
 		echo "pc $lib/$l.pc $LIBDIR/pkgconfig/$l.pc"
 	done
+	# find_package(agile): written here, with this install's paths.
+	echo "cmake agileConfig.cmake $LIBDIR/cmake/agile/agileConfig.cmake"
+	echo "cmake agileConfigVersion.cmake $LIBDIR/cmake/agile/agileConfigVersion.cmake"
 	for f in "$repo"/libagile/include/agile/*.h "$repo"/libagile/include/agile/*.hpp; do
 		[ -e "$f" ] && echo "file 0644 $f $INCLUDEDIR/agile/${f##*/}"
 	done
@@ -116,7 +121,8 @@ manifest() {
 # The directories agile owns: uninstall removes them once empty.
 own_dirs() {
 	printf '%s\n' "$prelude/include/hip" "$prelude/include" "$prelude" \
-		"$DATADIR/agile" "$LIBDIR/agile" "$INCLUDEDIR/agile"
+		"$DATADIR/agile" "$LIBDIR/agile" "$INCLUDEDIR/agile" \
+		"$LIBDIR/cmake/agile"
 }
 
 # agile.pc with this install's paths: libdir and includedir relative to
@@ -129,6 +135,75 @@ write_pc() {
 	case $includedir in "$PREFIX"/*) includedir="\${prefix}${includedir#"$PREFIX"}" ;; esac
 	sed -e "s|^prefix=.*|prefix=$PREFIX|" -e "s|^libdir=.*|libdir=$libdir|" \
 		-e "s|^includedir=.*|includedir=$includedir|" "$src" >"$dest.tmp"
+	chmod 0644 "$dest.tmp"
+	mv -f "$dest.tmp" "$dest"
+}
+
+# The CMake package (find_package(agile)): imported targets agile::agile
+# (libagile.so), agile::agile_static (libagile.a and what it needs) and,
+# where libagile-mpi is installed, agile::agile_mpi.  Paths relative to
+# the file itself, so a staged or moved tree works as pkg-config's does.
+write_cmake() {
+	local what=$1 dest=$2 up inc libd
+	up=$(realpath -m --relative-to="$LIBDIR/cmake/agile" "$PREFIX")
+	inc=$(realpath -m --relative-to="$PREFIX" "$INCLUDEDIR")
+	libd=$(realpath -m --relative-to="$PREFIX" "$LIBDIR")
+	mkdir -p "$(dirname "$dest")"
+	if [ "$what" = agileConfigVersion.cmake ]; then
+		cat >"$dest.tmp" <<-EOF
+			# agileConfigVersion.cmake - written by agile's tools/install.sh.
+			# Compatible: the same major version, at least the version asked
+			# for (one soname, libagile.so.0, for every 0.x).
+			set(PACKAGE_VERSION "$VERSION")
+			string(REGEX MATCH "^[0-9]+" _agile_major "\${PACKAGE_VERSION}")
+			if(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION OR
+			   NOT "\${PACKAGE_FIND_VERSION_MAJOR}" STREQUAL "\${_agile_major}")
+			  set(PACKAGE_VERSION_COMPATIBLE FALSE)
+			else()
+			  set(PACKAGE_VERSION_COMPATIBLE TRUE)
+			  if(PACKAGE_FIND_VERSION VERSION_EQUAL PACKAGE_VERSION)
+			    set(PACKAGE_VERSION_EXACT TRUE)
+			  endif()
+			endif()
+		EOF
+	else
+		cat >"$dest.tmp" <<-EOF
+			# agileConfig.cmake - find_package(agile), written by agile's
+			# tools/install.sh.  Imported targets:
+			#   agile::agile         libagile.so (the headers: <agile/...>)
+			#   agile::agile_static  libagile.a, with hwloc, libdrm, libdl,
+			#                        libm and threads
+			#   agile::agile_mpi     libagile-mpi.so, where it was installed
+			#                        (find_package(MPI) for MPI::MPI_C)
+			get_filename_component(_agile_prefix "\${CMAKE_CURRENT_LIST_DIR}/$up" ABSOLUTE)
+			set(agile_INCLUDE_DIRS "\${_agile_prefix}/$inc")
+			set(_agile_libdir "\${_agile_prefix}/$libd")
+			include(CMakeFindDependencyMacro)
+			find_dependency(Threads)
+			if(NOT TARGET agile::agile)
+			  add_library(agile::agile SHARED IMPORTED)
+			  set_target_properties(agile::agile PROPERTIES
+			    IMPORTED_LOCATION "\${_agile_libdir}/libagile.so.$VERSION"
+			    IMPORTED_SONAME "libagile.so.0"
+			    INTERFACE_INCLUDE_DIRECTORIES "\${agile_INCLUDE_DIRS}")
+			  add_library(agile::agile_static STATIC IMPORTED)
+			  set_target_properties(agile::agile_static PROPERTIES
+			    IMPORTED_LOCATION "\${_agile_libdir}/libagile.a"
+			    INTERFACE_INCLUDE_DIRECTORIES "\${agile_INCLUDE_DIRS}"
+			    INTERFACE_LINK_LIBRARIES "hwloc;drm;dl;m;Threads::Threads")
+			  if(EXISTS "\${_agile_libdir}/libagile-mpi.so.$VERSION")
+			    find_dependency(MPI COMPONENTS C)
+			    add_library(agile::agile_mpi SHARED IMPORTED)
+			    set_target_properties(agile::agile_mpi PROPERTIES
+			      IMPORTED_LOCATION "\${_agile_libdir}/libagile-mpi.so.$VERSION"
+			      IMPORTED_SONAME "libagile-mpi.so.0"
+			      INTERFACE_LINK_LIBRARIES "agile::agile;MPI::MPI_C")
+			  endif()
+			endif()
+			unset(_agile_libdir)
+			unset(_agile_prefix)
+		EOF
+	fi
 	chmod 0644 "$dest.tmp"
 	mv -f "$dest.tmp" "$dest"
 }
@@ -151,6 +226,7 @@ do_install() {
 			mkdir -p "$(dirname "$DESTDIR$b")"
 			write_pc "$a" "$DESTDIR$b"
 			;;
+		cmake) write_cmake "$a" "$DESTDIR$b" ;;
 		esac
 	done <"$BUILD/install/manifest"
 	echo "install: $(wc -l <"$BUILD/install/manifest") files into ${DESTDIR:-/}, prefix $PREFIX"

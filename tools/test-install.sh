@@ -9,7 +9,8 @@
 # move mpi.pc's system paths too) in an empty folder, so
 # nothing of the source tree is seen, and run against the installed
 # libagile.so.0 (the user backend where /dev/agile is not loaded);
-# libagile-mpi linked through agile-mpi.pc; agile-retarget translating
+# libagile-mpi linked through agile-mpi.pc; the CMake package
+# (find_package(agile), shared and static targets); agile-retarget translating
 # with its installed prelude; the sonames and symbol versions; last, make
 # uninstall must leave the staging tree empty.  TAP on stdout, one line
 # per check; exit 1 when one fails.  About 5 s; the first run also builds
@@ -152,6 +153,51 @@ static_example() {
 		"$work/user/fork-join-static" 20
 }
 ok "fork-join linked with libagile.a and pkg-config --static's libraries" static_example
+
+# find_package(agile) from the installed agileConfig.cmake alone: the
+# same example linked with agile::agile and with agile::agile_static, each
+# run; a version the install is not (99) is refused at configure time.
+cmake_project() {
+	local want=$1 dir=$work/cmake-$1
+	mkdir -p "$dir"
+	cp "$repo/examples/fork-join.c" "$dir/"
+	cat >"$dir/CMakeLists.txt" <<-EOF
+		cmake_minimum_required(VERSION 3.13)
+		project(agile_user C)
+		find_package(agile $want REQUIRED)
+		add_executable(fj fork-join.c)
+		target_link_libraries(fj agile::agile m)
+		add_executable(fj_static fork-join.c)
+		target_link_libraries(fj_static agile::agile_static m)
+	EOF
+	cmake -S "$dir" -B "$dir/b" -DCMAKE_PREFIX_PATH="$dest$prefix" >"$dir/log" 2>&1 || {
+		cat "$dir/log"
+		return 1
+	}
+	cmake --build "$dir/b" >>"$dir/log" 2>&1 || {
+		cat "$dir/log"
+		return 1
+	}
+	ldd "$dir/b/fj" | grep -q "libagile.so.0 => $libdir/" &&
+		! ldd "$dir/b/fj_static" | grep -q libagile &&
+		"$dir/b/fj" 20 && "$dir/b/fj_static" 20
+}
+cmake_package() {
+	cmake_project "${version%.*}" || return 1
+	if cmake_project 99 >/dev/null 2>&1; then
+		echo "find_package(agile 99) was accepted"
+		return 1
+	fi
+	grep -q "agileConfigVersion.cmake, version: $version" "$work/cmake-99/log" ||
+		grep -q "version: $version" "$work/cmake-99/log"
+}
+if command -v cmake >/dev/null; then
+	ok "find_package(agile ${version%.*}): agile::agile and agile::agile_static built and run; agile 99 refused" \
+		cmake_package
+else
+	n=$((n + 1))
+	echo "ok $n - find_package(agile) # SKIP no cmake"
+fi
 
 run_kmod() {
 	AGILE_BACKEND=kmod run_example segmap-forall procs 4
