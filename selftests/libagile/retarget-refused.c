@@ -84,8 +84,8 @@ int main(void)
 			  sizeof(out));
 	tap_ok(rc == 1, "--emit=runtime: runtime-refused.cu is refused (%d)",
 	       rc);
-	expect("runtime-refused.cu:13:1: error: ten_params: 10 parameters; the runtime passes at most 9",
-	       "too many parameters");
+	expect("runtime-refused.cu:14:25: error: ten_params: 10 parameters; the runtime passes at most 9",
+	       "too many parameters, at the first that does not fit");
 	expect("runtime-refused.cu:24:48: error: by_value: parameter p is neither a pointer, an integer nor a float",
 	       "a struct by value");
 	snprintf(args, sizeof(args), "--emit=runtime grid3d.cu -o %s -H %s.h",
@@ -99,7 +99,7 @@ int main(void)
 	rc = retarget_run("--emit=runtime --lane-threads=1024 matlist.cu", out,
 			  sizeof(out));
 	tap_ok(rc == 1, "--emit=runtime --lane-threads=1024: refused (%d)", rc);
-	expect("small_mm_list: its promoted locals need 8192 bytes of lane state for 1024 threads a lane; the runtime gives a lane 4096",
+	expect("matlist.cu:12:17: error: small_mm_list: its promoted locals need 8192 bytes of lane state for 1024 threads a lane; the runtime gives a lane 4096",
 	       "promoted locals over a lane's state");
 	rc = retarget_run("--emit=bogus matlist.cu", out, sizeof(out));
 	tap_ok(rc == 2 && strstr(out, "--emit=bogus"),

@@ -125,16 +125,19 @@ static int check_kernel(struct source *src, struct kernel *k,
 	int errors = src->errors;
 
 	if (strlen(name) > RT_NAME_MAX)
-		diag(src, k->fn->first,
+		diag(src, k->fn->name_tok,
 		     "%s: a kernel name of more than %d characters does not fit the runtime's registry",
 		     name, RT_NAME_MAX);
+	/* at the first parameter, and the first region, that do not fit */
 	if (k->nr_params > RT_MAX_ARGS - RT_FIXED_ARGS)
-		diag(src, k->fn->first,
+		diag(src,
+		     tok_at(src, k->vars[k->params[RT_MAX_ARGS - RT_FIXED_ARGS]]
+					 .decl_offset),
 		     "%s: %u parameters; the runtime passes at most %d (%d argument words, %d of them the block's)",
 		     name, k->nr_params, RT_MAX_ARGS - RT_FIXED_ARGS,
 		     RT_MAX_ARGS, RT_FIXED_ARGS);
 	if (k->nr_regions + 1 > RT_MAX_PHASES)
-		diag(src, k->fn->first,
+		diag(src, k->regions[RT_MAX_PHASES]->first,
 		     "%s: %d regions; a kernel of the runtime has at most %d phases (the entry and %d regions)",
 		     name, k->nr_regions, RT_MAX_PHASES, RT_MAX_PHASES - 1);
 	for (unsigned p = 0; p < k->nr_params; p++) {
@@ -194,11 +197,11 @@ static int check_kernel(struct source *src, struct kernel *k,
 		rk->shared = true;
 	}
 	if (state > RT_MAX_STATE)
-		diag(src, k->fn->first,
+		diag(src, k->fn->name_tok,
 		     "%s: its promoted locals need %lld bytes of lane state for %u threads a lane; the runtime gives a lane %d (--lane-threads=N: fewer threads a lane)",
 		     name, state, o->lane_threads, RT_MAX_STATE);
 	if (shared > RT_MAX_SHARED)
-		diag(src, k->fn->first,
+		diag(src, k->fn->name_tok,
 		     "%s: %lld bytes of block-shared memory; the runtime gives a kernel at most %d on GPU EUs",
 		     name, shared, RT_MAX_SHARED);
 	return src->errors > errors ? -1 : 0;

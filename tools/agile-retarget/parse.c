@@ -223,6 +223,7 @@ static enum CXChildVisitResult collect_funcs(CXCursor c, CXCursor parent,
 	clang_disposeString(s);
 	fn->kernel = global;
 	cursor_tokens(src, c, &fn->first, &fn->last);
+	fn->name_tok = tok_at(src, offset_of(clang_getCursorLocation(c)));
 	return CXChildVisit_Continue;
 }
 

@@ -46,6 +46,7 @@ struct func {
 	char *name;
 	bool kernel; /* __global__; else __device__ */
 	unsigned first, last; /* its tokens: [first, last) */
+	unsigned name_tok; /* its name in its definition */
 	unsigned variance; /* threadIdx dimensions its body reads */
 };
 
