@@ -7,7 +7,11 @@
  * trip count depends on the thread, a return some threads take before a
  * barrier, a barrier in a switch, a barrier under a condition that
  * depends on threadIdx.y through a local, or on threadIdx.x through a
- * struct member.  No output file is left.  With --emit=runtime also
+ * struct member, kernel parameters written (assigned, incremented, in
+ * parentheses, their address taken: each at the write, and nothing
+ * that only writes through them), a barrier loop's counter assigned in a
+ * region.  Every kernel's refusals are reported, each at FILE:LINE:COL of
+ * what caused it.  No output file is left.  With --emit=runtime also
  * what the runtime cannot hold (retarget/runtime-refused.cu: ten
  * parameters, a struct by value; grid3d.cu's extern __shared__ without
  * --dynamic-shared; matlist.cu's promoted locals for 1024 threads a
@@ -63,6 +67,20 @@ int main(void)
 
 	expect("refused.cu:68:3: error: __syncthreads() under thread-dependent control flow: the condition at refused.cu:67:2 depends on threadIdx.x",
 	       "variance carried through a struct member");
+	expect("refused.cu:84:2: error: param_assigned: kernel parameter p is assigned: copy it into a local first",
+	       "a parameter assigned, at the assignment");
+	expect("refused.cu:85:2: error: param_assigned: kernel parameter q is assigned",
+	       "a parameter incremented, at the increment");
+	expect("refused.cu:86:3: error: param_assigned: kernel parameter r is assigned",
+	       "a parameter assigned in parentheses");
+	expect("refused.cu:87:19: error: param_assigned: kernel parameter s is assigned",
+	       "a parameter's own address taken, at the &");
+	tap_ok(!strstr(out, "refused.cu:81:") &&
+		       !strstr(out, "refused.cu:82:") &&
+		       !strstr(out, "refused.cu:83:"),
+	       "p[i] = x, *q = x, atomicAdd(&r[i], x) write through a parameter, not the parameter: not refused");
+	expect("refused.cu:100:3: error: counter_assigned: s is assigned both in a region and in the head of a loop or branch that holds a barrier, at refused.cu:97:7",
+	       "a barrier loop's counter assigned in a region, at that assignment");
 
 	rc = retarget_run("--help", out, sizeof(out));
 	tap_ok(rc == 0 && strstr(out, "usage: agile-retarget") &&

@@ -263,4 +263,40 @@ static inline int ref_block_scan(const float *in, const float *out, unsigned n,
 	return bad;
 }
 
+/*
+ * pointers.cu's forms: how many words of @out (@nr_blocks blocks of @nt
+ * threads, REF_NR_FORMS slices of @nt words each) and of @count (5 words)
+ * are not what its forms leave from @in (@nr_blocks * @nt words).
+ */
+#define REF_NR_FORMS 9
+
+static inline int ref_pointer_forms(const unsigned int *in,
+				    const unsigned int *out,
+				    const unsigned int *count,
+				    unsigned int nr_blocks, unsigned int nt)
+{
+	unsigned int sums[4] = { 0 };
+	int bad = count[0] != nr_blocks * nt;
+
+	for (unsigned int b = 0; b < nr_blocks; b++) {
+		const unsigned int *src = in + b * nt;
+		const unsigned int *o = out + b * nt * REF_NR_FORMS;
+
+		for (unsigned int t = 0; t < nt; t++) {
+			const unsigned int want[REF_NR_FORMS] = {
+				src[t] + 2,  src[t] + 2,	  src[t] + 3,
+				src[t] + 4,  src[t] ^ 0x5a5au,	  src[t] + 1,
+				src[t] * 3u, src[nt - 1 - t] + 2, t,
+			};
+
+			for (unsigned int f = 0; f < REF_NR_FORMS; f++)
+				bad += o[f * nt + t] != want[f];
+			sums[t % 4] += src[t];
+		}
+	}
+	for (int i = 0; i < 4; i++)
+		bad += count[1 + i] != sums[i];
+	return bad;
+}
+
 #endif /* AGILE_RETARGETREF_H */

@@ -23,6 +23,8 @@
  *	            memory (contended by the blocks), each atomic's old value
  *	scan        Hillis and Steele in block-shared memory: a barrier
  *	            loop of two barriers a round
+ *	pointers    writes through parameters and pointer locals in every
+ *	            form (atomicAdd(&bins[b], 1u), *(p + i) = , ...)
  *	shared-rotate  dialect 2 by hand: block-shared memory, the phases
  *	            in order (AGILE_IN_ORDER), 64 and 5 lanes
  *

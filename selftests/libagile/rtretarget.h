@@ -23,6 +23,7 @@
 #include "histogram-dialect.h"
 #include "hipnames-dialect.h"
 #include "matlist-dialect.h"
+#include "pointers-dialect.h"
 #include "reduce-dialect.h"
 #include "retargetref.h"
 #include "rttest.h"
@@ -52,6 +53,7 @@ RR_EMBED(rr_grid3d_src, "grid3d-dialect.c");
 RR_EMBED(rr_hipnames_src, "hipnames-dialect.c");
 RR_EMBED(rr_histogram_src, "histogram-dialect.c");
 RR_EMBED(rr_scan_src, "scan-dialect.c");
+RR_EMBED(rr_pointers_src, "pointers-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -99,6 +101,7 @@ static const struct rr_file rr_files[] = {
 	{ "hipnames", rr_hipnames_src },
 	{ "histogram", rr_histogram_src },
 	{ "scan", rr_scan_src },
+	{ "pointers", rr_pointers_src },
 	{ "shared-rotate", rr_shared_rotate_src },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
@@ -514,6 +517,66 @@ static inline void rr_scan(struct rr *r, uint32_t block, uint32_t n)
 	agile_rt_buffer_release(ob);
 }
 
+/* pointers.cu's hist256: atomicAdd(&bins[b], 1u) over @n bytes. */
+static inline void rr_hist256(struct rr *r, uint32_t block, uint32_t n)
+{
+	unsigned char *in;
+	unsigned int *bins, want[256] = { 0 };
+	struct agile_rt_buffer *ib = rr_buffer(r, n, &in);
+	struct agile_rt_buffer *bb =
+		rr_buffer(r, 256 * sizeof(unsigned), &bins);
+	int err = -ENOMEM, bad = 1;
+
+	if (ib && bb) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_val(n), rr_rw(bb) };
+
+		for (uint32_t i = 0; i < n; i++) {
+			in[i] = (unsigned char)(i * 2654435761u >> 13);
+			want[in[i]]++;
+		}
+		err = rr_launch(r, "hist256", (n + block - 1) / block, 1, 1,
+				block, 1, 1, p, 3);
+		bad = 0;
+		for (int b = 0; b < 256; b++)
+			bad += bins[b] != want[b];
+	}
+	tap_ok(!err && !bad,
+	       "pointers: hist256, atomicAdd(&bins[b], 1u) over %u bytes in blocks of %u threads (%d of 256 bins wrong): %s",
+	       n, block, bad, agile_strerror(err));
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(bb);
+}
+
+/* pointers.cu's forms: every write through a pointer, word for word. */
+static inline void rr_pointer_forms(struct rr *r, uint32_t nr_blocks,
+				    uint32_t block)
+{
+	uint32_t n = nr_blocks * block;
+	unsigned int *in, *out, *count;
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(unsigned), &in);
+	struct agile_rt_buffer *ob =
+		rr_buffer(r, n * REF_NR_FORMS * sizeof(unsigned), &out);
+	struct agile_rt_buffer *cb = rr_buffer(r, 5 * sizeof(unsigned), &count);
+	int err = -ENOMEM, bad = 1;
+
+	if (ib && ob && cb) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_rw(ob), rr_rw(cb) };
+
+		for (uint32_t i = 0; i < n; i++)
+			in[i] = i * 2654435761u;
+		err = rr_launch(r, "forms", nr_blocks, 1, 1, block, 1, 1, p, 3);
+		bad = ref_pointer_forms(in, out, count, nr_blocks, block);
+	}
+	tap_ok(!err && !bad,
+	       "pointers: forms, %u blocks of %u threads, every form of write through a pointer (%d words wrong): %s",
+	       nr_blocks, block, bad, agile_strerror(err));
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+	agile_rt_buffer_release(cb);
+}
+
 /* shared_rotate (by hand, above) with @lanes lanes, one task. */
 static inline void rr_shared_rotate(struct rr *r, uint32_t lanes)
 {
@@ -576,6 +639,10 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_shared_ops(r, 100);
 	} else if (!strcmp(f, "scan")) {
 		rr_scan(r, 256, 10000);
+	} else if (!strcmp(f, "pointers")) {
+		rr_hist256(r, 256, 100003);
+		rr_pointer_forms(r, 5, 32);
+		rr_pointer_forms(r, 3, 1024);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -583,6 +650,6 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file. */
-#define RR_NR_CASES 18
+#define RR_NR_CASES 21
 
 #endif /* AGILE_RTRETARGET_H */

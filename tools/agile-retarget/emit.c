@@ -306,10 +306,24 @@ void decl_text(FILE *out, CXType type, const char *name, const char *suffix)
 	}
 	s = clang_getTypeSpelling(type);
 	spelling = clang_getCString(s);
-	if (!strncmp(spelling, "const ", 6))
-		spelling += 6;
 	len = strlen(spelling);
-	fprintf(out, "%s%s%s%s", spelling,
+	/*
+	 * Only the variable's own const goes (it is assigned where its
+	 * declaration was): "const int", "int *const"; the pointee's stays
+	 * ("const float *").
+	 */
+	if (clang_isConstQualifiedType(type)) {
+		if (len > 6 && !strcmp(spelling + len - 6, " const"))
+			len -= 6;
+		else if (len > 5 && !strcmp(spelling + len - 5, "const") &&
+			 spelling[len - 6] == '*')
+			len -= 5;
+		else if (!strncmp(spelling, "const ", 6)) {
+			spelling += 6;
+			len -= 6;
+		}
+	}
+	fprintf(out, "%.*s%s%s%s", (int)len, spelling,
 		len && spelling[len - 1] == '*' ? "" : " ", name, suffix);
 	clang_disposeString(s);
 }

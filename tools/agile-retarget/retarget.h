@@ -39,6 +39,7 @@ struct token {
 	int var; /* index in the kernel's vars, or -1 */
 	int func; /* index of a __device__ function called here, or -1 */
 	bool var_decl; /* the name in the variable's own declaration */
+	bool written; /* writes the variable itself or takes its address */
 };
 
 struct func {
@@ -73,6 +74,7 @@ struct var {
 	bool control_decl; /* declared in a uniform loop's header */
 	bool control_assigned; /* assigned in control code */
 	bool region_assigned; /* assigned in some region */
+	unsigned control_write, region_write; /* the first such token */
 	int decl_region; /* region of its declaration (-1: a parameter) */
 	uint64_t regions; /* bit r: referenced in region r */
 	uint64_t exposed; /* bit r: region r reads it before writing it */

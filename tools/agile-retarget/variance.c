@@ -102,61 +102,125 @@ unsigned range_variance(const struct kernel *k, unsigned first, unsigned last)
 }
 
 /* Whether the variable token @i is written there (or its address taken). */
-static bool assigned_at(const struct source *src, unsigned i, unsigned last)
+static bool assigned_at(const struct source *src, unsigned i)
 {
-	unsigned j = i + 1;
-
 	if (src->tok[i].var_decl)
-		return tok_is(src, j, "=") || tok_is(src, j, "(") ||
-		       tok_is(src, j, "{");
-	if (i > 0 && (tok_is(src, i - 1, ".") || tok_is(src, i - 1, "->")))
-		return false;
-	if (i > 0 && (tok_is(src, i - 1, "++") || tok_is(src, i - 1, "--")))
+		return tok_is(src, i + 1, "=") || tok_is(src, i + 1, "(") ||
+		       tok_is(src, i + 1, "{");
+	return src->tok[i].written;
+}
+
+/*
+ * Which references write their variable (struct token's written), from
+ * the AST rather than the tokens around them: clang loads a variable it
+ * only reads through an implicit cast (lvalue to rvalue; an array's decay
+ * to a pointer), so a reference with no cast above it is the variable
+ * itself: assigned (=, +=, ...), incremented, its address taken (&v), or
+ * bound to a reference.  p[i] = x, *p = x, *(p + i) = x, &p[i], &p->m
+ * and p + i all load p first and write, or point into, what p points
+ * to; (p) = x, p++ and &p write p.  The parts of a local array or struct
+ * (a[i] = x, s.m = x, &a[i], &s.m) write the local itself: an element
+ * reaches the array through its decay, a member through ".".
+ */
+struct writes {
+	struct kernel *k;
+	CXCursor parent;
+	enum CXCursorKind parent_kind;
+	bool parent_written; /* the parent is an lvalue that is written */
+	unsigned index; /* of the child being visited */
+};
+
+static void mark_writes(struct kernel *k, CXCursor c, bool written);
+
+static bool array_decay(CXCursor cast, CXCursor from)
+{
+	CXType to = clang_getCanonicalType(clang_getCursorType(cast));
+	CXType of = clang_getCanonicalType(clang_getCursorType(from));
+
+	return to.kind == CXType_Pointer &&
+	       (of.kind == CXType_ConstantArray ||
+		of.kind == CXType_IncompleteArray ||
+		of.kind == CXType_VariableArray);
+}
+
+/* Whether the comma operator is @bin's (its operator follows @lhs). */
+static bool is_comma(const struct source *src, CXCursor lhs)
+{
+	unsigned first, last;
+
+	cursor_tokens(src, lhs, &first, &last);
+	return tok_is(src, last, ",");
+}
+
+static bool child_written(const struct writes *w, CXCursor c)
+{
+	switch (w->parent_kind) {
+	case CXCursor_ParenExpr:
+	case CXCursor_MemberRefExpr: /* s.m: s itself ("->" loads p first) */
+	case CXCursor_ArraySubscriptExpr: /* a[i]: a's decay (p[i]: p loaded) */
+		return w->parent_written;
+	case CXCursor_ConditionalOperator: /* (c ? a : b) = x */
+		return w->index && w->parent_written;
+	case CXCursor_UnexposedExpr: /* an implicit cast: a load, or a decay */
+		return w->parent_written && array_decay(w->parent, c);
+	case CXCursor_BinaryOperator:
+		/* an lvalue operand: "=" (or "," and its right-hand side) */
+		if (w->index == 0)
+			return !is_comma(w->k->src, c);
+		return w->parent_written;
+	case CXCursor_CompoundAssignOperator:
+		return w->index == 0;
+	case CXCursor_UnaryOperator: /* an lvalue operand: &, ++, -- */
+	case CXCursor_CallExpr: /* a reference argument; C++'s s = t */
+	case CXCursor_VarDecl: /* a reference bound to it */
 		return true;
-	if (i > 0 && tok_is(src, i - 1, "&") &&
-	    (i < 2 || (src->tok[i - 2].kind != CXToken_Identifier &&
-		       src->tok[i - 2].kind != CXToken_Literal &&
-		       !tok_is(src, i - 2, ")") && !tok_is(src, i - 2, "]")))) {
-		/* &p[i], &p->m: the address of what p points to, not of p */
-		CXType t = clang_getCanonicalType(
-			clang_getCursorType(src->tok[i].cursor));
-
-		if (t.kind != CXType_Pointer ||
-		    !(tok_is(src, j, "[") || tok_is(src, j, "->")))
-			return true;
+	default:
+		return false;
 	}
-	/*
-	 * A member or an element of the local itself: v.a[i].b = ... (not
-	 * through a pointer: p[i] = ... and p->a = ... write memory).
-	 */
-	for (bool member = false;;) {
-		int depth = 0;
+}
 
-		if (tok_is(src, j, ".") && j + 1 < last) {
-			j += 2;
-			member = true;
-			continue;
-		}
-		if (!tok_is(src, j, "[") ||
-		    (!member && clang_getCursorType(src->tok[i].cursor).kind !=
-					CXType_ConstantArray))
-			break;
-		for (; j < last; j++) {
-			if (tok_is(src, j, "["))
-				depth++;
-			else if (tok_is(src, j, "]") && --depth == 0)
-				break;
-		}
-		j++;
+static enum CXChildVisitResult writes_visit(CXCursor c, CXCursor parent,
+					    CXClientData data)
+{
+	struct writes *w = data;
+
+	(void)parent;
+	mark_writes(w->k, c, child_written(w, c));
+	w->index++;
+	return CXChildVisit_Continue;
+}
+
+static void mark_writes(struct kernel *k, CXCursor c, bool written)
+{
+	struct source *src = k->src;
+	struct writes w = {
+		.k = k,
+		.parent = c,
+		.parent_kind = clang_getCursorKind(c),
+		.parent_written = written,
+	};
+
+	if (w.parent_kind == CXCursor_DeclRefExpr) {
+		unsigned off, i;
+
+		if (!written)
+			return;
+		clang_getFileLocation(clang_getCursorLocation(c), NULL, NULL,
+				      NULL, &off);
+		i = tok_at(src, off);
+		if (i < src->nr_tok && src->tok[i].offset == off &&
+		    src->tok[i].var >= 0)
+			src->tok[i].written = true;
+		return;
 	}
-	return j < last && one_of(src->tok[j].text, assign_ops);
+	clang_visitChildren(c, writes_visit, &w);
 }
 
 bool range_assigns(const struct source *src, unsigned first, unsigned last,
 		   int var)
 {
 	for (unsigned i = first; i < last; i++)
-		if (src->tok[i].var == var && assigned_at(src, i, last))
+		if (src->tok[i].var == var && assigned_at(src, i))
 			return true;
 	return false;
 }
@@ -224,11 +288,15 @@ static void note_uses(struct kernel *k, unsigned first, unsigned last,
 			v->decl_region = region;
 		if (src->tok[i].var_decl && region == REGION_CONTROL)
 			v->control_decl = true;
-		if (assigned_at(src, i, last) && !src->tok[i].var_decl) {
-			if (region == REGION_CONTROL)
+		if (assigned_at(src, i) && !src->tok[i].var_decl) {
+			if (region == REGION_CONTROL && !v->control_assigned) {
 				v->control_assigned = true;
-			else
+				v->control_write = i;
+			} else if (region != REGION_CONTROL &&
+				   !v->region_assigned) {
 				v->region_assigned = true;
+				v->region_write = i;
+			}
 		}
 		if (!(v->regions & bit) && !(leaf && kills(src, leaf, i)))
 			v->exposed |= bit;
@@ -268,7 +336,7 @@ static bool assign_variance(struct kernel *k, unsigned first, unsigned last,
 	for (unsigned i = first; i < last; i++) {
 		int v = k->src->tok[i].var;
 
-		if (v < 0 || !assigned_at(k->src, i, last))
+		if (v < 0 || !assigned_at(k->src, i))
 			continue;
 		if ((k->vars[v].variance | variance) != k->vars[v].variance) {
 			k->vars[v].variance |= variance;
@@ -526,8 +594,14 @@ static void promote(struct kernel *k)
 		uint64_t elsewhere;
 
 		if (v->param) {
+			/* the first write, in the source's order */
+			unsigned at = v->region_write;
+
+			if (v->control_assigned &&
+			    (!v->region_assigned || v->control_write < at))
+				at = v->control_write;
 			if (v->region_assigned || v->control_assigned)
-				diag(src, tok_at(src, v->decl_offset),
+				diag(src, at,
 				     "%s: kernel parameter %s is assigned: copy it into a local first (not handled)",
 				     k->fn->name, v->name);
 			continue;
@@ -535,10 +609,14 @@ static void promote(struct kernel *k)
 		if (v->shared)
 			continue;
 		if (v->control_assigned) {
+			char where[512];
+
+			source_where(src, v->control_write, where,
+				     sizeof(where));
 			if (v->region_assigned)
-				diag(src, tok_at(src, v->decl_offset),
-				     "%s: %s is assigned both in a region and in the head of a loop or branch that holds a barrier (not handled)",
-				     k->fn->name, v->name);
+				diag(src, v->region_write,
+				     "%s: %s is assigned both in a region and in the head of a loop or branch that holds a barrier, at %s (not handled)",
+				     k->fn->name, v->name, where);
 			v->hoisted = v->decl_region != REGION_CONTROL;
 			continue;
 		}
@@ -558,6 +636,7 @@ int kernel_analyse(struct kernel *k)
 	int errors = src->errors;
 	unsigned last_barrier = 0;
 
+	mark_writes(k, k->body->cursor, false);
 	walk_uses(k, k->body);
 	while (walk_variance(k, k->body, 0))
 		;

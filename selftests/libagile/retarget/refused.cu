@@ -70,3 +70,33 @@ __global__ void divergent_through_member(float *data)
 	}
 	data[threadIdx.x] = 1.0f;
 }
+
+/*
+ * kernel parameters written, each at the write: p itself assigned,
+ * incremented, through parentheses, its address taken; beside them,
+ * writes through p (p[i] = , *p = , &p[i]) that are fine
+ */
+__global__ void param_assigned(float *p, float *q, float *r, float *s, int n)
+{
+	p[threadIdx.x] = 1.0f;
+	*q = 2.0f;
+	atomicAdd(&r[threadIdx.x], 1.0f);
+	p = p + n;
+	q++;
+	(r) = 0;
+	float **where = &s;
+
+	**where = 3.0f;
+}
+
+/* a local assigned in a barrier loop's head and in a region */
+__global__ void counter_assigned(float *data, int n)
+{
+	int s;
+
+	for (s = n; s > 0; s--) {
+		data[threadIdx.x] += 1.0f;
+		__syncthreads();
+		s = s - 1;
+	}
+}
