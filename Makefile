@@ -112,7 +112,8 @@ $(BUILD)/tools/agile-demo: tools/agile-demo.c uapi/linux/agile.h
 # CPPFLAGS, CFLAGS and LDFLAGS (dpkg-buildflags) after ours: it installs.
 $(BUILD)/tools/agilectl: tools/agilectl.c uapi/linux/agile.h
 	@mkdir -p $(@D)
-	$(CC) -static $(TOOL_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) -static $(TOOL_CFLAGS) -DAGILE_PROJECT_VERSION='"$(VERSION)"' \
+		$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 lint: kernels kernel-src
 	@tools/lint.sh

@@ -11,6 +11,10 @@
 # LDLIBS_<variant> build a program against it.
 
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+# The project's version (libagile/Makefile's VERSION, tools/check-version.sh):
+# what the tools' --version prints.
+AGILE_VERSION := $(shell sed -n 's/^VERSION := //p' $(ROOT)/libagile/Makefile)
+AGILE_VERSION_DEF := -DAGILE_PROJECT_VERSION='"$(AGILE_VERSION)"'
 O ?= $(ROOT)/build/libagile
 CC ?= gcc
 CXX ?= g++

@@ -18,7 +18,8 @@
  * events/agile/ tracepoints.
  *
  * Exit status: 0 success, 1 failure, 2 usage error, 3 the device is
- * missing or refused (the message says why).
+ * missing or refused (the message says why).  --version prints the
+ * project's version (libagile/Makefile's VERSION, given by make).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -1618,6 +1619,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: agilectl [-D DEVICE] [-S SYSFS] COMMAND [ARGS]\n"
+		"       agilectl --version\n"
 		"Look at and tune the agile module.\n"
 		"  info                 ABI version, features, limits, tunables\n"
 		"  stats [-d S] [-n N]  module and context counters, like top\n"
@@ -1646,6 +1648,10 @@ int main(int argc, char **argv)
 	while (a < argc && argv[a][0] == '-') {
 		if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
 			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[a], "--version")) {
+			printf("agilectl %s\n", AGILE_PROJECT_VERSION);
 			return 0;
 		}
 		if (!strcmp(argv[a], "-D") && a + 1 < argc) {

@@ -4,7 +4,7 @@
 # tools/test-agilectl.sh [AGILECTL] - agilectl on the host, where no module
 # is loaded (or with a device path that does not exist): every command's
 # --help, the usage errors, and a clear message with exit status 3 for a
-# missing device.  TAP on stdout; exits non-zero on a failure.  The guest
+# missing device; --version.  TAP on stdout; exits non-zero on a failure.  The guest
 # side (a real module) is selftests/kmod/agilectl_test.sh.
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,5 +59,9 @@ for cmd in info stats tune dump trace; do
 	t "$cmd --help" 0 "usage: agilectl $cmd" "$cmd" --help
 done
 t "agilectl --help" 0 'Exit status' --help
+version=$(sed -n 's/^VERSION := //p' "$repo/libagile/Makefile")
+t "agilectl --version: the project's version, exit 0" 0 \
+	"^agilectl ${version//./\\.}\$" --version
+t "an unknown option: usage, exit 2" 2 'usage: agilectl' --no-such-option
 echo "1..$n"
 [ "$failed" = 0 ]

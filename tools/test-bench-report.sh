@@ -3,7 +3,8 @@
 #
 # tools/test-bench-report.sh - agile-bench's CSV and its report: a quick
 # real run (agile-bench doorbell) and a made-up allreduce table through
-# tools/agile-bench/report.py; the report must hold each table, verdict and
+# tools/agile-bench/report.py (and --version, a bad option's exit 2);
+# the report must hold each table, verdict and
 # note, and a PNG per benchmark (bandwidth against size for allreduce).
 # TAP on stdout.
 set -u
@@ -27,6 +28,12 @@ png() { [ "$(head -c 8 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e47
 # The native agile-bench (make all builds the guests' static one only).
 make --no-print-directory -C tools/agile-bench "$PWD/$bench" >"$tmp/build.log" 2>&1
 ok $? "agile-bench builds"
+version=$(sed -n 's/^VERSION := //p' libagile/Makefile)
+[ "$("$bench" --version 2>&1)" = "agile-bench $version" ]
+ok $? "agile-bench --version: the project's version ($version), exit 0"
+"$bench" --no-such-option doorbell >/dev/null 2>&1
+[ $? = 2 ]
+ok $? "agile-bench with an unknown option: exit 2"
 "$bench" --csv "$tmp/d.csv" -r 3 -T 2000 doorbell >"$tmp/d.out" 2>&1
 ok $? "agile-bench doorbell --csv"
 python3 - "$tmp/d.csv" <<'PY'

@@ -15,7 +15,8 @@
  * what the runtime cannot hold (retarget/runtime-refused.cu: ten
  * parameters, a struct by value; grid3d.cu's extern __shared__ without
  * --dynamic-shared; matlist.cu's promoted locals for 1024 threads a
- * lane).
+ * lane).  --version prints the project's version; an unknown option is
+ * a usage error (exit status 2).
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -86,6 +87,14 @@ int main(void)
 	tap_ok(rc == 0 && strstr(out, "usage: agile-retarget") &&
 		       strstr(out, "NAME_launch"),
 	       "--help: the usage, exit status 0");
+	rc = retarget_run("--version", out, sizeof(out));
+	tap_ok(rc == 0 && !strcmp(out,
+				  "agile-retarget " AGILE_PROJECT_VERSION "\n"),
+	       "--version: \"agile-retarget %s\", exit status 0 (%d: %s)",
+	       AGILE_PROJECT_VERSION, rc, out);
+	rc = retarget_run("--no-such-option matlist.cu", out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "usage:"),
+	       "an unknown option: the usage, exit status 2 (%d)", rc);
 	rc = retarget_run("", out, sizeof(out));
 	tap_ok(rc == 2 && strstr(out, "usage:"),
 	       "no file: the usage, exit status 2");

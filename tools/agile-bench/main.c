@@ -592,7 +592,10 @@ static void usage(FILE *out)
 		"      --seg-iters N   segmap: stencil iterations per run (default 10)\n"
 		"      --seg-nodes Q   segmap: compute nodes, and MPI ranks (default 4)\n"
 		"      --quick         interference: fib(28), nqueens(10), at most 3 rounds\n"
-		"                      (default fib(30), nqueens(11), -r rounds)\n");
+		"                      (default fib(30), nqueens(11), -r rounds)\n"
+		"  -h, --help          this text\n"
+		"      --version       the version, then exit\n"
+		"exit status: 0 done, 1 a benchmark failed, 2 usage\n");
 }
 
 int main(int argc, char **argv)
@@ -617,6 +620,7 @@ int main(int argc, char **argv)
 		{ "seg-iters", required_argument, NULL, 7 },
 		{ "seg-nodes", required_argument, NULL, 8 },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 9 },
 		{ 0 }
 	};
 	struct bench_opts o = {
@@ -691,6 +695,9 @@ int main(int argc, char **argv)
 		case 8:
 			o.seg_nodes = atoi(optarg);
 			break;
+		case 9:
+			printf("agile-bench %s\n", AGILE_PROJECT_VERSION);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;

@@ -59,6 +59,7 @@ static void usage(FILE *out)
 	      "  -I DIR, -D NAME[=VALUE]\n"
 	      "              passed to the parser (as are CLANG-ARGS after --)\n"
 	      "  -h, --help  this text\n"
+	      "  --version   the version, then exit\n"
 	      "\n"
 	      "environment:\n"
 	      "  AGILE_RETARGET_PRELUDE_DIR  where cuda_prelude.h and include/ are\n"
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "emit", required_argument, NULL, 'e' },
 		{ "lane-threads", required_argument, NULL, 'l' },
 		{ "dynamic-shared", required_argument, NULL, 's' },
@@ -95,6 +97,9 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("agile-retarget %s\n", AGILE_PROJECT_VERSION);
 			return 0;
 		case 'e':
 			if (!strcmp(optarg, "runtime") ||
