@@ -745,6 +745,18 @@ def overview(version, symbols, docs, by_header):
     out.append("Exported for the inline spawn and sync, or for "
                "libagile\\-mpi, only; never called by applications: " +
                ", ".join("\\fB%s\\fP(3)" % s for s in internal) + ".")
+    out.append(".SH ENVIRONMENT")
+    out.append("The variables libagile reads are listed where they act (each "
+               "call's page, README.md).  One set to a value it does not "
+               "take is named on standard error, with what it takes and what "
+               "the library does instead (the call fails with \\-EINVAL, or "
+               "the default applies), once per variable and process; "
+               "\\fBAGILE_QUIET\\fP does not silence it:")
+    out.append(".PP")
+    out.append(".EX")
+    out.append("agile: AGILE_BACKEND=\\(dqkmdo\\(dq is not valid: kmod or "
+               "user; agile_dev_open fails with EINVAL")
+    out.append(".EE")
     out.append(".SH SEE ALSO")
     out.append("\\fBagile\\fP(4), \\fBagilectl\\fP(8), "
                "\\fBagile\\-bench\\fP(1), \\fBagile\\-retarget\\fP(1)")

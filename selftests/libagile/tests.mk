@@ -4,7 +4,7 @@
 # (selftests/libagile/<name>.c), in the order the runners run them.
 # Included by selftests/libagile/Makefile.  A program exits 0 (pass), 77 (skipped
 # here: no GPU, not root, ...) or anything else (fail).
-TESTS := sys-cpus sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
+TESTS := sys-cpus env-invalid sched-deque-stress sched-fib sched-array-sum sched-pfor-uneven \
 	sched-nested-spawn sched-oversubscribe sched-error-propagation \
 	sched-create-destroy sched-task-tree sched-spill sched-misuse \
 	sched-task-api sched-caller \

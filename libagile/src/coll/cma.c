@@ -50,6 +50,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -57,6 +58,7 @@
 #include <unistd.h>
 
 #include "coll/shm.h"
+#include "env.h"
 #include "sys.h"
 #include "transport/procs.h"
 
@@ -110,8 +112,12 @@ static uint64_t wanted_from(uint32_t nr_members)
 		return 1;
 	errno = 0;
 	v = strtoull(env, &end, 10);
-	if (errno || *end)
+	if (errno || *end || *env == '-') {
+		agile__env_invalid("AGILE_COLL_CMA", env,
+				   "off, auto, on or a size in bytes; the "
+				   "default size applies");
 		return COLL_CMA_FROM_DEFAULT;
+	}
 	return v ? v : 1;
 }
 
@@ -124,8 +130,16 @@ static size_t chunk_bytes(void)
 	if (!env || !*env)
 		return COLL_CMA_CHUNK_DEFAULT;
 	v = strtoul(env, &end, 10);
-	if (*end || v < COLL_CMA_CHUNK_MIN || v > COLL_CMA_CHUNK_MAX)
+	if (*end || v < COLL_CMA_CHUNK_MIN || v > COLL_CMA_CHUNK_MAX) {
+		char expected[96];
+
+		snprintf(expected, sizeof(expected),
+			 "bytes from %lu to %lu; the default applies",
+			 (unsigned long)COLL_CMA_CHUNK_MIN,
+			 (unsigned long)COLL_CMA_CHUNK_MAX);
+		agile__env_invalid("AGILE_COLL_CMA_CHUNK", env, expected);
 		return COLL_CMA_CHUNK_DEFAULT;
+	}
 	return v & ~63UL;
 }
 

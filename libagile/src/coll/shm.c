@@ -79,6 +79,7 @@
 #include <time.h>
 
 #include "coll/shm.h"
+#include "env.h"
 #include "transport/procs.h"
 #include "sys.h"
 
@@ -658,8 +659,12 @@ static uint64_t stream_from(void)
 		return UINT64_MAX;
 	errno = 0;
 	v = strtoull(env, &end, 0);
-	if (*end || errno || *env == '-')
+	if (*end || errno || *env == '-') {
+		agile__env_invalid("AGILE_COLL_STREAM_FROM", env,
+				   "a size in bytes or off; the default "
+				   "applies");
 		return COLL_STREAM_FROM_BYTES;
+	}
 	return v;
 }
 
@@ -676,6 +681,11 @@ int coll_shm_init(struct coll_shm *c)
 
 		if (!*end && v >= 1024 && v <= SEQ_LIMIT_DEFAULT)
 			c->seq_limit = (uint32_t)v;
+		else
+			agile__env_invalid(
+				"AGILE_COLL_SEQ_LIMIT", env,
+				"a number from 1024 to the default "
+				"(agile/coll.h); the default applies");
 	}
 	/* reductions' plans are the longest (plan.c); a barrier's span is 1 */
 	c->span_max = agile_coll_plan_seq_span(&(struct agile_coll_plan_params){

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "dev/dev_impl.h"
+#include "env.h"
 #include "sys.h"
 
 /* A spinning wait reads the clock once every this many polls. */
@@ -92,8 +93,12 @@ int agile_dev_opts_init(struct agile_dev_opts *opts)
 		char *end;
 		unsigned long long ns = strtoull(env, &end, 10);
 
-		if (!*end)
+		if (!*end && *env != '-')
 			opts->spin_ns = ns;
+		else
+			agile__env_invalid("AGILE_SPIN_NS", env,
+					   "a number of nanoseconds; the "
+					   "default spin applies");
 	}
 	return 0;
 }
@@ -125,6 +130,9 @@ static int pick_backend(const struct agile_dev_opts *o)
 			return AGILE_BACKEND_KMOD;
 		if (!strcmp(env, "user"))
 			return AGILE_BACKEND_USER;
+		agile__env_invalid("AGILE_BACKEND", env,
+				   "kmod or user; agile_dev_open fails with "
+				   "EINVAL");
 		return -EINVAL;
 	}
 	return access(o->path ? o->path : "/dev/agile", F_OK) ?

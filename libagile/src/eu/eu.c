@@ -14,6 +14,7 @@
 #include <agile/error.h>
 #include <agile/eu.h>
 
+#include "env.h"
 #include "eu/eu_impl.h"
 #include "eu/gpu_impl.h"
 #include "kernels/kernels_impl.h"
@@ -323,6 +324,9 @@ static enum pool_env pool_env(void)
 		return ENV_CPU;
 	if (!strcmp(v, "gpu"))
 		return ENV_GPU_ONLY;
+	agile__env_invalid("AGILE_EU_POOL", v,
+			   "auto, cpu or gpu; agile_eu_pool_create fails with "
+			   "EINVAL");
 	return ENV_BAD;
 }
 
@@ -360,7 +364,13 @@ static uint32_t gpu_share(uint32_t opts_share)
 	if (!v || !*v)
 		return AGILE_EU_GPU_SHARE_DEFAULT;
 	share = strtoul(v, &end, 10);
-	return *end || share < 1 || share > 100 ? 0 : (uint32_t)share;
+	if (*end || share < 1 || share > 100) {
+		agile__env_invalid("AGILE_GPU_SHARE", v,
+				   "a percentage from 1 to 100; a pool that "
+				   "asks for GPU EUs fails with EINVAL");
+		return 0;
+	}
+	return (uint32_t)share;
 }
 
 /* The doorbell and task-register areas, every slot, whole pages. */
@@ -534,8 +544,11 @@ static uint64_t gpu_stop_timeout_ns(void)
 	if (!v || !*v)
 		return GPU_STOP_TIMEOUT_NS;
 	ms = strtoull(v, &end, 10);
-	if (*end || ms > UINT64_MAX / 1000000)
+	if (*end || *v == '-' || ms > UINT64_MAX / 1000000) {
+		agile__env_invalid("AGILE_GPU_STOP_TIMEOUT_MS", v,
+				   "milliseconds; the default (10000) applies");
 		return GPU_STOP_TIMEOUT_NS;
+	}
 	return ms * 1000000;
 }
 

@@ -39,6 +39,7 @@
 #include <agile/error.h>
 #include <agile/eu.h>
 
+#include "env.h"
 #include "eu/eu_impl.h"
 #include "eu/gpu_impl.h"
 #include "eu/gpu_runtime.h"
@@ -776,6 +777,10 @@ static int gpu_start_api(int api, const struct agile__gpu_areas *a,
 	if (watchdog) {
 		const char *w = getenv("AGILE_GPU_WATCHDOG");
 
+		if (w && *w && strcmp(w, "ignore"))
+			agile__env_invalid("AGILE_GPU_WATCHDOG", w,
+					   "ignore; GPU EUs are not started on "
+					   "a device with a run-time limit");
 		if (!w || strcmp(w, "ignore")) {
 			REASON(reason, rlen,
 			       "%s has a kernel run-time limit "

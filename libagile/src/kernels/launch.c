@@ -20,10 +20,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "kernels/kernels_impl.h"
 
 /* Helper threads get this much stack: blocks keep per-thread arrays on it. */
@@ -134,8 +136,16 @@ static int threads_from_env(uint32_t *nr)
 	if (s && *s) {
 		errno = 0;
 		v = strtoul(s, &end, 10);
-		if (errno || *end || !v || v > AGILE_LAUNCH_MAX_POOL)
+		if (errno || *end || !v || v > AGILE_LAUNCH_MAX_POOL) {
+			char expected[96];
+
+			snprintf(expected, sizeof(expected),
+				 "a number of threads from 1 to %u; "
+				 "agile_launch_pool_create fails with EINVAL",
+				 AGILE_LAUNCH_MAX_POOL);
+			agile__env_invalid("AGILE_GRID_THREADS", s, expected);
 			return -EINVAL;
+		}
 		*nr = (uint32_t)v;
 		return 0;
 	}

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "runtime_impl.h"
 
 #define RT_BUSY_PCT_DEFAULT 100
@@ -30,8 +31,13 @@ static int env_pct(const char *name, uint32_t *pct)
 	if (!v)
 		return 0;
 	n = strtoul(v, &end, 10);
-	if (!*v || *end || n < 1 || n > 100)
+	if (!*v || *end || n < 1 || n > 100) {
+		agile__env_invalid(
+			name, v,
+			"a percentage from 1 to 100; "
+			"agile_rt_place_opts_init fails with EINVAL");
 		return -EINVAL;
+	}
 	*pct = (uint32_t)n;
 	return 0;
 }

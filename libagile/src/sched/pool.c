@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "sched/placement.h"
 #include "sched/sched_impl.h"
 #include "sys.h"
@@ -68,6 +69,9 @@ static bool pin_asked(uint32_t flags)
 {
 	const char *env = getenv("AGILE_SCHED_PIN");
 
+	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
+		agile__env_invalid("AGILE_SCHED_PIN", env,
+				   "1 (pin the workers) or 0; unpinned");
 	return !(flags & AGILE_SCHED_NO_PIN) && env && !strcmp(env, "1");
 }
 

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "env.h"
 #include "sched/sched_impl.h"
 
 /* A moved worker stays bound this long (and moves at most this often). */
@@ -52,6 +53,10 @@ bool sched_spread_wanted(void)
 {
 	const char *env = getenv("AGILE_SCHED_SPREAD");
 
+	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
+		agile__env_invalid("AGILE_SCHED_SPREAD", env,
+				   "0 (workers stay where the kernel puts "
+				   "them) or 1; spread");
 	return !env || strcmp(env, "0");
 }
 

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "env.h"
 #include "transport/mpi.h"
 
 int mpi_reqs_wait(MPI_Request *r, uint32_t nr)
@@ -55,7 +56,13 @@ static int node_override(void)
 	if (!id || !*id)
 		return -1;
 	v = strtol(id, &end, 10);
-	return *end || v < 0 || v >= INT_MAX >> 1 ? -1 : (int)v;
+	if (*end || v < 0 || v >= INT_MAX >> 1) {
+		agile__env_invalid("AGILE_COLL_NODE_ID", id,
+				   "a node number from 0; ignored (nodes "
+				   "by host name)");
+		return -1;
+	}
+	return (int)v;
 }
 
 int mpi_split_nodes(MPI_Comm comm, int rank, int size, struct mpi_nodes *out)
