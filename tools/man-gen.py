@@ -757,6 +757,14 @@ def overview(version, symbols, docs, by_header):
     out.append("agile: AGILE_BACKEND=\\(dqkmdo\\(dq is not valid: kmod or "
                "user; agile_dev_open fails with EINVAL")
     out.append(".EE")
+    out.append(".TP")
+    out.append(".B AGILE_DEBUG=1")
+    out.append("the library says on standard error what it chose and why, "
+               "once a process: the dev layer's backend "
+               "(\\fBagile_dev_open\\fP(3)), e.g. \\(lqagile: backend user "
+               "(no device node; /dev/agile)\\(rq; the reason is "
+               "\\fBAGILE_BACKEND\\fP, agile_dev_opts.backend, or whether "
+               "the node exists.")
     out.append(".SH SEE ALSO")
     out.append("\\fBagile\\fP(4), \\fBagilectl\\fP(8), "
                "\\fBagile\\-bench\\fP(1), \\fBagile\\-retarget\\fP(1)")

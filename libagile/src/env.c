@@ -45,6 +45,18 @@ void agile__env_invalid(const char *name, const char *value,
 	pthread_mutex_unlock(&said_lock);
 	if (!before)
 		fprintf(stderr, "agile: %s=\"%.64s%s\" is not valid: %s\n",
-			name, value, strlen(value) > 64 ? "..." : "",
-			expected);
+			name, value, strlen(value) > 64 ? "..." : "", expected);
+}
+
+bool agile__env_debug(void)
+{
+	const char *v = getenv("AGILE_DEBUG");
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return false;
+	if (strcmp(v, "1"))
+		agile__env_invalid("AGILE_DEBUG", v,
+				   "1 (say what the library chose and why) "
+				   "or 0; off");
+	return !strcmp(v, "1");
 }

@@ -8,6 +8,7 @@
 #ifndef AGILE_SRC_ENV_H
 #define AGILE_SRC_ENV_H
 
+#include <stdbool.h>
 
 /*
  * $@name is set to @value, which it does not take: one line on stderr,
@@ -18,5 +19,12 @@
  */
 void agile__env_invalid(const char *name, const char *value,
 			const char *expected);
+
+/*
+ * $AGILE_DEBUG is "1": the library says on stderr what it chose and why
+ * (the dev layer's backend).  Unset, empty or "0": false; any other value
+ * is invalid (agile__env_invalid) and false.
+ */
+bool agile__env_debug(void);
 
 #endif /* AGILE_SRC_ENV_H */

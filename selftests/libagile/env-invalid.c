@@ -39,8 +39,8 @@ static int said(const char *name)
 	int lines = 0;
 	FILE *f = fopen(log_path, "r");
 
-	snprintf(needle, sizeof(needle), "agile: %s=\"%s\" is not valid: ",
-		 name, BAD);
+	snprintf(needle, sizeof(needle),
+		 "agile: %s=\"%s\" is not valid: ", name, BAD);
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
@@ -131,7 +131,7 @@ static int coll_procs_cma(void)
 	if (!err)
 		agile_coll_destroy(coll);
 	waitpid(pid, &status, 0);
-	return err ? err :
+	return err					 ? err :
 	       !WIFEXITED(status) || WEXITSTATUS(status) ? -ECHILD :
 							   0;
 }
@@ -166,6 +166,12 @@ int main(void)
 		       said("AGILE_SPIN_NS") == 1,
 	       "AGILE_SPIN_NS: the default spin, named");
 	unsetenv("AGILE_SPIN_NS");
+
+	bad("AGILE_DEBUG");
+	err = dev_open_close();
+	tap_ok(!err && said("AGILE_DEBUG") == 1,
+	       "AGILE_DEBUG: agile_dev_open works (%d), named", err);
+	unsetenv("AGILE_DEBUG");
 
 	bad("AGILE_RT_GPU_BUSY_PCT");
 	err = agile_rt_place_opts_init(&place);

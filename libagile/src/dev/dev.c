@@ -23,7 +23,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -117,15 +119,22 @@ static int check_opts(const struct agile_dev_opts *o)
 	return 0;
 }
 
-/* AGILE_BACKEND_AUTO: $AGILE_BACKEND, else kmod where the node exists. */
-static int pick_backend(const struct agile_dev_opts *o)
+/*
+ * The backend @o asks for, and why: the caller's choice, else
+ * $AGILE_BACKEND, else kmod where the node exists (AGILE_BACKEND_AUTO).
+ */
+static int pick_backend(const struct agile_dev_opts *o, const char **why)
 {
+	const char *node = o->path ? o->path : "/dev/agile";
 	const char *env;
 
-	if (o->backend != AGILE_BACKEND_AUTO)
+	if (o->backend != AGILE_BACKEND_AUTO) {
+		*why = "agile_dev_opts.backend";
 		return (int)o->backend;
+	}
 	env = getenv("AGILE_BACKEND");
 	if (env && *env) {
+		*why = "AGILE_BACKEND";
 		if (!strcmp(env, "kmod"))
 			return AGILE_BACKEND_KMOD;
 		if (!strcmp(env, "user"))
@@ -135,9 +144,28 @@ static int pick_backend(const struct agile_dev_opts *o)
 				   "EINVAL");
 		return -EINVAL;
 	}
-	return access(o->path ? o->path : "/dev/agile", F_OK) ?
-		       AGILE_BACKEND_USER :
-		       AGILE_BACKEND_KMOD;
+	if (access(node, F_OK)) {
+		*why = "no device node";
+		return AGILE_BACKEND_USER;
+	}
+	*why = "the device node exists";
+	return AGILE_BACKEND_KMOD;
+}
+
+/*
+ * $AGILE_DEBUG=1: the first context's backend and why, once a process
+ * (the choice is the same for every context opened with the same opts).
+ */
+static void say_backend(const struct agile_dev_opts *o, int backend,
+			const char *why)
+{
+	static atomic_bool said; /* once per process, as the message is */
+
+	if (!agile__env_debug() || atomic_exchange(&said, true))
+		return;
+	fprintf(stderr, "agile: backend %s (%s; %s)\n",
+		agile_dev_backend_name(backend), why,
+		o->path ? o->path : "/dev/agile");
 }
 
 /* A zeroed context for checked @opts on @backend, for the backend to set up. */
@@ -175,6 +203,7 @@ int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out)
 {
 	struct agile_dev_opts defaults;
 	struct agile_dev *dev;
+	const char *why;
 	int backend, err;
 
 	if (!out)
@@ -186,9 +215,10 @@ int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out)
 	err = check_opts(opts);
 	if (err)
 		return err;
-	backend = pick_backend(opts);
+	backend = pick_backend(opts, &why);
 	if (backend < 0)
 		return backend;
+	say_backend(opts, backend, why);
 
 	dev = dev_alloc(opts, backend);
 	if (!dev)
@@ -218,6 +248,7 @@ int agile_dev_group_join(const struct agile_dev_group_opts *opts,
 			 struct agile_dev **out)
 {
 	struct agile_dev *dev;
+	const char *why;
 	int backend, err;
 
 	if (!opts || !out)
@@ -235,9 +266,10 @@ int agile_dev_group_join(const struct agile_dev_group_opts *opts,
 	    opts->max_members > AGILE_GROUP_MAX_MEMBERS ||
 	    opts->mode & ~AGILE_GROUP_MODE_MASK)
 		return -EINVAL;
-	backend = pick_backend(&opts->dev);
+	backend = pick_backend(&opts->dev, &why);
 	if (backend < 0)
 		return backend;
+	say_backend(&opts->dev, backend, why);
 
 	dev = dev_alloc(&opts->dev, backend);
 	if (!dev)
