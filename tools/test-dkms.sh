@@ -55,6 +55,21 @@ src_tree() {
 		grep -qx "PACKAGE_VERSION=\"$version\"" "$tree/src/agile-$version/dkms.conf"
 }
 ok "make dkms-src: /usr/src/agile-$version's tree, dkms.conf version $version" src_tree
+# dkms matches BUILD_EXCLUSIVE_KERNEL with bash's =~: 6.1 and newer only.
+exclusive() {
+	local re k
+	re=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' \
+		"$tree/src/agile-$version/dkms.conf")
+	[ -n "$re" ] || return 1
+	for k in 6.1.0-40-amd64 6.12.48+deb13-amd64 6.9.1 6.19.0 7.0.0 10.2.0; do
+		[[ $k =~ $re ]] || { echo "$k refused"; return 1; }
+	done
+	for k in 5.15.0-100-generic 6.0.19 4.19.0 5.10.0; do
+		[[ $k =~ $re ]] && { echo "$k accepted"; return 1; }
+	done
+	return 0
+}
+ok "dkms.conf's BUILD_EXCLUSIVE_KERNEL: 6.1 and newer, not 6.0 or 5.x" exclusive
 ok "dkms add agile/$version (private dkms tree)" pdkms add -m agile -v "$version"
 
 build_for() {
