@@ -17,6 +17,11 @@
 #                 a markdown report and PNG plots (build/tools/bench-report)
 #   make check-gpu  GPU EUs' bring-up sequence on a real GPU, the EU tests on
 #                 GPU EUs, agile-bench gpu; a SKIP line without a GPU
+#   make gpu-bundle  the same, prebuilt, in build/gpu-bundle/ (+ .tar.gz):
+#                 its run.sh runs them where there is a GPU driver and no
+#                 make (docs/gpu.md, "The GPU bundle")
+#   make check-gpu-bundle  the bundle's run.sh against the stand-in GPU
+#                 runtime: passes, and fails when a step fails
 #   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
 #   make fuzz     agile's fuzzer, trinity and stress-ng --dev in a guest for
 #                 FUZZ_MINUTES (default 10; FUZZ_KERNEL, default 6.1)
@@ -53,6 +58,7 @@ INSTALL_ENV = $(foreach v,$(INSTALL_VARS),$(v)="$($(v))") VERSION=$(VERSION) \
 DKMS_SRC := $(BUILD)/dkms/agile-$(VERSION)
 
 .PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
+	gpu-bundle check-gpu-bundle \
 	tools lint format check fuzz run bench mutate clean \
 	install uninstall dkms-src install-dkms uninstall-dkms deb deb-check
 
@@ -96,6 +102,16 @@ check-gpu: deps
 	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
 	@$(MAKE) --no-print-directory -C libagile check-gpu \
 		AGILE_BENCH=$(BUILD)/tools/agile-bench
+
+# check-gpu's programs, code objects and steps in one folder to carry to a
+# machine with a GPU: build/gpu-bundle/run.sh there (tools/gpu-bundle.sh).
+gpu-bundle: deps
+	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
+	@$(MAKE) --no-print-directory -C libagile gpu-bundle \
+		AGILE_BENCH=$(BUILD)/tools/agile-bench
+
+check-gpu-bundle: gpu-bundle
+	@tools/test-gpu-bundle.sh $(BUILD)/gpu-bundle
 
 # Tools go into the guests too, so they are linked statically (not
 # agile-retarget: it translates on the host, with libclang).

@@ -49,6 +49,7 @@ PACKAGES="
 	pocl-opencl-icd		# agile-bench runtime, retarget: OpenCL on the CPU (PoCL), a baseline
 	ocl-icd-opencl-dev	# agile-bench runtime, retarget: the OpenCL ICD loader (-lOpenCL)
 	opencl-c-headers	# agile-bench runtime, retarget: CL/cl.h
+	patchelf		# make gpu-bundle: the bundle's programs find its libraries (RUNPATH)
 	pkg-config		# make install's test: examples built with pkg-config only
 	cmake			# make install's test: find_package(agile) from agileConfig.cmake
 	libudev-dev		# make install's test: pkg-config --static agile has hwloc's -ludev

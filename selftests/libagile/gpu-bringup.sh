@@ -8,7 +8,8 @@
 #   1 versions   the machine, the driver and runtime, the device, the code
 #                object, the AGILE_GPU_* settings (eu-gpu-bringup versions;
 #                nvidia-smi / rocm-smi when present); no usable GPU: one
-#                SKIP line, exit 0
+#                SKIP line, exit 0 (with BRINGUP_REQUIRE_GPU=1: a FAIL
+#                line, exit 1, for a machine that was meant to have one)
 #   2 launch     one EU loaded, launched and DISCONNECTed
 #   3 opcode     an unknown opcode: the opcode error, no lane run
 #   4 echo       BRINGUP_ECHOES (default 1000000) sequence-number echoes
@@ -71,7 +72,10 @@ if command -v rocm-smi >/dev/null 2>&1; then
 fi
 timeout -k 10 60 "$tests/eu-gpu-bringup" versions 2>&1 | tee -a "$log"
 rc=${PIPESTATUS[0]}
-if [ "$rc" -eq 77 ]; then
+if [ "$rc" -eq 77 ] && [ -n "${BRINGUP_REQUIRE_GPU:-}" ]; then
+	say "FAIL check-gpu: no usable GPU, and BRINGUP_REQUIRE_GPU asks for one (the probe's account is above)"
+	exit 1
+elif [ "$rc" -eq 77 ]; then
 	say "SKIP check-gpu: no usable GPU (the probe's account is above)"
 	exit 0
 elif [ "$rc" -ne 0 ]; then
