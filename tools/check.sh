@@ -114,6 +114,10 @@ grep -E 'compiled|code object|not found|check-gpu-isa' "$results/gpu.log"
 step "libagile check-gpu (GPU EUs; SKIP without a GPU)" check-gpu.log \
 	"$make" --no-print-directory -C libagile check-gpu
 grep -E '^(SKIP|FAIL|check-gpu)|^[0-9]+ passed' "$results/check-gpu.log"
+# check-gpu's steps prebuilt in build/gpu-bundle, run against the stand-in.
+step "GPU bundle: its run.sh passes on the stand-in runtime, fails when a step fails (make check-gpu-bundle)" \
+	gpu-bundle.log "$make" --no-print-directory check-gpu-bundle
+grep -E '^(ok|not ok) |^1\.\.' "$results/gpu-bundle.log" >"$results/gpu-bundle.tap"
 
 for v in check check-asan check-tsan; do
 	step "libagile $v" "libagile-$v.log" \
