@@ -19,6 +19,7 @@ O ?= $(ROOT)/build/libagile
 CC ?= gcc
 CXX ?= g++
 AR ?= ar
+OBJCOPY ?= objcopy
 PREFIX ?= /usr/local
 
 # libdrm's headers include <drm.h> from their own directory.

@@ -132,6 +132,12 @@ step "libagile check-mpi (coll over MPI, 1 to 9 processes, faked nodes)" \
 	TAP_OUT="$results/libagile-check-mpi.tap"
 grep -E '^[0-9]+ passed' "$results/libagile-check-mpi.log"
 
+# The static libraries: agile* globals only; a program that defines the
+# library's internal names links with them and runs (a TAP stream of its own).
+step "libagile.a and libagile-mpi.a: agile* globals only, an application's own user_alloc links (tools/test-archives.sh)" \
+	archives.log tools/test-archives.sh
+cp "$results/archives.log" "$results/archives.tap"
+
 # make install into a staging tree, the examples built from it with
 # pkg-config and run, make uninstall (a TAP stream of its own, counted).
 step "make install: examples from the installed tree with pkg-config; uninstall (tools/test-install.sh)" \

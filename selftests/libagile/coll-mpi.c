@@ -700,7 +700,7 @@ static void slow_sum(void *inout, const void *in, size_t count,
  * MPI_Testsome between reduce chunks) before the current segment's reduce
  * ends, on every member of the halving rounds (not the folded extras;
  * white box: the hook
- * coll_mpi_overlapped counts such receives).  Without the progress calls
+ * agile__coll_mpi_overlapped counts such receives).  Without the progress calls
  * no receive completes before its own wait, and the count stays 0.
  */
 static void check_overlap(void)
@@ -730,7 +730,7 @@ static void check_overlap(void)
 
 		err = agile_coll_allreduce(coll, send, recv, count,
 					   AGILE_COLL_FLOAT, AGILE_COLL_USER);
-		overlapped = coll_mpi_overlapped(coll);
+		overlapped = agile__coll_mpi_overlapped(coll);
 		if (err)
 			fail(&t, err, "allreduce with a slow op");
 		for (size_t i = 0; !err && i < count; i++) {

@@ -134,9 +134,9 @@ static bool check_pairs(const struct fmt *f, enum agile_coll_op op,
 {
 	struct coll_reducer rd;
 
-	if (coll_reducer_init(&rd, f->type, op, NULL, NULL, true))
+	if (agile__coll_reducer_init(&rd, f->type, op, NULL, NULL, true))
 		return false;
-	coll_reduce(&rd, out, a, b, n);
+	agile__coll_reduce(&rd, out, a, b, n);
 	for (size_t i = 0; i < n; i++) {
 		uint16_t want = reference(f, op, a[i], b[i]);
 
@@ -244,9 +244,9 @@ static void by_hand(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		coll_reducer_init(&rd, cases[i].f->type, cases[i].op, NULL,
-				  NULL, true);
-		coll_reduce(&rd, out, &cases[i].a, &cases[i].b, 1);
+		agile__coll_reducer_init(&rd, cases[i].f->type, cases[i].op,
+					 NULL, NULL, true);
+		agile__coll_reduce(&rd, out, &cases[i].a, &cases[i].b, 1);
 		tap_ok(out[0] == cases[i].want, "%s: %s (got 0x%04x)%s",
 		       cases[i].f->name, cases[i].what, out[0], path);
 	}
@@ -266,19 +266,20 @@ static void streaming(const struct fmt *f)
 		tap_ok(0, "%s streaming: memory", f->name);
 		goto out;
 	}
-	coll_reducer_init(&rd, f->type, AGILE_COLL_SUM, NULL, NULL, true);
+	agile__coll_reducer_init(&rd, f->type, AGILE_COLL_SUM, NULL, NULL,
+				 true);
 	for (size_t i = 0; i < N + 32; i++) {
 		a[i] = random16();
 		b[i] = random16();
 	}
 	for (size_t skew = 0; skew < 8 && ok; skew += 3) {
 		/* one call over N (streamed), then 4 KiB calls (plain) */
-		coll_reduce(&rd, big + skew, a + skew, b + skew, N);
+		agile__coll_reduce(&rd, big + skew, a + skew, b + skew, N);
 		for (size_t at = 0; at < N; at += 2048) {
 			size_t n = N - at < 2048 ? N - at : 2048;
 
-			coll_reduce(&rd, small + skew + at, a + skew + at,
-				    b + skew + at, n);
+			agile__coll_reduce(&rd, small + skew + at,
+					   a + skew + at, b + skew + at, n);
 		}
 		ok = !memcmp(big + skew, small + skew, N * 2);
 	}
@@ -286,11 +287,11 @@ static void streaming(const struct fmt *f)
 	       f->name, path);
 	/* in place, both sides */
 	memcpy(big, a, N * 2);
-	coll_reduce(&rd, big, big, b, N);
-	coll_reduce(&rd, small, a, b, N);
+	agile__coll_reduce(&rd, big, big, b, N);
+	agile__coll_reduce(&rd, small, a, b, N);
 	ok = !memcmp(big, small, N * 2);
 	memcpy(big, b, N * 2);
-	coll_reduce(&rd, big, a, big, N);
+	agile__coll_reduce(&rd, big, a, big, N);
 	tap_ok(ok && !memcmp(big, small, N * 2),
 	       "%s: dst = left and dst = right give a op b%s", f->name, path);
 out:
@@ -301,7 +302,7 @@ out:
 }
 
 /*
- * coll_copy_streaming: the bytes of memcpy, for every start alignment of
+ * agile__coll_copy_streaming: the bytes of memcpy, for every start alignment of
  * both sides and lengths around the 16-byte head and 64-byte body, and
  * not one byte past the end.
  */
@@ -324,9 +325,10 @@ static void copy_streaming(void)
 		for (size_t so = 0; so < 16 && ok; so += 5)
 			for (size_t d_o = 0; d_o < 17 && ok; d_o++) {
 				memset(dst, 0xa5, MAX + 2 * PAD);
-				coll_copy_streaming(dst + PAD + d_o,
-						    src + PAD + so, lens[l]);
-				coll_stream_fence();
+				agile__coll_copy_streaming(dst + PAD + d_o,
+							   src + PAD + so,
+							   lens[l]);
+				agile__coll_stream_fence();
 				ok = !memcmp(dst + PAD + d_o, src + PAD + so,
 					     lens[l]) &&
 				     dst[PAD + d_o - 1] == 0xa5 &&
@@ -352,13 +354,13 @@ int main(void)
 		       agile_coll_type_size(AGILE_COLL_NR_TYPES) == 0,
 	       "16-bit types are 2 bytes");
 	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 0 && !coll_ops_use_simd(true)) {
+		if (pass == 0 && !agile__coll_ops_use_simd(true)) {
 			tap_skip("the AVX2+F16C kernels",
 				 "this CPU has none (or is not x86)");
 			continue;
 		}
 		if (pass == 1)
-			coll_ops_use_simd(false);
+			agile__coll_ops_use_simd(false);
 		path = pass ? " (portable)" : " (AVX2+F16C)";
 		by_hand();
 		every_value(&f16);

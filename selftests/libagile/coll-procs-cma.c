@@ -75,8 +75,9 @@ static void same_bits_member(uint64_t key, uint32_t n, uint32_t slot,
 		_exit(1);
 	}
 	rank = (uint32_t)agile_coll_rank(cma);
-	if (coll_procs_cma(cma) || coll_procs_cma(pull) != -ENOTSUP)
-		fail(r, "verdicts%s: %s", "", coll_procs_cma(cma));
+	if (agile__coll_procs_cma(cma) ||
+	    agile__coll_procs_cma(pull) != -ENOTSUP)
+		fail(r, "verdicts%s: %s", "", agile__coll_procs_cma(cma));
 	/* off the alignment by a member's own number of floats */
 	send = (float *)mem + 1 + rank;
 	ref = (float *)(mem + MOST * sizeof(int64_t)) + 3;
@@ -133,8 +134,8 @@ static void same_bits_member(uint64_t key, uint32_t n, uint32_t slot,
 		}
 	}
 	/* three calls per count: out of place, in place, the matrices */
-	if (!r->fails && (coll_procs_cma_calls(cma) != 3 * nr_counts ||
-			  coll_procs_cma_calls(pull)))
+	if (!r->fails && (agile__coll_procs_cma_calls(cma) != 3 * nr_counts ||
+			  agile__coll_procs_cma_calls(pull)))
 		fail(r,
 		     "calls by CMA: not every one, or in the pull "
 		     "communicator%s: %s",
@@ -233,7 +234,7 @@ static void dead_peer(uint32_t n, uint32_t victim)
 			setenv("AGILE_COLL_CMA", "on", 1);
 			setenv("AGILE_COLL_CMA_CHUNK", CHUNK, 1);
 			err = agile_coll_procs_join(key, n, &o, JOIN_NS, &coll);
-			if (err || !v || coll_procs_cma(coll)) {
+			if (err || !v || agile__coll_procs_cma(coll)) {
 				reports[i].err = err ? err : -EINVAL;
 				_exit(2);
 			}
@@ -339,10 +340,10 @@ static void fallback(uint32_t n, uint32_t refuser, const char *mode, int want,
 				fail(r, "join%s: %s", "", err ? err : -ENOMEM);
 				_exit(1);
 			}
-			if (coll_procs_cma(coll) != want) {
+			if (agile__coll_procs_cma(coll) != want) {
 				snprintf(r->msg, sizeof(r->msg),
 					 "verdict %d, not %d",
-					 coll_procs_cma(coll), want);
+					 agile__coll_procs_cma(coll), want);
 				r->fails++;
 			}
 			for (size_t k = 0; k < count; k++)
@@ -359,7 +360,7 @@ static void fallback(uint32_t n, uint32_t refuser, const char *mode, int want,
 			}
 			if (err)
 				fail(r, "allreduce%s: %s", "", err);
-			if (coll_procs_cma_calls(coll))
+			if (agile__coll_procs_cma_calls(coll))
 				fail(r, "an allreduce went by CMA%s: %s", "",
 				     0);
 			err = agile_coll_destroy(coll);
@@ -413,7 +414,8 @@ static void threshold(void)
 				for (size_t k = 0; !err && k < n; k++)
 					if (v[k] != (int32_t)(3 * k))
 						err = -EBADMSG;
-				calls[n - 2047] = coll_procs_cma_calls(coll);
+				calls[n - 2047] =
+					agile__coll_procs_cma_calls(coll);
 			}
 			if (err)
 				fail(r, "allreduce%s: %s", "", err);
@@ -457,10 +459,10 @@ static void auto_members(uint32_t n, const char *mode, int want)
 				fail(r, "join%s: %s", "", err);
 				_exit(1);
 			}
-			if (coll_procs_cma(coll) != want) {
+			if (agile__coll_procs_cma(coll) != want) {
 				snprintf(r->msg, sizeof(r->msg),
 					 "verdict %d, not %d",
-					 coll_procs_cma(coll), want);
+					 agile__coll_procs_cma(coll), want);
 				r->fails++;
 			}
 			agile_coll_destroy(coll);

@@ -202,7 +202,8 @@ static bool spin_is(uint64_t requested, uint32_t members, long cpus,
 {
 	uint64_t y = 1;
 
-	return coll_spin_ns(requested, members, cpus, &y) == spin && y == yield;
+	return agile__coll_spin_ns(requested, members, cpus, &y) == spin &&
+	       y == yield;
 }
 
 static void spin_policy(void)

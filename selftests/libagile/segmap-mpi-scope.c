@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * segmap-mpi-scope - segmap's MPI scope (segmap_scope_mpi,
+ * segmap-mpi-scope - segmap's MPI scope (agile__segmap_scope_mpi,
  * libagile/src/segmap/scope_mpi.c) under mpirun: on MPI_COMM_WORLD, the
  * checks the processes scope passes too (scopetest.h: homes of uneven
  * sizes written by their owners and read by every rank, from several
@@ -60,9 +60,9 @@ static int checks_on(MPI_Comm comm, char *why)
 
 	MPI_Comm_rank(comm, &rank);
 	MPI_Comm_size(comm, &size);
-	err = segmap_scope_mpi(comm, &sc);
+	err = agile__segmap_scope_mpi(comm, &sc);
 	if (err)
-		return st_fail(why, err, "segmap_scope_mpi");
+		return st_fail(why, err, "agile__segmap_scope_mpi");
 	if (sc->kind != AGILE_NODE_RANK || sc->nr_nodes != (uint32_t)size ||
 	    sc->self != (uint32_t)rank)
 		err = st_fail(why, 0, "kind %d, %u nodes, self %u", sc->kind,
@@ -82,9 +82,10 @@ static int again_and_again(char *why)
 	int err = 0;
 
 	for (int k = 0; !err && k < 20; k++) {
-		err = segmap_scope_mpi(MPI_COMM_WORLD, &sc);
+		err = agile__segmap_scope_mpi(MPI_COMM_WORLD, &sc);
 		if (err)
-			return st_fail(why, err, "segmap_scope_mpi %d", k);
+			return st_fail(why, err, "agile__segmap_scope_mpi %d",
+				       k);
 		st_sizes(sc->nr_nodes, (uint32_t)k, bytes);
 		err = sc->ops->home_alloc(sc, bytes, &h);
 		if (err)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * segmap-procs-scope - segmap's processes scope (segmap_scope_procs_join,
- * libagile/src/segmap/scope_procs.c) with 1 to 4 forked members, on each
- * dev backend ($AGILE_BACKEND alone when set, else user and, where
- * /dev/agile exists, kmod): homes of uneven sizes written by their owners
- * and read by every node (from several threads at once), puts into a
- * peer, agree, allreduce, 150 fields made and freed (more than a group's
- * 64 segments), the segment limit's -ENOSPC on every member, and a member
- * killed with SIGKILL: the others' barrier returns -EPIPE, never hangs.
+ * segmap-procs-scope - segmap's processes scope
+ * (agile__segmap_scope_procs_join, libagile/src/segmap/scope_procs.c) with
+ * 1 to 4 forked members, on each dev backend ($AGILE_BACKEND alone when
+ * set, else user and, where /dev/agile exists, kmod): homes of uneven
+ * sizes written by their owners and read by every node (from several
+ * threads at once), puts into a peer, agree, allreduce, 150 fields made
+ * and freed (more than a group's 64 segments), the segment limit's -ENOSPC
+ * on every member, and a member killed with SIGKILL: the others' barrier
+ * returns -EPIPE, never hangs.
  */
 #define _GNU_SOURCE
 #include <agile/dev.h>
@@ -101,7 +102,7 @@ static void member_main(uint64_t key, uint32_t n, member_fn fn, int slot)
 	int err;
 
 	alarm(ALARM_S);
-	err = segmap_scope_procs_join(key, n, join_ns, &sc);
+	err = agile__segmap_scope_procs_join(key, n, join_ns, &sc);
 	if (err) {
 		r->err = st_fail(r->why, err, "join");
 		_exit(1);

@@ -206,7 +206,7 @@ struct ar_shared {
 	int err[AR_MAX_PROCS]; /* a child's negative errno, -EPROTO: wrong sum */
 	int bad_kind[AR_MAX_PROCS], bad_size[AR_MAX_PROCS];
 	int copy_buffers[AR_MAX_PROCS]; /* agile_coll_alloc had no room */
-	int cma[AR_MAX_PROCS]; /* coll_procs_cma of the agile-cma communicator */
+	int cma[AR_MAX_PROCS]; /* agile__coll_procs_cma of agile-cma's handle */
 };
 
 /*
@@ -214,7 +214,7 @@ struct ar_shared {
  * 0 if the communicator's allreduce goes by CMA from 8 MiB up, else why
  * not (-ENOTSUP: more than 2 processes, by default).
  */
-int coll_procs_cma(const struct agile_coll *coll);
+int agile__coll_procs_cma(const struct agile_coll *coll);
 
 /* Join the CMA schedule's communicator: AGILE_COLL_CMA=on for its join. */
 static int join_cma(const struct ar_plan *p, uint64_t key,
@@ -386,7 +386,7 @@ static int agile_child(const struct ar_plan *p, int pass, uint64_t key,
 		agile_coll_destroy(coll);
 		return err;
 	}
-	sh->cma[slot] = coll_procs_cma(cma);
+	sh->cma[slot] = agile__coll_procs_cma(cma);
 	colls[AR_AGILE] = colls[AR_AGILE_ALLOC] = coll;
 	colls[AR_AGILE_CMA] = cma;
 	rank = agile_coll_rank(coll);

@@ -43,7 +43,7 @@
  * another user, Yama's ptrace_scope, a seccomp filter, CONFIG_CROSS_MEMORY_
  * ATTACH off) or reads another process (a pid namespace apart), that
  * member's error is published, and every member keeps the pull schedule
- * (coll_procs_cma says why).  Never an error for the caller.  Every call
+ * (agile__coll_procs_cma says why).  Never an error for the caller.  Every call
  * reads each peer's cookie again before it moves anything (meet): a pid
  * whose member died and that another process of the user took since
  * fails the call with -EPIPE instead of receiving its writes.
@@ -242,14 +242,14 @@ bool coll_cma_wanted(const struct coll_shm *c, size_t bytes)
 	       bytes >= c->cma_from;
 }
 
-int coll_procs_cma(const struct agile_coll *coll)
+int agile__coll_procs_cma(const struct agile_coll *coll)
 {
 	if (!coll_is(coll, &coll_procs_ops))
 		return -EINVAL;
 	return ((const struct coll_shm *)coll)->cma_err;
 }
 
-uint64_t coll_procs_cma_calls(const struct agile_coll *coll)
+uint64_t agile__coll_procs_cma_calls(const struct agile_coll *coll)
 {
 	if (!coll_is(coll, &coll_procs_ops))
 		return 0;
@@ -310,7 +310,7 @@ static void reduce_tree(const struct coll_shm *c, const struct coll_reducer *rd,
 		val[a] = in[r];
 		if (a < rem) {
 			/* the fold: even rank r (op) the extra r + 1 */
-			coll_reduce(rd, slot(c, r), in[r], in[r + 1], n);
+			agile__coll_reduce(rd, slot(c, r), in[r], in[r + 1], n);
 			val[a] = slot(c, r);
 		}
 	}
@@ -321,7 +321,7 @@ static void reduce_tree(const struct coll_shm *c, const struct coll_reducer *rd,
 					out :
 					slot(c, agile_coll_plan_rank(nr, a));
 
-			coll_reduce(rd, dst, val[a], val[a + step], n);
+			agile__coll_reduce(rd, dst, val[a], val[a + step], n);
 			val[a] = dst;
 		}
 	}

@@ -65,8 +65,8 @@ int agile_coll_opts_init(struct agile_coll_opts *opts)
 	return 0;
 }
 
-uint64_t coll_spin_ns(uint64_t requested, uint32_t nr_members, long nr_cpus,
-		      uint64_t *yield_ns)
+uint64_t agile__coll_spin_ns(uint64_t requested, uint32_t nr_members,
+			     long nr_cpus, uint64_t *yield_ns)
 {
 	const char *env = getenv("AGILE_SPIN_NS");
 	struct agile_dev_opts dev;

@@ -75,27 +75,27 @@ static inline bool coll_is(const struct agile_coll *coll,
 	return coll && coll->ops == ops;
 }
 
-/* How long an oversubscribed wait yields before it sleeps (coll_spin_ns). */
+/* How long an oversubscribed wait yields before it sleeps (coll.c's spin). */
 #define COLL_YIELD_NS 1000000ULL
 
 /*
- * coll_spin_ns - the spin a communicator of @nr_members waits with:
+ * agile__coll_spin_ns - the spin a communicator of @nr_members waits with:
  * @requested itself, or for AGILE_COLL_SPIN_AUTO $AGILE_SPIN_NS where it
  * is set, 0 with more members than @nr_cpus (when that is known: > 0),
  * else the dev layer's default.  *@yield_ns: COLL_YIELD_NS in the second
  * case (look, yield the CPU, look again, before the sleep), else 0.  In
  * coll.c.
  */
-uint64_t coll_spin_ns(uint64_t requested, uint32_t nr_members, long nr_cpus,
-		      uint64_t *yield_ns);
+uint64_t agile__coll_spin_ns(uint64_t requested, uint32_t nr_members,
+			     long nr_cpus, uint64_t *yield_ns);
 
 /*
- * coll_mpi_overlapped - a machines-scope handle's count of network
+ * agile__coll_mpi_overlapped - a machines-scope handle's count of network
  * receives that completed while the member was reducing another step's
  * data (the progress calls between reduce chunks, coll/mpi.c); 0 for a
  * handle of another scope.  A white-box hook for the tests, in
  * libagile-mpi (which does not export it).
  */
-uint64_t coll_mpi_overlapped(const struct agile_coll *coll);
+uint64_t agile__coll_mpi_overlapped(const struct agile_coll *coll);
 
 #endif /* AGILE_COLL_IMPL_H */

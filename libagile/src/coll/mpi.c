@@ -480,7 +480,7 @@ fail:
 	return err;
 }
 
-uint64_t coll_mpi_overlapped(const struct agile_coll *coll)
+uint64_t agile__coll_mpi_overlapped(const struct agile_coll *coll)
 {
 	return coll_is(coll, &mpi_ops) ?
 		       ((const struct coll_mpi *)coll)->overlapped :

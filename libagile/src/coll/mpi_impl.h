@@ -42,7 +42,7 @@
  *              of several runs packed into one message) and a WORK
  *              buffer, kept between calls
  * @overlapped: network receives that completed while the member was
- *              reducing another step's data (coll_mpi_overlapped)
+ *              reducing another step's data (agile__coll_mpi_overlapped)
  * @block:      a hierarchical piece's result on its way through the network
  * @bounce:     the reducer's scratch (ops.h)
  */

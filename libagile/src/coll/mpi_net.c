@@ -338,9 +338,10 @@ static int net_complete(struct net *n, uint32_t s)
 
 			if (len > chunk)
 				len = chunk;
-			coll_reduce(&n->rd, dst + off,
-				    (st->peer_left ? peer : left) + off,
-				    (st->peer_left ? left : peer) + off, len);
+			agile__coll_reduce(&n->rd, dst + off,
+					   (st->peer_left ? peer : left) + off,
+					   (st->peer_left ? left : peer) + off,
+					   len);
 			done += len;
 			err = net_progress(n, s);
 			if (err)
@@ -372,8 +373,9 @@ static int net_run(struct coll_mpi *c, MPI_Comm comm,
 	};
 	int err;
 
-	err = coll_reducer_init(&n.rd, type, op, c->opts.user_fn,
-				c->opts.user_arg, c->opts.user_commutative);
+	err = agile__coll_reducer_init(&n.rd, type, op, c->opts.user_fn,
+				       c->opts.user_arg,
+				       c->opts.user_commutative);
 	if (!err)
 		err = agile_coll_plan_build(plan, pa);
 	if (err)

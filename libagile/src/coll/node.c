@@ -200,7 +200,7 @@ static int shm_collective(struct coll_shm *c, const struct coll_desc *desc,
 	void *work = NULL;
 	int err;
 
-	err = coll_reducer_init(
+	err = agile__coll_reducer_init(
 		&rd, type,
 		kind == AGILE_COLL_KIND_ALLGATHER ? AGILE_COLL_SUM : op,
 		c->opts.user_fn, c->opts.user_arg, c->opts.user_commutative);
@@ -255,8 +255,9 @@ static int cma_allreduce(struct coll_shm *c, const struct coll_desc *desc,
 			 enum agile_coll_type type, enum agile_coll_op op)
 {
 	struct coll_reducer rd = { 0 };
-	int err = coll_reducer_init(&rd, type, op, c->opts.user_fn,
-				    c->opts.user_arg, c->opts.user_commutative);
+	int err = agile__coll_reducer_init(&rd, type, op, c->opts.user_fn,
+					   c->opts.user_arg,
+					   c->opts.user_commutative);
 
 	if (!err && op == AGILE_COLL_USER && !rd.commutative && !c->bounce)
 		err = -ENOMEM; /* not set up at join: cannot happen */

@@ -316,7 +316,7 @@ static const struct {
 	coll_kernel3 k3;
 } x86_16_kernels[2][AGILE_COLL_USER] = { ROW(f16_x86), ROW(bf16_x86) };
 
-/* -1: not asked yet; coll_ops_use_simd() may turn it off (the tests). */
+/* -1: not asked yet; agile__coll_ops_use_simd() may turn it off (the tests). */
 static int x86_16_state = -1;
 
 static bool x86_16(void)
@@ -332,7 +332,7 @@ static bool x86_16(void)
 	return state;
 }
 
-bool coll_ops_use_simd(bool on)
+bool agile__coll_ops_use_simd(bool on)
 {
 	__atomic_store_n(&x86_16_state, -1, __ATOMIC_RELAXED);
 	if (on)
@@ -341,7 +341,7 @@ bool coll_ops_use_simd(bool on)
 	return false;
 }
 #else
-bool coll_ops_use_simd(bool on)
+bool agile__coll_ops_use_simd(bool on)
 {
 	(void)on;
 	return false;
@@ -385,9 +385,9 @@ size_t agile_coll_type_size(enum agile_coll_type type)
 	}
 }
 
-int coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
-		      enum agile_coll_op op, agile_coll_user_fn user_fn,
-		      void *user_arg, bool commutative)
+int agile__coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
+			     enum agile_coll_op op, agile_coll_user_fn user_fn,
+			     void *user_arg, bool commutative)
 {
 	size_t size = agile_coll_type_size(type);
 
@@ -466,7 +466,7 @@ static void reduce_streaming(const struct coll_reducer *rd, char *dst,
 }
 #endif
 
-void coll_copy_streaming(void *dst, const void *src, size_t bytes)
+void agile__coll_copy_streaming(void *dst, const void *src, size_t bytes)
 {
 #ifdef __SSE2__
 	char *d = dst;
@@ -497,15 +497,15 @@ void coll_copy_streaming(void *dst, const void *src, size_t bytes)
 #endif
 }
 
-void coll_stream_fence(void)
+void agile__coll_stream_fence(void)
 {
 #ifdef __SSE2__
 	_mm_sfence();
 #endif
 }
 
-void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
-		 const void *right, size_t count)
+void agile__coll_reduce(const struct coll_reducer *rd, void *dst,
+			const void *left, const void *right, size_t count)
 {
 	size_t chunk;
 

@@ -25,7 +25,7 @@ typedef void (*coll_kernel3)(void *restrict out, const void *restrict a,
 #define COLL_BOUNCE_BYTES (64 * 1024)
 
 /**
- * struct coll_reducer - how one member reduces (coll_reducer_init)
+ * struct coll_reducer - how one member reduces (agile__coll_reducer_init)
  * @bounce: COLL_BOUNCE_BYTES of scratch, for a non-commutative user op
  *          whose left operand is not in the destination; owned by the
  *          caller (NULL otherwise)
@@ -42,37 +42,37 @@ struct coll_reducer {
 };
 
 /*
- * coll_reducer_init - set @rd up for @type and @op (@user_fn/@user_arg/
+ * agile__coll_reducer_init - set @rd up for @type and @op (@user_fn/@user_arg/
  * @commutative for AGILE_COLL_USER).  Returns 0 or -EINVAL (unknown type
  * or op, AGILE_COLL_USER without a callback).  Leaves @rd->bounce alone.
  */
-int coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
-		      enum agile_coll_op op, agile_coll_user_fn user_fn,
-		      void *user_arg, bool commutative);
+int agile__coll_reducer_init(struct coll_reducer *rd, enum agile_coll_type type,
+			     enum agile_coll_op op, agile_coll_user_fn user_fn,
+			     void *user_arg, bool commutative);
 
 /*
- * coll_reduce - dst[i] = left[i] (op) right[i] for @count elements.  @dst
- * may be @left or @right (the same address), or overlap neither.
+ * agile__coll_reduce - dst[i] = left[i] (op) right[i] for @count elements.
+ * @dst may be @left or @right (the same address), or overlap neither.
  */
-void coll_reduce(const struct coll_reducer *rd, void *dst, const void *left,
-		 const void *right, size_t count);
+void agile__coll_reduce(const struct coll_reducer *rd, void *dst,
+			const void *left, const void *right, size_t count);
 
 /*
- * coll_copy_streaming - memcpy(@dst, @src, @bytes) with non-temporal
+ * agile__coll_copy_streaming - memcpy(@dst, @src, @bytes) with non-temporal
  * stores where the CPU has them (x86): for a destination that leaves the
  * caches anyway, without reading each line first (read for ownership).
- * A release store does not order such stores: call coll_stream_fence
+ * A release store does not order such stores: call agile__coll_stream_fence
  * after the last copy, before whatever publishes them.
  */
-void coll_copy_streaming(void *dst, const void *src, size_t bytes);
-void coll_stream_fence(void);
+void agile__coll_copy_streaming(void *dst, const void *src, size_t bytes);
+void agile__coll_stream_fence(void);
 
 /*
- * coll_ops_use_simd - let reducers set up from now on use the x86 AVX2
+ * agile__coll_ops_use_simd - let reducers set up from now on use the x86 AVX2
  * and F16C kernels of the 16-bit floats where the CPU has them (@on, the
  * default) or the portable ones (!@on: the tests compare both); true if
  * the x86 kernels are in use.
  */
-bool coll_ops_use_simd(bool on);
+bool agile__coll_ops_use_simd(bool on);
 
 #endif /* AGILE_COLL_OPS_H */

@@ -161,8 +161,9 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 		return err;
 	spin_asked = o.spin_ns;
 	/* until the members' masks are known (procs_count_cpus) */
-	o.spin_ns = coll_spin_ns(o.spin_ns, nr_members,
-				 sysconf(_SC_NPROCESSORS_ONLN), &yield_ns);
+	o.spin_ns = agile__coll_spin_ns(o.spin_ns, nr_members,
+					sysconf(_SC_NPROCESSORS_ONLN),
+					&yield_ns);
 	if (!procs_page_round(o.max_bytes, &xchg) || xchg > SIZE_MAX / 4)
 		return -EINVAL;
 	seg_bytes = 3 * xchg; /* exchange area, then a heap of twice it */
@@ -239,10 +240,10 @@ int agile_coll_procs_join(uint64_t key, uint32_t nr_members,
 	if (err)
 		goto fail;
 	coll_cma_probe(c); /* its verdict published before value 2 */
-	c->spin_ns = coll_spin_ns(spin_asked, nr_members,
-				  procs_count_cpus((void *const *)c->seg,
-						   nr_members),
-				  &c->yield_ns);
+	c->spin_ns = agile__coll_spin_ns(spin_asked, nr_members,
+					 procs_count_cpus((void *const *)c->seg,
+							  nr_members),
+					 &c->yield_ns);
 	/*
 	 * value 2: every member has read the masks, the segment ids and the
 	 * orders, and published its CMA verdict; the areas are free, and

@@ -17,7 +17,7 @@
  * result go into its recv as its last halving round reduces them (the
  * plan's also_recv: reduce_also), not read back by a copy; into a private
  * recv, a call of stream_from bytes or more writes with non-temporal
- * stores (coll_copy_streaming) and fences once per step.
+ * stores (agile__coll_copy_streaming) and fences once per step.
  *
  * Progress is a sequence number per member in its doorbell (agile_dev
  * slot bank * size + rank): the plan's values 1 .. span, plus a base that
@@ -89,7 +89,7 @@
 #define COLL_ALSO_BLOCK_BYTES (16U << 10)
 /*
  * Processes: from this many bytes of a call up, its results go into a
- * private recv with non-temporal stores (coll_copy_streaming): a result
+ * private recv with non-temporal stores (agile__coll_copy_streaming): a result
  * that large leaves the caches anyway, and a plain store first reads the
  * line it overwrites.  On the 2-core development VM (32 MiB of L3), 2
  * processes, private buffers, medians of 15 cold calls, five runs each
@@ -463,11 +463,11 @@ static void reduce_also(const struct run_ctx *x, char *to, char *also,
 	for (size_t at = 0; at < count; at += block) {
 		size_t n = count - at < block ? count - at : block;
 
-		coll_reduce(x->rd, to + at * es, left + at * es,
-			    right + at * es, n);
+		agile__coll_reduce(x->rd, to + at * es, left + at * es,
+				   right + at * es, n);
 		if (x->stream_recv)
-			coll_copy_streaming(also + at * es, to + at * es,
-					    n * es);
+			agile__coll_copy_streaming(also + at * es, to + at * es,
+						   n * es);
 		else
 			memcpy(also + at * es, to + at * es, n * es);
 	}
@@ -508,7 +508,8 @@ static int transfer(struct run_ctx *x, const struct agile_coll_plan *plan,
 			if (from == to)
 				continue;
 			if (x->stream_recv && s->dst_buf == AGILE_COLL_BUF_RECV)
-				coll_copy_streaming(to, from, r->len * es);
+				agile__coll_copy_streaming(to, from,
+							   r->len * es);
 			else
 				memcpy(to, from, r->len * es);
 		} else {
@@ -521,11 +522,12 @@ static int transfer(struct run_ctx *x, const struct agile_coll_plan *plan,
 				reduce_also(x, to, also + r->dst * es, a, b,
 					    r->len);
 			else
-				coll_reduce(x->rd, to, a, b, r->len);
+				agile__coll_reduce(x->rd, to, a, b, r->len);
 		}
 	}
+	/* so the caller's own release orders the streaming stores */
 	if (x->stream_recv)
-		coll_stream_fence(); /* so the caller's own release orders them */
+		agile__coll_stream_fence();
 	return 0;
 }
 

@@ -151,7 +151,7 @@ struct coll_heap_block {
  * @dev:       the doorbells: slot bank * size + rank is the member's
  *             sequence word in bank 0 or 1 (threads: the team's context;
  *             processes: the group's)
- * @spin_ns:   how long a wait spins before it sleeps (coll_spin_ns)
+ * @spin_ns:   how long a wait spins before it sleeps (agile__coll_spin_ns)
  * @yield_ns:  before that, how long a wait looks with a sched_yield
  *             between looks (more members than CPUs; 0: not at all)
  * @bank:      the bank in use; @seq_base: the base of the next collective
@@ -183,7 +183,7 @@ struct coll_heap_block {
  * @cma_chunk: bytes a member reduces at a time; @cma_scratch: nr_members
  *             of them, where the peers' chunks are read
  * @cma_cookie: what peers read here at join to see that CMA works
- * @cma_calls: the allreduces that went by CMA (coll_procs_cma_calls)
+ * @cma_calls: the allreduces that went by CMA (agile__coll_procs_cma_calls)
  * @stream_from: processes: the smallest call, in bytes, whose results are
  *             copied into a private recv with non-temporal stores
  *             (coll_shm_init)
@@ -251,7 +251,7 @@ int coll_shm_plan(struct coll_shm *c, const struct agile_coll_plan_params *pa);
  * @work, @recv: WORK (processes: in the segment) and RECV; NULL where the
  *               plan does not use them
  * @stream_recv: copy into RECV with non-temporal stores
- *               (coll_copy_streaming): a private recv of a call larger
+ *               (agile__coll_copy_streaming): a private recv of a call larger
  *               than the caches (@c->stream_from)
  * Returns 0 or a wait's error (-EPIPE: a peer left or failed), -EPROTO for
  * a peer's address outside its segment or a peer's descriptor unlike
@@ -325,16 +325,16 @@ int coll_cma_allreduce(struct coll_shm *c, const struct coll_desc *desc,
 		       const struct coll_reducer *rd);
 
 /*
- * coll_procs_cma - a processes-scope handle's CMA verdict: 0 if its
+ * agile__coll_procs_cma - a processes-scope handle's CMA verdict: 0 if its
  * allreduce uses the CMA schedule (from cma_from bytes up), else
  * why not (a negative errno; -ENOTSUP: $AGILE_COLL_CMA=off, one member, or
  * "auto" with other than 2 members).
  * A white-box hook for the tests and the benchmark's note; -EINVAL for a
  * handle of another scope.
  */
-int coll_procs_cma(const struct agile_coll *coll);
-/* coll_procs_cma_calls - how many of its allreduces went by CMA. */
-uint64_t coll_procs_cma_calls(const struct agile_coll *coll);
+int agile__coll_procs_cma(const struct agile_coll *coll);
+/* agile__coll_procs_cma_calls - how many of its allreduces went by CMA. */
+uint64_t agile__coll_procs_cma_calls(const struct agile_coll *coll);
 
 /* coll_shm_barrier - every member arrives before any leaves. */
 int coll_shm_barrier(struct coll_shm *c);

@@ -54,8 +54,8 @@ int agile_coll_threads_create(uint32_t nr_members,
 	err = coll_take_opts(opts, &o);
 	if (err)
 		return err;
-	o.spin_ns = coll_spin_ns(o.spin_ns, nr_members, coll_affinity_cpus(),
-				 &yield_ns);
+	o.spin_ns = agile__coll_spin_ns(o.spin_ns, nr_members,
+					coll_affinity_cpus(), &yield_ns);
 	team = calloc(1, sizeof(*team));
 	if (!team)
 		return -ENOMEM;

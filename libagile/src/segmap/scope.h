@@ -117,8 +117,9 @@ static inline int segmap_scope_local(const struct segmap_scope *sc,
 
 /* The scopes (each fills *@out; freed by ops->destroy). */
 int segmap_scope_threads(uint32_t nr_nodes, struct segmap_scope **out);
-int segmap_scope_procs_join(uint64_t key, uint32_t nr_nodes,
-			    uint64_t timeout_ns, struct segmap_scope **out);
+int agile__segmap_scope_procs_join(uint64_t key, uint32_t nr_nodes,
+				   uint64_t timeout_ns,
+				   struct segmap_scope **out);
 
 /*
  * agile__segmap_create - the core's segment map over @scope (taken over: freed

@@ -313,7 +313,7 @@ static const struct segmap_scope_ops mpi_ops = {
 	.destroy = mpi_destroy,
 };
 
-int segmap_scope_mpi(MPI_Comm comm, struct segmap_scope **out)
+int agile__segmap_scope_mpi(MPI_Comm comm, struct segmap_scope **out)
 {
 	struct agile_coll_opts o;
 	struct mpi_scope *ms;
@@ -388,7 +388,7 @@ int agile_segmap_mpi_create(MPI_Comm comm, struct agile_sched *pool,
 	err = check_thread_level(comm, pool);
 	if (err)
 		return err;
-	err = segmap_scope_mpi(comm, &sc);
+	err = agile__segmap_scope_mpi(comm, &sc);
 	if (err)
 		return err;
 	return agile__segmap_create(sc, pool, out); /* takes @sc over */

@@ -446,14 +446,15 @@ static int join_coll(struct procs_scope *ps, uint64_t key, uint64_t deadline)
 }
 
 /*
- * segmap_scope_procs_join - see scope.h.  Returns once all @nr_nodes
+ * agile__segmap_scope_procs_join - see scope.h.  Returns once all @nr_nodes
  * have joined, or -ETIMEDOUT after @timeout_ns; then the errors of
  * agile_dev_group_join and agile_coll_procs_join (-EINVAL where another
  * member asked for another @nr_nodes, -EPIPE where the key's group
  * ended).  Thread safe (each call makes its own scope).
  */
-int segmap_scope_procs_join(uint64_t key, uint32_t nr_nodes,
-			    uint64_t timeout_ns, struct segmap_scope **out)
+int agile__segmap_scope_procs_join(uint64_t key, uint32_t nr_nodes,
+				   uint64_t timeout_ns,
+				   struct segmap_scope **out)
 {
 	struct agile_dev_group_opts gopts;
 	struct procs_scope *ps;
@@ -518,7 +519,7 @@ int agile_segmap_procs_join(uint64_t key, uint32_t nr_nodes,
 
 	if (!out)
 		return -EINVAL;
-	err = segmap_scope_procs_join(key, nr_nodes, timeout_ns, &sc);
+	err = agile__segmap_scope_procs_join(key, nr_nodes, timeout_ns, &sc);
 	if (err)
 		return err;
 	return agile__segmap_create(sc, pool, out); /* takes @sc over */
