@@ -56,7 +56,7 @@ only_agile() {
 	others=$(nm -g --defined-only "$1" | awk 'NF == 3 && $3 !~ /^agile/ { print $3 }')
 	echo "$(nm -g --defined-only "$1" | awk 'NF == 3' | wc -l) globals"
 	[ -z "$others" ] && return 0
-	echo "globals not agile*: $(printf '%s\n' "$others" | wc -l):" $others
+	echo "globals not agile*: $(printf '%s\n' "$others" | wc -l):" "${others//$'\n'/ }"
 	return 1
 }
 ok "libagile.a defines only agile* globals" only_agile "$lib/libagile.a"
@@ -174,6 +174,7 @@ cat >"$work/app-mpi.c" <<-'EOF'
 	}
 EOF
 app_mpi() {
+	# shellcheck disable=SC2054 # "tcp,self" is one argument
 	local mpirun_args=(--oversubscribe --bind-to none --mca btl tcp,self --mca pml ob1
 		--mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
 	[ "$(id -u)" -eq 0 ] && mpirun_args+=(--allow-run-as-root)
