@@ -6,6 +6,7 @@
 # never of a layer above or of a peer.  The order, lowest first:
 #
 #   0 common     libagile/src/*.h (sys.h), <agile/error.h>, the uapi header
+#                (<agile/uapi.h>, <linux/agile.h>)
 #   1 dev        src/dev/, <agile/dev.h>
 #   2 kernels    src/kernels/, <agile/kernels.h>, <agile/launch.h>,
 #                <agile/retarget.h> (what agile-retarget's C includes)
@@ -26,7 +27,7 @@ cd "$(dirname "$0")/.." || exit 2
 # layer_of NAME: the layer of a folder or public header name ("" unknown).
 layer_of() {
 	case $1 in
-	error | common | sys | version) echo "0 common" ;;
+	error | common | sys | version | uapi) echo "0 common" ;;
 	dev) echo "1 dev" ;;
 	kernels | launch | retarget) echo "2 kernels" ;;
 	eu | gpu) echo "3 eu" ;;

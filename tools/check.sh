@@ -138,6 +138,12 @@ step "libagile.a and libagile-mpi.a: agile* globals only, an application's own u
 	archives.log tools/test-archives.sh
 cp "$results/archives.log" "$results/archives.tap"
 
+# Each installed header alone, -pedantic, as C11 and C++17 with gcc and
+# clang; the task register's layout in both languages (TAP of its own).
+step "every installed header compiles alone: C11 and C++17, gcc and clang, -pedantic (tools/test-headers.sh)" \
+	headers.log tools/test-headers.sh
+cp "$results/headers.log" "$results/headers.tap"
+
 # make install into a staging tree, the examples built from it with
 # pkg-config and run, make uninstall (a TAP stream of its own, counted).
 step "make install: examples from the installed tree with pkg-config; uninstall (tools/test-install.sh)" \

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# tools/install.sh install|uninstall|list - what `make install` and `make
-# uninstall` do, from one list of files (manifest below), so that
-# uninstall removes exactly what install put there.
+# tools/install.sh install|uninstall|list|install-headers - what `make
+# install` and `make uninstall` do, from one list of files (manifest
+# below), so that uninstall removes exactly what install put there;
+# install-headers installs the headers alone (tools/test-headers.sh).
 #
 # Takes what is built under build/ (the Makefile builds it first):
 #   $LIBDIR      libagile.so.$VERSION, .so.0 and .so links, libagile.a;
@@ -14,9 +15,12 @@
 #   $LIBDIR/agile      the GPU code objects (*.co, *.fatbin, *.targets of
 #                build/libagile/gpu, where `make gpu` made them): the
 #                library looks in "agile/" beside itself
-#   $INCLUDEDIR/agile/ the public headers; $INCLUDEDIR/linux/agile.h the
-#                ABI, which they include as <linux/agile.h> (no kernel's
-#                uapi has one; Debian's linux-libc-dev neither)
+#   $INCLUDEDIR/agile/ the public headers, and the ABI (uapi/linux/agile.h)
+#                as agile/uapi.h, which they include, under the project's
+#                own name (as liburing ships liburing/io_uring.h); and
+#                $INCLUDEDIR/linux/agile.h, the same file under the name
+#                the module's own programs include (no kernel's uapi has
+#                one; Debian's linux-libc-dev neither)
 #   $BINDIR      agile-bench, agile-retarget (its CUDA prelude in
 #                $DATADIR/agile/retarget), agilectl where built
 #   $MANDIR      every page under man/man{1,3,4,8}/, where there are some
@@ -82,10 +86,7 @@ manifest() {
 	# find_package(agile): written here, with this install's paths.
 	echo "cmake agileConfig.cmake $LIBDIR/cmake/agile/agileConfig.cmake"
 	echo "cmake agileConfigVersion.cmake $LIBDIR/cmake/agile/agileConfigVersion.cmake"
-	for f in "$repo"/libagile/include/agile/*.h "$repo"/libagile/include/agile/*.hpp; do
-		[ -e "$f" ] && echo "file 0644 $f $INCLUDEDIR/agile/${f##*/}"
-	done
-	echo "file 0644 $repo/uapi/linux/agile.h $INCLUDEDIR/linux/agile.h"
+	headers
 
 	# GPU code objects: whatever make gpu made; uninstall takes what is there.
 	if [ "$mode" = install ]; then
@@ -116,6 +117,17 @@ manifest() {
 
 	echo "file 0644 $repo/udev/60-agile.rules $UDEVRULESDIR/60-agile.rules"
 	echo "file 0644 $repo/modprobe.d/agile.conf $MODPROBEDIR/agile.conf"
+}
+
+# The headers' lines of the manifest.  agile/uapi.h is a link to
+# uapi/linux/agile.h in the tree: install copies the file.
+headers() {
+	local f
+
+	for f in "$repo"/libagile/include/agile/*.h "$repo"/libagile/include/agile/*.hpp; do
+		[ -e "$f" ] && echo "file 0644 $f $INCLUDEDIR/agile/${f##*/}"
+	done
+	echo "file 0644 $repo/uapi/linux/agile.h $INCLUDEDIR/linux/agile.h"
 }
 
 # The directories agile owns: uninstall removes them once empty.
@@ -284,9 +296,14 @@ install)
 	do_install
 	;;
 uninstall) do_uninstall ;;
+install-headers)
+	headers | while read -r _ mode src dest; do
+		install -D -m "$mode" "$src" "$DESTDIR$dest"
+	done
+	;;
 list) manifest uninstall | awk '{ print $NF }' ;;
 *)
-	echo "usage: tools/install.sh install|uninstall|list" >&2
+	echo "usage: tools/install.sh install|uninstall|list|install-headers" >&2
 	exit 2
 	;;
 esac

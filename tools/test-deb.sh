@@ -85,7 +85,8 @@ contents() {
 		"$libdir/libagile.a" "$libdir/pkgconfig/agile.pc" \
 		"$libdir/cmake/agile/agileConfig.cmake" \
 		"$libdir/cmake/agile/agileConfigVersion.cmake" \
-		"$root/usr/include/agile/agile.h" "$root/usr/include/linux/agile.h" \
+		"$root/usr/include/agile/agile.h" "$root/usr/include/agile/uapi.h" \
+		"$root/usr/include/linux/agile.h" \
 		"$root/usr/bin/agile-bench" "$root/usr/bin/agile-retarget" \
 		"$root/usr/bin/agilectl" "$root/usr/share/man/man8/agilectl.8.gz" \
 		"$root/usr/share/agile/retarget/cuda_prelude.h" \

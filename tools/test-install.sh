@@ -109,9 +109,10 @@ pc_paths() {
 	case " $cflags " in *" -I$dest$prefix/include "*) ;; *) return 1 ;; esac
 	case " $libs " in *" -L$libdir "*) ;; *) return 1 ;; esac
 	[ "$(pkg-config --modversion agile)" = "$version" ] &&
-		[ -f "$dest$prefix/include/linux/agile.h" ]
+		cmp "$dest$prefix/include/agile/uapi.h" "$repo/uapi/linux/agile.h" &&
+		cmp "$dest$prefix/include/linux/agile.h" "$repo/uapi/linux/agile.h"
 }
-ok "agile.pc: prefix=$prefix; moved to the staging tree: version $version, -I, -L" pc_paths
+ok "agile.pc: prefix=$prefix; moved to the staging tree: version $version, -I, -L; the ABI as agile/uapi.h and linux/agile.h" pc_paths
 
 # Built in an empty folder with pkg-config's flags only.
 build_example() {

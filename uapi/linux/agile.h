@@ -155,6 +155,16 @@ struct agile_doorbell {
 /* Most lanes one task register reports, one status bit each. */
 #define AGILE_MAX_LANES 64
 
+/*
+ * C++ has no flexible array member: GNU C++ (g++, clang++) lays out
+ * agile_task_reg.args as C does, and spares a -pedantic program the
+ * warning here.
+ */
+#if defined(__cplusplus) && defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
+
 /**
  * struct agile_task_reg - head of one task register
  * @opcode: what to run; AGILE_OP_DISCONNECT detaches the EU.
@@ -183,6 +193,10 @@ struct agile_task_reg {
 	__u64 status;
 	__u64 args[];
 };
+
+#if defined(__cplusplus) && defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 /**
  * struct agile_info - AGILE_IOC_INFO, from kernel

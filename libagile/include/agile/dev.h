@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <linux/agile.h>
+#include <agile/uapi.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,7 +20,7 @@ extern "C" {
 
 /*
  * AGILE_E_ABI:    /dev/agile speaks another ABI version than the one this
- *                 library was built against (<linux/agile.h>)
+ *                 library was built against (<agile/uapi.h>)
  * AGILE_E_OPCODE: an execution unit has no kernel for the task's opcode
  * AGILE_E_STATUS: a task finished with a lane's completion bit clear and no
  *                 error code (the execution unit broke the protocol)

@@ -46,7 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <linux/agile.h>
+#include <agile/uapi.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -265,7 +265,11 @@ AGILE_RT_SHARED_FP(d, double)
 #define __fdividef(x, y) ((x) / (y))
 #define __expf(x) expf(x)
 #define __restrict__ restrict
+/* C++ and C23 have the keyword, which a macro must not hide. */
+#if !defined(__cplusplus) && \
+	(!defined(__STDC_VERSION__) || __STDC_VERSION__ < 202311L)
 #define nullptr NULL
+#endif
 #define warpSize 32
 
 #endif /* AGILE_RETARGET_H */

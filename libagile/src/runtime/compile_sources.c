@@ -137,7 +137,13 @@ static char *agile_h_fixed(void)
 
 static void sources_make(void)
 {
+	errno_make();
+	/* Kept for the process's life, as the tables that point to it. */
+	linux_agile_h_cuda = agile_h_fixed();
 	for (int v = 0; v < 2; v++) {
+		const char *uapi = v ? linux_agile_h_cuda :
+				       agile__rt_src_linux_agile_h;
+		/* The ABI under both names: kernels.h's, agile_gpu.h's */
 		const struct agile__rt_header t[] = {
 			{ "agile_gpu.h", agile__rt_src_agile_gpu_h },
 			{ "kernels/kernels_body.h",
@@ -149,17 +155,14 @@ static void sources_make(void)
 			{ "stddef.h", stddef_h },
 			{ "errno.h", errno_h },
 			{ "stdint.h", v ? stdint_h_cuda : stdint_h_hip },
-			{ "linux/agile.h", v ? linux_agile_h_cuda :
-					       agile__rt_src_linux_agile_h },
+			{ "agile/uapi.h", uapi },
+			{ "linux/agile.h", uapi },
 			{ NULL, NULL },
 		};
 
+		_Static_assert(sizeof(t) <= sizeof(headers[0]), "headers[]");
 		memcpy(headers[v], t, sizeof(t));
 	}
-	errno_make();
-	/* Kept for the process's life, as the tables that point to it. */
-	linux_agile_h_cuda = agile_h_fixed();
-	headers[1][9].text = linux_agile_h_cuda;
 }
 
 const struct agile__rt_header *agile__rt_gpu_headers(enum agile__rt_target t)

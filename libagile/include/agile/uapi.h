@@ -1,0 +1,1 @@
+../../../uapi/linux/agile.h
