@@ -79,6 +79,26 @@ template <typename T> T atomicCAS(T *address, T compare, T val);
 unsigned int atomicInc(unsigned int *address, unsigned int val);
 unsigned int atomicDec(unsigned int *address, unsigned int val);
 
+/*
+ * Warp-level primitives, CUDA's 32-lane forms (warp.c lowers them; the
+ * width's default is CUDA's).
+ */
+template <typename T>
+T __shfl_sync(unsigned int mask, T var, int srcLane, int width = warpSize);
+template <typename T>
+T __shfl_up_sync(unsigned int mask, T var, unsigned int delta,
+		 int width = warpSize);
+template <typename T>
+T __shfl_down_sync(unsigned int mask, T var, unsigned int delta,
+		   int width = warpSize);
+template <typename T>
+T __shfl_xor_sync(unsigned int mask, T var, int laneMask, int width = warpSize);
+unsigned int __ballot_sync(unsigned int mask, int predicate);
+int __any_sync(unsigned int mask, int predicate);
+int __all_sync(unsigned int mask, int predicate);
+unsigned int __activemask(void);
+void __syncwarp(unsigned int mask = 0xffffffffu);
+
 template <typename T> T min(T a, T b);
 template <typename T> T max(T a, T b);
 float rsqrtf(float x);

@@ -17,6 +17,10 @@
  *	                        CUDA's atomics): one OS thread runs a block,
  *	                        so <agile/retarget.h> makes it a plain
  *	                        read-modify-write; the GPU keeps its own
+ *	__shfl_down_sync(m, v, d)  agile_warp_shfl_down(_warp_N, _t, _nt, d,
+ *	                        warpSize), v staged before the barrier before
+ *	                        (warp.c); the other shuffles and votes alike
+ *	__activemask()          agile_warp_activemask(_t, _nt)
  *
  * threadIdx, blockIdx, blockDim and gridDim are locals of the block
  * function (struct agile_dim3), so the source's spelling of them stays.
@@ -223,6 +227,8 @@ void emit_range(struct emitter *e, unsigned first, unsigned last, int level)
 			emit_gap(e, src->tok[i - 1].end, t->offset, base,
 				 level);
 		if (!strcmp(t->text, "__shared__"))
+			continue;
+		if (warp_emit_call(e, &i))
 			continue;
 		if (shared_atomic_at(e, i, last)) {
 			fprintf(e->out, "agile_shared_%s", t->text);
@@ -432,6 +438,10 @@ static void emit_decl_stmt(struct emitter *e, struct node *s, int level)
 
 void emit_stmt(struct emitter *e, struct node *s, int level)
 {
+	if (s->warp_stage) {
+		warp_emit_stage(e, s, level);
+		return;
+	}
 	if (clang_getCursorKind(s->cursor) == CXCursor_DeclStmt) {
 		emit_decl_stmt(e, s, level);
 		return;
@@ -565,9 +575,14 @@ static void emit_node(struct emitter *e, struct node *n, int level)
 	case NODE_BARRIER:
 		source_where(src, n->first, where, sizeof(where));
 		indent(e->out, level);
-		fprintf(e->out,
-			"/* __syncthreads() (%s): every thread finished the region above */\n",
-			where);
+		if (is_warp_exchange(n->cursor))
+			fprintf(e->out,
+				"/* %s() (%s): every thread staged its operand above */\n",
+				src->tok[n->first].text, where);
+		else
+			fprintf(e->out,
+				"/* %s() (%s): every thread finished the region above */\n",
+				src->tok[n->first].text, where);
 		break;
 	case NODE_IF:
 		indent(e->out, level);
@@ -713,9 +728,11 @@ void emit_helper(struct emitter *e, struct func *fn)
 	if (body_last > body_first && tok_is(src, body_last - 1, "}"))
 		body_last--;
 	for (unsigned i = body_first; i < body_last; i++)
-		if (tok_is(src, i, "__syncthreads")) {
+		if (tok_is(src, i, "__syncthreads") ||
+		    (warp_name(src->tok[i].text) && tok_is(src, i + 1, "("))) {
 			diag(src, i,
-			     "__syncthreads() in a __device__ function is not handled: call it from the kernel");
+			     "%s() in a __device__ function is not handled: call it from the kernel",
+			     src->tok[i].text);
 			e->failed = 1;
 		}
 
@@ -835,6 +852,9 @@ static void emit_kernel(struct emitter *e, struct kernel *k)
 	source_where(src, k->fn->first, where, sizeof(where));
 	for (unsigned i = 0; i < k->nr_vars; i++)
 		per_thread |= k->vars[i].promoted;
+	/* the warp primitives' lanes */
+	per_thread |= k->nr_warps ||
+		      warp_find(src, k->fn->first, k->fn->last) < k->fn->last;
 
 	fprintf(e->out,
 		"\n/*\n * __global__ %s (%s): one block, %d region%s.\n", name,
@@ -874,6 +894,7 @@ static void emit_kernel(struct emitter *e, struct kernel *k)
 				  k->vars[i].name, "[_nt]");
 			fputs(";\n", e->out);
 		}
+	warp_emit_decls(e, k);
 	if (k->has_return) {
 		fputs("\tuint32_t _nr_done = 0; /* threads that returned */\n",
 		      e->out);

@@ -124,6 +124,18 @@ static int check_kernel(struct source *src, struct kernel *k,
 	long long state = 0, shared = 0;
 	int errors = src->errors;
 
+	/*
+	 * A warp exchange needs block-shared staging and a GPU prelude of
+	 * its own, and a GPU EU's warp is not 32 lanes everywhere.
+	 */
+	for (unsigned i = k->fn->first; i < k->fn->last; i++)
+		if ((warp_name(src->tok[i].text) && tok_is(src, i + 1, "(")) ||
+		    tok_is(src, i, "warpSize")) {
+			diag(src, i,
+			     "%s: %s with --emit=runtime is not handled (yet): --emit=launch handles it",
+			     name, src->tok[i].text);
+			break;
+		}
 	if (strlen(name) > RT_NAME_MAX)
 		diag(src, k->fn->name_tok,
 		     "%s: a kernel name of more than %d characters does not fit the runtime's registry",

@@ -155,9 +155,11 @@ bool is_barrier_call(CXCursor c)
 	if (clang_getCursorKind(c) != CXCursor_CallExpr)
 		return false;
 	s = clang_getCursorSpelling(c);
-	yes = !strcmp(clang_getCString(s), "__syncthreads");
+	/* __syncwarp: all of the block reaches it (docs/retarget.md) */
+	yes = !strcmp(clang_getCString(s), "__syncthreads") ||
+	      !strcmp(clang_getCString(s), "__syncwarp");
 	clang_disposeString(s);
-	return yes;
+	return yes || is_warp_exchange(c);
 }
 
 static bool in_main_file(const struct source *src, CXCursor c)

@@ -7,7 +7,9 @@
  * outside any thread loop: its condition must be thread-uniform, which
  * variance.c checks) whose body is cut the same way, recursively.  Any
  * other statement holding a barrier (switch, a barrier inside an
- * expression) is refused.
+ * expression) is refused.  A warp exchange (warp.c) is a barrier inside
+ * its statement: its operand is staged at the end of the region before,
+ * the statement starts the region after.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -132,15 +134,12 @@ static void stmt_tokens(const struct source *src, CXCursor c, unsigned *first,
 		(*last)++;
 }
 
-static void add_leaf(struct builder *b, struct node *seq, CXCursor c)
+/* @leaf joins the current region, or starts one. */
+static void add_node_leaf(struct builder *b, struct node *seq,
+			  struct node *leaf)
 {
 	struct kernel *k = b->k;
-	struct node *leaf;
 
-	if (clang_getCursorKind(c) == CXCursor_NullStmt)
-		return;
-	leaf = node_new(NODE_STMT, c);
-	stmt_tokens(k->src, c, &leaf->first, &leaf->last);
 	if (!b->region) {
 		struct node *r;
 
@@ -151,7 +150,7 @@ static void add_leaf(struct builder *b, struct node *seq, CXCursor c)
 			free(leaf);
 			return;
 		}
-		r = node_new(NODE_REGION, c);
+		r = node_new(NODE_REGION, leaf->cursor);
 		r->region = ++k->nr_regions;
 		k->regions = realloc(k->regions,
 				     (k->nr_regions + 1) * sizeof(*k->regions));
@@ -166,6 +165,69 @@ static void add_leaf(struct builder *b, struct node *seq, CXCursor c)
 	b->region->last = leaf->last;
 }
 
+static void add_leaf(struct builder *b, struct node *seq, CXCursor c)
+{
+	struct node *leaf;
+
+	if (clang_getCursorKind(c) == CXCursor_NullStmt)
+		return;
+	leaf = node_new(NODE_STMT, c);
+	stmt_tokens(b->k->src, c, &leaf->first, &leaf->last);
+	add_node_leaf(b, seq, leaf);
+}
+
+/*
+ * A statement whose barriers are all warp exchanges in its own
+ * expressions (an expression, a declaration, a return, an if's
+ * condition), none in a statement inside it: each exchange's operand
+ * joins the current region, the exchange ends it, the statement starts
+ * the next.  False: not such a statement, for the caller to cut.
+ */
+static bool warp_leaf(struct builder *b, struct node *seq, CXCursor c)
+{
+	struct kernel *k = b->k;
+	enum CXCursorKind kind = clang_getCursorKind(c);
+	unsigned first, last, from;
+	struct node *n;
+	int nr;
+
+	if (kind == CXCursor_IfStmt) {
+		struct kids kids = { .n = 0 };
+		CXCursor barrier;
+
+		clang_visitChildren(c, collect_kids, &kids);
+		for (unsigned i = 1; i < kids.n; i++)
+			if (has_barrier(kids.c[i], &barrier))
+				return false;
+	} else if (!clang_isExpression(kind) && kind != CXCursor_DeclStmt &&
+		   kind != CXCursor_ReturnStmt) {
+		return false;
+	}
+	stmt_tokens(k->src, c, &first, &last);
+	nr = warp_collect(k, c, first, &from);
+	if (nr < 0)
+		return true;
+	if (!nr)
+		return false;
+	for (unsigned i = from; i < k->nr_warps; i++) {
+		struct warp_call *w = &k->warps[i];
+		struct node *stage = node_new(
+			NODE_STMT, clang_Cursor_getArgument(w->call, 1));
+
+		stage->first = w->arg[1][0];
+		stage->last = w->arg[1][1];
+		stage->warp_stage = i + 1;
+		add_node_leaf(b, seq, stage);
+	}
+	n = node_new(NODE_BARRIER, k->warps[from].call);
+	n->first = k->warps[from].first;
+	n->last = k->warps[from].last;
+	node_add(seq, n);
+	end_region(b);
+	add_leaf(b, seq, c);
+	return true;
+}
+
 /* A control construct: head tokens [first, last), the barrier inside. */
 static struct node *control_node(struct builder *b, enum node_kind kind,
 				 CXCursor c, CXCursor barrier)
@@ -176,6 +238,18 @@ static struct node *control_node(struct builder *b, enum node_kind kind,
 	cursor_tokens(b->k->src, barrier, &bf, &bl);
 	n->barrier = bf;
 	return n;
+}
+
+/* A warp exchange in the head of control code: it would run once a block. */
+static void head_barrier(struct builder *b, const struct node *n)
+{
+	struct source *src = b->k->src;
+	unsigned at = warp_find(src, n->first, n->last);
+
+	if (at < n->last)
+		diag(src, at,
+		     "%s() in the condition of a loop, or of a branch that holds a barrier, is not handled: assign it to a local first",
+		     src->tok[at].text);
 }
 
 static void build_stmt(struct builder *b, struct node *seq, CXCursor c)
@@ -191,6 +265,8 @@ static void build_stmt(struct builder *b, struct node *seq, CXCursor c)
 		add_leaf(b, seq, c);
 		return;
 	}
+	if (warp_leaf(b, seq, c))
+		return;
 	cursor_tokens(src, c, &first, &last);
 	switch (kind) {
 	case CXCursor_CompoundStmt: {
@@ -224,6 +300,7 @@ static void build_stmt(struct builder *b, struct node *seq, CXCursor c)
 		}
 		if (n->nr_kids == 1)
 			node_add(n, NULL);
+		head_barrier(b, n);
 		node_add(seq, n);
 		end_region(b);
 		return;
@@ -236,6 +313,7 @@ static void build_stmt(struct builder *b, struct node *seq, CXCursor c)
 		clang_visitChildren(c, collect_kids, &kids);
 		if (kids.n)
 			node_add(n, build_body(b, kids.c[kids.n - 1]));
+		head_barrier(b, n);
 		node_add(seq, n);
 		end_region(b);
 		return;
@@ -252,6 +330,7 @@ static void build_stmt(struct builder *b, struct node *seq, CXCursor c)
 			n->first = kl;
 			n->last = tok_close(src, kl + 1, last) + 1;
 		}
+		head_barrier(b, n);
 		node_add(seq, n);
 		end_region(b);
 		return;
@@ -263,8 +342,8 @@ static void build_stmt(struct builder *b, struct node *seq, CXCursor c)
 
 		cursor_tokens(src, barrier, &bf, &bl);
 		diag(src, bf,
-		     "__syncthreads() inside this kind of statement (line %u) is not handled: only in sequence, in if/else, for, while and do",
-		     src->tok[first].line);
+		     "%s() inside this kind of statement (line %u) is not handled: only in sequence, in if/else, for, while and do",
+		     src->tok[bf].text, src->tok[first].line);
 	}
 }
 

@@ -11,6 +11,8 @@
  *	            launch descriptor and wrapper
  *	emit_runtime.c  --emit=runtime: the kernels in the runtime's dialect
  *	            (docs/runtime.md), phases of EU tasks for CPU and GPU EUs
+ *	warp.c      warp-level primitives: shuffles and votes as exchanges
+ *	            between a block's threads at a barrier
  */
 #ifndef AGILE_RETARGET_TOOL_H
 #define AGILE_RETARGET_TOOL_H
@@ -104,6 +106,27 @@ struct node {
 	bool needs_all; /* NODE_REGION: every thread must run it */
 	bool has_return; /* NODE_REGION: a return inside */
 	unsigned barrier; /* IF, LOOP, DO: token of the first barrier inside */
+	unsigned warp_stage; /* STMT: stages kernel's warps[warp_stage - 1] */
+};
+
+enum warp_op {
+	WARP_SHFL,
+	WARP_SHFL_UP,
+	WARP_SHFL_DOWN,
+	WARP_SHFL_XOR,
+	WARP_BALLOT,
+	WARP_ANY,
+	WARP_ALL,
+};
+
+/* A warp exchange (__shfl*_sync, __ballot_sync, ...): warp.c. */
+struct warp_call {
+	CXCursor call;
+	enum warp_op op;
+	int id; /* its staging array: _warp_<id> */
+	unsigned first, last; /* the call's tokens, name to ')' */
+	unsigned arg[4][2]; /* each argument's tokens [first, last) */
+	unsigned nr_args; /* as written: a default width is not */
 };
 
 struct kernel {
@@ -117,6 +140,8 @@ struct kernel {
 	struct node **regions; /* [1 .. nr_regions] */
 	int nr_regions;
 	bool has_return; /* a return anywhere: counted in _nr_done */
+	struct warp_call *warps;
+	unsigned nr_warps;
 };
 
 /* parse.c */
@@ -148,6 +173,17 @@ bool range_assigns(const struct source *src, unsigned first, unsigned last,
 		   int var);
 int kernel_analyse(struct kernel *k);
 void func_variance(struct source *src);
+
+/* warp.c */
+bool warp_name(const char *name);
+bool is_warp_exchange(CXCursor c);
+/*
+ * Appends @stmt's warp exchanges to @k->warps (the first at *@from) and
+ * checks them: their number, or -1 when one is refused.
+ */
+int warp_collect(struct kernel *k, CXCursor stmt, unsigned first,
+		 unsigned *from);
+unsigned warp_find(const struct source *src, unsigned first, unsigned last);
 
 /* emit.c */
 enum mode {
@@ -190,6 +226,11 @@ struct decls {
 	CXCursor c[64];
 	unsigned n;
 };
+
+/* warp.c: the C of warp primitives */
+bool warp_emit_call(struct emitter *e, unsigned *i);
+void warp_emit_stage(struct emitter *e, const struct node *s, int level);
+void warp_emit_decls(struct emitter *e, const struct kernel *k);
 
 /* emit_runtime.c */
 int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,

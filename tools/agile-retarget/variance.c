@@ -95,7 +95,9 @@ unsigned range_variance(const struct kernel *k, unsigned first, unsigned last)
 			v |= k->vars[t->var].variance;
 		if (t->func >= 0)
 			v |= src->funcs[t->func].variance;
-		if (is_atomic(src, i))
+		/* a vote is uniform in its warp only */
+		if (is_atomic(src, i) ||
+		    (is_call(src, i) && warp_name(t->text)))
 			v |= VAR_XYZ;
 	}
 	return v;
@@ -409,8 +411,8 @@ static void check_control(struct kernel *k, struct node *n)
 			dims_text(v, dims);
 			source_where(src, n->first, where, sizeof(where));
 			diag(src, n->barrier,
-			     "__syncthreads() under thread-dependent control flow: the condition at %s depends on %s, so not every thread of the block would reach this barrier",
-			     where, dims);
+			     "%s() under thread-dependent control flow: the condition at %s depends on %s, so not every thread of the block would reach this barrier",
+			     src->tok[n->barrier].text, where, dims);
 		}
 	}
 	for (unsigned i = 0; i < n->nr_kids; i++)
@@ -578,7 +580,7 @@ static void schedule(struct kernel *k)
 			struct node *s = n->kids[i];
 
 			dims |= range_variance(k, s->first, s->last);
-			all |= impure(k, s->first, s->last);
+			all |= impure(k, s->first, s->last) || s->warp_stage;
 		}
 		n->needs_all = all;
 		n->dims = all ? VAR_XYZ : dims;
