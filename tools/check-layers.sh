@@ -9,7 +9,8 @@
 #                (<agile/uapi.h>, <linux/agile.h>)
 #   1 dev        src/dev/, <agile/dev.h>
 #   2 kernels    src/kernels/, <agile/kernels.h>, <agile/launch.h>,
-#                <agile/retarget.h> (what agile-retarget's C includes)
+#                <agile/retarget.h>, <agile/retarget_types.h> (what
+#                agile-retarget's C includes)
 #   3 eu         src/eu/, libagile/gpu/ (the device side), <agile/eu.h>,
 #                <agile/gpu.h>
 #   4 sched      src/sched/, <agile/sched.h>, <agile/offload.h>
@@ -29,7 +30,7 @@ layer_of() {
 	case $1 in
 	error | common | sys | version | uapi) echo "0 common" ;;
 	dev) echo "1 dev" ;;
-	kernels | launch | retarget) echo "2 kernels" ;;
+	kernels | launch | retarget | retarget_types) echo "2 kernels" ;;
 	eu | gpu) echo "3 eu" ;;
 	sched | offload) echo "4 sched" ;;
 	transport) echo "5 transport" ;;

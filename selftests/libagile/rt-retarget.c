@@ -25,6 +25,11 @@
  *	            loop of two barriers a round
  *	pointers    writes through parameters and pointer locals in every
  *	            form (atomicAdd(&bins[b], 1u), *(p + i) = , ...)
+ *	vector      float4 saxpy; float4, double2 block-shared, a float2 in
+ *	            the lane state; the types' sizes and alignments
+ *	intrinsics  __popc, __clz, __ffs, __brev, __umulhi, __mul24, ...,
+ *	            __ldg; fmaf, __saturatef, __fdividef, __expf, ... bit
+ *	            for bit (retargetbuiltins.h)
  *	shared-rotate  dialect 2 by hand: block-shared memory, the phases
  *	            in order (AGILE_IN_ORDER), 64 and 5 lanes
  *

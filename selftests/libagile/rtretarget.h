@@ -22,13 +22,16 @@
 #include "grid3d-dialect.h"
 #include "histogram-dialect.h"
 #include "hipnames-dialect.h"
+#include "intrinsics-dialect.h"
 #include "matlist-dialect.h"
 #include "pointers-dialect.h"
 #include "reduce-dialect.h"
+#include "retargetbuiltins.h"
 #include "retargetref.h"
 #include "rttest.h"
 #include "scan-dialect.h"
 #include "transpose-dialect.h"
+#include "vector-dialect.h"
 
 #ifndef RETARGET_OUT
 #error "RETARGET_OUT: where the Makefile put the translated kernels"
@@ -54,6 +57,8 @@ RR_EMBED(rr_hipnames_src, "hipnames-dialect.c");
 RR_EMBED(rr_histogram_src, "histogram-dialect.c");
 RR_EMBED(rr_scan_src, "scan-dialect.c");
 RR_EMBED(rr_pointers_src, "pointers-dialect.c");
+RR_EMBED(rr_vector_src, "vector-dialect.c");
+RR_EMBED(rr_intrinsics_src, "intrinsics-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -102,6 +107,8 @@ static const struct rr_file rr_files[] = {
 	{ "histogram", rr_histogram_src },
 	{ "scan", rr_scan_src },
 	{ "pointers", rr_pointers_src },
+	{ "vector", rr_vector_src },
+	{ "intrinsics", rr_intrinsics_src },
 	{ "shared-rotate", rr_shared_rotate_src },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
@@ -577,6 +584,128 @@ static inline void rr_pointer_forms(struct rr *r, uint32_t nr_blocks,
 	agile_rt_buffer_release(cb);
 }
 
+/* vector.cu: saxpy4 over @n4 float4, blocks of @block threads. */
+static inline void rr_saxpy4(struct rr *r, uint32_t n4, uint32_t block)
+{
+	float *x, *y, *y0 = malloc((size_t)n4 * 16);
+	struct agile_rt_buffer *xb = rr_buffer(r, (size_t)n4 * 16, &x);
+	struct agile_rt_buffer *yb = rr_buffer(r, (size_t)n4 * 16, &y);
+	int err = -ENOMEM, bad = 1;
+
+	if (xb && yb && y0) {
+		struct agile_rt_arg p[] = {
+			rr_val(n4), rr_val(agile_rt_float_word(REF_SAXPY_A)),
+			rt_buf(xb, AGILE_RT_READ), rr_rw(yb)
+		};
+
+		ref_saxpy_input(x, y0, (int)(4 * n4));
+		memcpy(y, y0, (size_t)n4 * 16);
+		err = rr_launch(r, "saxpy4", (n4 + block - 1) / block, 1, 1,
+				block, 1, 1, p, 4);
+		bad = ref_saxpy(x, y0, y, (int)(4 * n4));
+	}
+	tap_ok(!err && !bad,
+	       "vector: saxpy4, %u float4 in blocks of %u threads (%d floats wrong): %s",
+	       n4, block, bad, agile_strerror(err));
+	free(y0);
+	agile_rt_buffer_release(xb);
+	agile_rt_buffer_release(yb);
+}
+
+/*
+ * vector.cu: vec_reverse, @nr_blocks of @block threads (float4 and
+ * double2 in block-shared memory, a float2 in the lane state), then
+ * vec_sizes.
+ */
+static inline void rr_vector(struct rr *r, uint32_t nr_blocks, uint32_t block)
+{
+	uint32_t n = nr_blocks * block;
+	float *in, *out;
+	int *a, *sizes;
+	unsigned int *b;
+	unsigned char *c;
+	double *sums;
+	struct agile_rt_buffer *bufs[] = {
+		rr_buffer(r, (size_t)n * 16, &in),
+		rr_buffer(r, (size_t)n * 16, &out),
+		rr_buffer(r, (size_t)n * 8, &a),
+		rr_buffer(r, (size_t)n * 16, &b),
+		rr_buffer(r, (size_t)n * 4, &c),
+		rr_buffer(r, (size_t)n * 16, &sums),
+		rr_buffer(r, 5 * 16, &sizes),
+	};
+	int err = -ENOMEM, bad = 1, bad_sizes = 1;
+
+	if (bufs[0] && bufs[1] && bufs[2] && bufs[3] && bufs[4] && bufs[5] &&
+	    bufs[6]) {
+		struct agile_rt_arg p[6];
+
+		for (int i = 0; i < 6; i++)
+			p[i] = rr_rw(bufs[i]);
+		ref_vector_input(in, a, b, c, n);
+		err = rr_launch(r, "vec_reverse", nr_blocks, 1, 1, block, 1, 1,
+				p, 6);
+		bad = ref_vector_reverse(in, a, b, c, out, sums, nr_blocks,
+					 block);
+		p[0] = rr_rw(bufs[6]);
+		err = err ? err :
+			    rr_launch(r, "vec_sizes", 2, 1, 1, 32, 1, 1, p, 1);
+		bad_sizes = memcmp(sizes, ref_vector_sizes,
+				   sizeof(ref_vector_sizes)) != 0;
+	}
+	tap_ok(!err && !bad && !bad_sizes,
+	       "vector: vec_reverse, %u blocks of %u threads (%d words wrong); vec_sizes %s: %s",
+	       nr_blocks, block, bad, bad_sizes ? "wrong" : "CUDA's",
+	       agile_strerror(err));
+	for (int i = 0; i < 7; i++)
+		agile_rt_buffer_release(bufs[i]);
+}
+
+/* intrinsics.cu: bits and fmath over @n inputs, blocks of @block. */
+static inline void rr_intrinsics(struct rr *r, uint32_t n, uint32_t block)
+{
+	unsigned int *in;
+	unsigned long long *in64;
+	int *out;
+	float *x, *y, *z, *fout;
+	struct agile_rt_buffer *bufs[] = {
+		rr_buffer(r, (size_t)n * 4, &in),
+		rr_buffer(r, (size_t)n * 8, &in64),
+		rr_buffer(r, (size_t)n * 4 * REF_NR_BITS, &out),
+		rr_buffer(r, (size_t)n * 4, &x),
+		rr_buffer(r, (size_t)n * 4, &y),
+		rr_buffer(r, (size_t)n * 4, &z),
+		rr_buffer(r, (size_t)n * 4 * REF_NR_FMATH, &fout),
+	};
+	uint32_t blocks = (n + block - 1) / block;
+	int err = -ENOMEM, bad = 1, fbad = 1;
+
+	if (bufs[0] && bufs[1] && bufs[2] && bufs[3] && bufs[4] && bufs[5] &&
+	    bufs[6]) {
+		struct agile_rt_arg p[] = { rr_rw(bufs[0]), rr_rw(bufs[1]),
+					    rr_rw(bufs[2]), rr_val(n) };
+		struct agile_rt_arg f[] = { rr_rw(bufs[3]), rr_rw(bufs[4]),
+					    rr_rw(bufs[5]), rr_rw(bufs[6]),
+					    rr_val(n) };
+
+		ref_bits_input(in, in64, n);
+		ref_fmath_input(x, y, z, n);
+		err = rr_launch(r, "bits", blocks, 1, 1, block, 1, 1, p, 4);
+		err = err ? err :
+			    rr_launch(r, "fmath", blocks, 1, 1, block, 1, 1, f,
+				      5);
+		bad = ref_bits(in, in64, out, n);
+		/* a GPU's fast-math intrinsics are its approximations */
+		fbad = ref_fmath(x, y, z, fout, n,
+				 r->place != AGILE_RT_PLACE_GPU_ONLY);
+	}
+	tap_ok(!err && !bad && !fbad,
+	       "intrinsics: bits and fmath, %u inputs in blocks of %u threads (%d and %d results wrong): %s",
+	       n, block, bad, fbad, agile_strerror(err));
+	for (int i = 0; i < 7; i++)
+		agile_rt_buffer_release(bufs[i]);
+}
+
 /* shared_rotate (by hand, above) with @lanes lanes, one task. */
 static inline void rr_shared_rotate(struct rr *r, uint32_t lanes)
 {
@@ -643,6 +772,12 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_hist256(r, 256, 100003);
 		rr_pointer_forms(r, 5, 32);
 		rr_pointer_forms(r, 3, 1024);
+	} else if (!strcmp(f, "vector")) {
+		rr_saxpy4(r, 1000, 128);
+		rr_vector(r, 5, 64);
+		rr_vector(r, 3, 256);
+	} else if (!strcmp(f, "intrinsics")) {
+		rr_intrinsics(r, 5000, 256);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -650,6 +785,6 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file. */
-#define RR_NR_CASES 21
+#define RR_NR_CASES 25
 
 #endif /* AGILE_RTRETARGET_H */

@@ -59,6 +59,67 @@ extern const int warpSize;
 #define hipGridDim_y (gridDim.y)
 #define hipGridDim_z (gridDim.z)
 
+/*
+ * CUDA's vector types with its sizes and alignments (float4 16 bytes,
+ * 16-aligned; float3 12, 4-aligned), so sizeof reads as on the GPU, and
+ * their make_ constructors; uint3 is threadIdx's, above.
+ */
+#define AGILE_VEC2(type, name, align) \
+	struct alignas(align) name    \
+	{                             \
+		type x, y;            \
+	};                            \
+	name make_##name(type x, type y);
+#define AGILE_VEC3(type, name) \
+	struct name {          \
+		type x, y, z;  \
+	};                     \
+	name make_##name(type x, type y, type z);
+#define AGILE_VEC4(type, name, align) \
+	struct alignas(align) name    \
+	{                             \
+		type x, y, z, w;      \
+	};                            \
+	name make_##name(type x, type y, type z, type w);
+AGILE_VEC2(float, float2, 8)
+AGILE_VEC3(float, float3)
+AGILE_VEC4(float, float4, 16)
+AGILE_VEC2(int, int2, 8)
+AGILE_VEC3(int, int3)
+AGILE_VEC4(int, int4, 16)
+AGILE_VEC2(unsigned int, uint2, 8)
+uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z);
+AGILE_VEC4(unsigned int, uint4, 16)
+AGILE_VEC4(unsigned char, uchar4, 4)
+AGILE_VEC2(double, double2, 16)
+#undef AGILE_VEC2
+#undef AGILE_VEC3
+#undef AGILE_VEC4
+
+/*
+ * The intrinsics <agile/retarget.h> defines; glibc's <math.h> declares
+ * __expf, __logf, __sinf, __cosf, __powf and the like itself.
+ */
+int __popc(unsigned int x);
+int __popcll(unsigned long long x);
+int __clz(int x);
+int __clzll(long long x);
+int __ffs(int x);
+int __ffsll(long long x);
+unsigned int __brev(unsigned int x);
+unsigned long long __brevll(unsigned long long x);
+unsigned int __umulhi(unsigned int x, unsigned int y);
+int __mulhi(int x, int y);
+unsigned long long __umul64hi(unsigned long long x, unsigned long long y);
+long long __mul64hi(long long x, long long y);
+int __mul24(int x, int y);
+unsigned int __umul24(unsigned int x, unsigned int y);
+float __saturatef(float x);
+float __fadd_rn(float x, float y);
+float __fmul_rn(float x, float y);
+float __fmaf_rn(float x, float y, float z);
+template <typename T> T __ldg(const T *address);
+
 /* The block barrier (CUDA and HIP spell it alike). */
 void __syncthreads(void);
 /* Fences and the trap: no barrier, handled by emit.c. */

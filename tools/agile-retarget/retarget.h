@@ -13,6 +13,7 @@
  *	            (docs/runtime.md), phases of EU tasks for CPU and GPU EUs
  *	warp.c      warp-level primitives: shuffles and votes as exchanges
  *	            between a block's threads at a barrier
+ *	builtins.c  CUDA's vector constructors and intrinsics the tool knows
  */
 #ifndef AGILE_RETARGET_TOOL_H
 #define AGILE_RETARGET_TOOL_H
@@ -165,6 +166,9 @@ bool is_barrier_call(CXCursor c);
 /* regions.c */
 int kernel_build(struct kernel *k, struct source *src, struct func *fn);
 void kernel_free(struct kernel *k);
+
+/* builtins.c: a call of it cannot be told apart from fewer of them. */
+bool builtin_pure(const char *name);
 
 /* variance.c */
 unsigned thread_dim_at(const struct source *src, unsigned i);

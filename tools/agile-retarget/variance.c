@@ -541,7 +541,8 @@ static bool impure(const struct kernel *k, unsigned first, unsigned last)
 
 		if (t->var >= 0 && k->vars[t->var].promoted)
 			return true;
-		if (is_call(src, i) && !one_of(t->text, pure_calls))
+		if (is_call(src, i) && !one_of(t->text, pure_calls) &&
+		    !builtin_pure(t->text))
 			return true;
 		if (t->kind != CXToken_Punctuation)
 			continue;

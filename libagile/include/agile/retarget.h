@@ -3,8 +3,9 @@
  * agile/retarget.h - the CUDA/HIP device built-ins in C, for the code
  * tools/agile-retarget emits (docs/retarget.md)
  *
- * A translated kernel keeps the source's spelling of atomics, fences and
- * the min/max/rsqrtf helpers; this header gives them C meanings on CPU
+ * A translated kernel keeps the source's spelling of atomics, fences,
+ * vector types (float4, make_float4) and the math and bit intrinsics
+ * (__expf, __popc, ...); this header gives them C meanings on CPU
  * threads.  Atomics are relaxed read-modify-writes (CUDA's atomicAdd is
  * relaxed, device scope): blocks of one launch run on different OS
  * threads, so they must be real atomics; within a block the thread loops
@@ -32,12 +33,118 @@
  */
 #ifndef AGILE_RETARGET_BUILTINS_ONLY
 #include <agile/launch.h>
+#include <agile/retarget_types.h>
 
 /* The first argument of a translated __device__ function, in a kernel. */
 #define AGILE_THREAD(blk, idx) ((struct agile_thread_ctx){ (blk), (idx) })
 #endif
 
 #define AGILE_RT_UNUSED __attribute__((unused))
+
+/*
+ * The integer intrinsics, exactly as CUDA documents them: __clz(0) is
+ * 32, __ffs counts from 1 (0 for 0), __mul24 multiplies the low 24 bits
+ * of each operand (sign-extended; __umul24 zero-extended) and keeps the
+ * low 32 bits of the product.
+ */
+static inline AGILE_RT_UNUSED int agile_rt_clz(int x)
+{
+	return x ? __builtin_clz((unsigned int)x) : 32;
+}
+
+static inline AGILE_RT_UNUSED int agile_rt_clzll(long long x)
+{
+	return x ? __builtin_clzll((unsigned long long)x) : 64;
+}
+
+static inline AGILE_RT_UNUSED unsigned int agile_rt_brev(unsigned int x)
+{
+	x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+	x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+	x = (x >> 4 & 0x0f0f0f0fu) | (x & 0x0f0f0f0fu) << 4;
+	return __builtin_bswap32(x);
+}
+
+static inline AGILE_RT_UNUSED unsigned long long
+agile_rt_brevll(unsigned long long x)
+{
+	return (unsigned long long)agile_rt_brev((unsigned int)x) << 32 |
+	       agile_rt_brev((unsigned int)(x >> 32));
+}
+
+static inline AGILE_RT_UNUSED int agile_rt_mul24(int x, int y)
+{
+	int32_t a = (int32_t)((uint32_t)x << 8) >> 8;
+	int32_t b = (int32_t)((uint32_t)y << 8) >> 8;
+
+	return (int)(uint32_t)((int64_t)a * b);
+}
+
+#define __popc(x) __builtin_popcount((unsigned int)(x))
+#define __popcll(x) __builtin_popcountll((unsigned long long)(x))
+#define __clz(x) agile_rt_clz((int)(x))
+#define __clzll(x) agile_rt_clzll((long long)(x))
+#define __ffs(x) __builtin_ffs((int)(x))
+#define __ffsll(x) __builtin_ffsll((long long)(x))
+#define __brev(x) agile_rt_brev((unsigned int)(x))
+#define __brevll(x) agile_rt_brevll((unsigned long long)(x))
+#define __umulhi(x, y) \
+	((unsigned int)((uint64_t)(unsigned int)(x) * (unsigned int)(y) >> 32))
+#define __mulhi(x, y) ((int)((int64_t)(int)(x) * (int)(y) >> 32))
+#define __umul64hi(x, y)                                                   \
+	((unsigned long long)((unsigned __int128)(unsigned long long)(x) * \
+				      (unsigned long long)(y) >>           \
+			      64))
+#define __mul64hi(x, y) \
+	((long long)((__int128)(long long)(x) * (long long)(y) >> 64))
+#define __mul24(x, y) agile_rt_mul24((int)(x), (int)(y))
+#define __umul24(x, y) \
+	(((unsigned int)(x)&0xffffffu) * ((unsigned int)(y)&0xffffffu))
+
+/*
+ * The float intrinsics.  The fast-math ones (__expf, __logf, __sinf,
+ * __cosf, __powf, __tanf, __log2f, __log10f, rsqrtf) give the C
+ * library's value here (glibc's expf and friends: within an ulp), not
+ * the GPU's hardware approximation: results may differ from a GPU's in
+ * the last bits, more for __sinf/__cosf far from 0.  __fdividef is a
+ * correctly rounded x / y but for CUDA's documented edge: for |y| >
+ * 2^126 it gives x * 0 (0, or NaN for an infinite x).  __saturatef
+ * clamps to [+0, 1] and makes NaN +0; the _rn forms and fmaf, fminf,
+ * fmaxf are exact in both places.
+ */
+static inline AGILE_RT_UNUSED float agile_rt_fdividef(float x, float y)
+{
+	return fabsf(y) > 0x1p126f ? x * copysignf(0.0f, y) : x / y;
+}
+
+static inline AGILE_RT_UNUSED float agile_rt_saturatef(float x)
+{
+	return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
+}
+
+static inline AGILE_RT_UNUSED void agile_rt_sincosf(float x, float *s, float *c)
+{
+	*s = sinf(x);
+	*c = cosf(x);
+}
+
+#define rsqrtf(x) (1.0f / sqrtf(x))
+#define __fdividef(x, y) agile_rt_fdividef((x), (y))
+#define __saturatef(x) agile_rt_saturatef(x)
+#define __expf(x) expf(x)
+#define __logf(x) logf(x)
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __tanf(x) tanf(x)
+#define __powf(x, y) powf((x), (y))
+#define __log2f(x) log2f(x)
+#define __log10f(x) log10f(x)
+#define __sincosf(x, s, c) agile_rt_sincosf((x), (s), (c))
+#define __fadd_rn(x, y) ((float)(x) + (float)(y))
+#define __fmul_rn(x, y) ((float)(x) * (float)(y))
+#define __fmaf_rn(x, y, z) fmaf((x), (y), (z))
+/* A load through the read-only cache: a load. */
+#define __ldg(p) (*(p))
 
 /* One function per operation and integer type, over the __atomic builtins. */
 #define AGILE_RT_ATOMIC_INT(sfx, type)                                         \
@@ -261,9 +368,6 @@ AGILE_RT_SHARED_FP(d, double)
 
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
-#define rsqrtf(x) (1.0f / sqrtf(x))
-#define __fdividef(x, y) ((x) / (y))
-#define __expf(x) expf(x)
 #define __restrict__ restrict
 /* C++ and C23 have the keyword, which a macro must not hide. */
 #if !defined(__cplusplus) && \

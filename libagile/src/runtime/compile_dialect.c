@@ -218,12 +218,16 @@ static const char cpu_prelude[] =
 	"\tconst agile_user_lanes_fn *lanes;\n"
 	"};\n"
 	/*
-	 * CUDA's device built-ins in C (atomics, fences, min, max, ...),
-	 * as on the GPU where they are native: <agile/retarget.h> without
-	 * its launch half.
+	 * CUDA's device built-ins in C (vector types, atomics, fences,
+	 * min, max, ...), as on the GPU where they are native:
+	 * <agile/retarget_types.h>, then <agile/retarget.h> without its
+	 * launch half.
 	 */
 	"#define AGILE_RETARGET_BUILTINS_ONLY 1\n"
-	"#line 1 \"agile/retarget.h\"\n";
+	"#line 1 \"agile/retarget_types.h\"\n";
+
+/* Between the embedded <agile/retarget_types.h> and <agile/retarget.h>. */
+static const char cpu_types_tail[] = "#line 1 \"agile/retarget.h\"\n";
 
 /* After the embedded <agile/retarget.h>. */
 static const char cpu_prelude_tail[] = "\n" COMMON_PRELUDE;
@@ -427,10 +431,14 @@ static char *join(const char *const *parts, unsigned nr)
 
 char *agile__rt_dialect_cpu(const char *source)
 {
-	const char *parts[] = { cpu_prelude, agile__rt_src_retarget_h,
-				cpu_prelude_tail, source, cpu_epilogue };
+	const char *parts[] = {
+		cpu_prelude,	  agile__rt_src_retarget_types_h,
+		cpu_types_tail,	  agile__rt_src_retarget_h,
+		cpu_prelude_tail, source,
+		cpu_epilogue
+	};
 
-	return join(parts, 5);
+	return join(parts, 7);
 }
 
 char *agile__rt_dialect_gpu(const char *source)

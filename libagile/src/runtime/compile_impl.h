@@ -103,6 +103,8 @@ struct agile__rt_header {
 extern const char agile__rt_persistent_cu[];
 /* <agile/retarget.h>: CUDA's built-ins in C, in the CPU prelude. */
 extern const char agile__rt_src_retarget_h[];
+/* <agile/retarget_types.h>: CUDA's vector types in C, before it. */
+extern const char agile__rt_src_retarget_types_h[];
 /*
  * The headers for @target, NULL-terminated; the texts stay valid for the
  * process's life.  NULL when they cannot be made (no memory, or the

@@ -40,6 +40,8 @@ EMBED(agile__rt_src_error_h, "libagile/include/agile/error.h");
 EMBED(agile__rt_src_kernels_h, "libagile/include/agile/kernels.h");
 EMBED(agile__rt_src_linux_agile_h, "uapi/linux/agile.h");
 EMBED(agile__rt_src_retarget_h, "libagile/include/agile/retarget.h");
+EMBED(agile__rt_src_retarget_types_h,
+      "libagile/include/agile/retarget_types.h");
 
 /*
  * Stand-ins for the C headers.  hiprtc declares the fixed-width types
