@@ -15,10 +15,14 @@
  * what the runtime cannot hold (retarget/runtime-refused.cu: ten
  * parameters, a struct by value; grid3d.cu's extern __shared__ without
  * --dynamic-shared; matlist.cu's promoted locals for 1024 threads a
- * lane; warpreduce.cu's warp primitives).  retarget/warp-refused.cu: a
+ * lane; warpreduce.cu's warp primitives; constant.cu's __constant__ and
+ * __device__ variables, each at its name).  retarget/warp-refused.cu: a
  * shuffle under a branch on threadIdx.x, a mask other than 0xffffffff, a
  * width of 3, a shuffle under ?:, one in another's arguments, a vote in
- * a loop's condition; warp-helper.cu: a shuffle in a __device__ helper.  --version prints the project's version; an unknown option is
+ * a loop's condition; warp-helper.cu: a shuffle in a __device__ helper.
+ * A __shared__ variable at file scope is refused either way
+ * (retarget/globals-refused.cu).  --version prints the project's
+ * version; an unknown option is
  * a usage error (exit status 2).
  */
 #define _GNU_SOURCE
@@ -155,6 +159,23 @@ int main(void)
 	tap_ok(rc == 1, "--emit=runtime --lane-threads=1024: refused (%d)", rc);
 	expect("matlist.cu:12:17: error: small_mm_list: its promoted locals need 8192 bytes of lane state for 1024 threads a lane; the runtime gives a lane 4096",
 	       "promoted locals over a lane's state");
+	rc = retarget_run("--emit=runtime constant.cu -o /dev/null", out,
+			  sizeof(out));
+	tap_ok(rc == 1, "--emit=runtime: constant.cu is refused (%d)", rc);
+	expect("constant.cu:18:20: error: __constant__ taps: a global variable is not handled by --emit=runtime",
+	       "a __constant__ array, at its name");
+	expect("constant.cu:21:25: error: __device__ calls: a global variable is not handled by --emit=runtime",
+	       "a __device__ scalar, at its name");
+	snprintf(args, sizeof(args), "globals-refused.cu -o %s", path);
+	rc = retarget_run(args, out, sizeof(out));
+	tap_ok(rc == 1, "a __shared__ variable at file scope is refused (%d)",
+	       rc);
+	expect("globals-refused.cu:6:16: error: __shared__ file_scope_shared at file scope is not handled",
+	       "at its name");
+	tap_ok(access(path, F_OK) != 0, "no output file is left behind");
+	rc = retarget_run("constant.cu -o /dev/null", out, sizeof(out));
+	tap_ok(rc == 0 && !out[0],
+	       "--emit=launch takes constant.cu silently (%d)", rc);
 	rc = retarget_run("--emit=bogus matlist.cu", out, sizeof(out));
 	tap_ok(rc == 2 && strstr(out, "--emit=bogus"),
 	       "--emit=bogus: a usage error (%d)", rc);

@@ -976,12 +976,14 @@ int emit_file(struct source *src, struct kernel *kernels, unsigned nr,
 			in, guard, guard);
 		e.out = h_out;
 		emit_decls(&e, kernels, nr);
+		emit_globals(&e, h_out);
 		fprintf(h_out, "\n#endif\n");
 		e.out = c_out;
 	} else {
 		emit_decls(&e, kernels, nr);
 	}
 	emit_defines(&e);
+	emit_globals(&e, NULL);
 	for (unsigned f = 0; f < src->nr_funcs; f++)
 		if (!src->funcs[f].kernel)
 			emit_helper(&e, &src->funcs[f]);

@@ -706,6 +706,8 @@ int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
 	for (unsigned i = 0; i < nr; i++)
 		if (check_kernel(src, &kernels[i], opts, &rk[i]))
 			failed = 1;
+	if (emit_globals(&e, NULL))
+		failed = 1;
 	if (failed) {
 		free(rk);
 		return -1;

@@ -14,6 +14,7 @@
  *	warp.c      warp-level primitives: shuffles and votes as exchanges
  *	            between a block's threads at a barrier
  *	builtins.c  CUDA's vector constructors and intrinsics the tool knows
+ *	globals.c   __constant__ and __device__ variables at file scope
  */
 #ifndef AGILE_RETARGET_TOOL_H
 #define AGILE_RETARGET_TOOL_H
@@ -246,5 +247,11 @@ const char *rt_builtin(const char *name);
 bool var_control(const struct var *v);
 /* Writes @var's runtime spelling and returns true, or false: as it is. */
 bool rt_var(struct emitter *e, int var);
+
+/*
+ * globals.c: with @h_out, their extern declarations into it; else their
+ * definitions into @e's C (--emit=launch), or refusals (--emit=runtime).
+ */
+int emit_globals(struct emitter *e, FILE *h_out);
 
 #endif /* AGILE_RETARGET_TOOL_H */
