@@ -186,12 +186,14 @@ uninstall:
 	@$(INSTALL_ENV) tools/install.sh uninstall
 
 # The module's DKMS source tree: what builds agile.ko out of tree, and
-# dkms.conf with VERSION filled in.
+# dkms.conf and kmod/agile_version.h (MODULE_VERSION) with VERSION filled in.
 dkms-src:
 	@rm -rf $(DKMS_SRC)
 	@mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux
 	@cp Kbuild $(DKMS_SRC)/
 	@cp kmod/Kbuild kmod/*.[ch] $(DKMS_SRC)/kmod/
+	@sed 's/@VERSION@/$(VERSION)/' kmod/agile_version.h.in \
+		>$(DKMS_SRC)/kmod/agile_version.h
 	@cp uapi/linux/agile.h $(DKMS_SRC)/uapi/linux/
 	@sed 's/@VERSION@/$(VERSION)/' dkms.conf.in >$(DKMS_SRC)/dkms.conf
 

@@ -25,6 +25,7 @@
 #include <linux/uaccess.h>
 
 #include "agile.h"
+#include "agile_version.h"
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
@@ -383,3 +384,5 @@ module_exit(agile_exit);
 MODULE_DESCRIPTION("agile: doorbell and task-register pages with kernel fences and waits");
 MODULE_AUTHOR("The agile authors");
 MODULE_LICENSE("GPL");
+/* modinfo -F version: the project's version (libagile/Makefile). */
+MODULE_VERSION(AGILE_MODULE_VERSION);

@@ -13,6 +13,9 @@
 #
 # Objects go to build/kmod/<K>/, a tree of symlinks to the sources, so
 # that two kernels never share objects and the source tree stays clean.
+# kmod/agile_version.h is made there from kmod/agile_version.h.in with
+# libagile/Makefile's VERSION (MODULE_VERSION), and the built agile.ko's
+# modinfo version is checked against it.
 # When <K>'s kernel tree is another one than last time (the debug kernel
 # rebuilt from a changed debug.config), that tree starts afresh.
 set -euo pipefail
@@ -69,6 +72,14 @@ ln -sfn "$repo/Kbuild" "$tree/Kbuild"
 ln -sfn "$repo/uapi" "$tree/uapi"
 mirror "$repo/kmod" "$tree/kmod"
 mirror "$repo/selftests/kmod/pin" "$tree/pin"
+version=$(sed -n 's/^VERSION := //p' "$repo/libagile/Makefile")
+sed "s/@VERSION@/$version/" "$repo/kmod/agile_version.h.in" >"$tree/kmod/agile_version.h.new"
+# Rewritten only when it changes: kbuild would rebuild main.o otherwise.
+if cmp -s "$tree/kmod/agile_version.h.new" "$tree/kmod/agile_version.h"; then
+	rm -f "$tree/kmod/agile_version.h.new"
+else
+	mv -f "$tree/kmod/agile_version.h.new" "$tree/kmod/agile_version.h"
+fi
 
 jobs=$(nproc 2>/dev/null || echo 1)
 # shellcheck disable=SC2086 # KMAKE_ARGS is a list of words
@@ -78,3 +89,8 @@ make -C "$KDIR" M="$tree/pin" -j"$jobs" $KMAKE_ARGS "$@" modules
 
 mkdir -p "$out"
 cp -f "$tree/kmod/agile.ko" "$tree/pin/agile_pin_test.ko" "$out/"
+ko_version=$(modinfo -F version "$out/agile.ko")
+if [ "$ko_version" != "$version" ]; then
+	echo "build-kmod: $out/agile.ko says version '$ko_version', not $version (libagile/Makefile)" >&2
+	exit 1
+fi

@@ -7,7 +7,8 @@
 # libagile/include/agile/version.h (compiled into agile_version_*), and
 # the newest node of libagile/src/libagile.map (AGILE_<major>.<minor>).
 # And the packages' version, debian/changelog's newest entry, is VERSION
-# itself (dkms.conf gets VERSION from the Makefile).
+# itself (dkms.conf and the module's MODULE_VERSION, kmod/agile_version.h.in,
+# get VERSION from the Makefile by sed where the module is built).
 # Prints one line when they do; names them and exits 1 when not.
 set -euo pipefail
 

@@ -12,8 +12,9 @@
 # under build/dkms/tree/), and signs with a key made there (mok_signing_key
 # and mok_certificate: dkms would make /var/lib/dkms/mok.key otherwise),
 # so the system's dkms state is never touched.  Only add and build: never
-# install, nothing is loaded.  Checks agile.ko's vermagic is K's release
-# and that dkms status says "built".  TAP on stdout; about 15 s a kernel
+# install, nothing is loaded.  Checks agile.ko's vermagic is K's release,
+# its modinfo version is VERSION (kmod/agile_version.h, made by make
+# dkms-src) and that dkms status says "built".  TAP on stdout; about 15 s a kernel
 # on two cores.
 set -u
 
@@ -100,13 +101,17 @@ build_for() {
 		echo "vermagic: $(modinfo -F vermagic "$tree/agile-$k.ko"), not $KRELEASE"
 		return 1
 	}
+	[ "$(modinfo -F version "$tree/agile-$k.ko")" = "$version" ] || {
+		echo "modinfo version: '$(modinfo -F version "$tree/agile-$k.ko")', not $version"
+		return 1
+	}
 	pdkms status -m agile -v "$version" -k "$KRELEASE" | grep -q ": built" || {
 		pdkms status -m agile -v "$version" -k "$KRELEASE"
 		return 1
 	}
 }
 for k in "${kernels[@]}"; do
-	ok "dkms build agile/$version for Linux $k: agile.ko with its vermagic, status built" \
+	ok "dkms build agile/$version for Linux $k: agile.ko with its vermagic and version, status built" \
 		build_for "$k"
 done
 
