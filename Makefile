@@ -56,6 +56,9 @@ INSTALL_VARS := DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR DATADIR MANDIR \
 INSTALL_ENV = $(foreach v,$(INSTALL_VARS),$(v)="$($(v))") VERSION=$(VERSION) \
 	BUILD=$(BUILD)
 DKMS_SRC := $(BUILD)/dkms/agile-$(VERSION)
+# libagile's build folder O, its variants' libagile.a (LIB_static) and
+# flags (CFLAGS_BASE, CFLAGS_<variant>, LDLIBS_<variant>): agilectl's.
+include mk/flags.mk
 
 .PHONY: all deps kernels kernel-src modules debug-modules selftests lib gpu check-gpu \
 	gpu-bundle check-gpu-bundle \
@@ -114,7 +117,8 @@ check-gpu-bundle: gpu-bundle
 	@tools/test-gpu-bundle.sh $(BUILD)/gpu-bundle
 
 # Tools go into the guests too, so they are linked statically (not
-# agile-retarget: it translates on the host, with libclang).
+# agile-retarget: it translates on the host, with libclang).  What
+# installs is built apart: $(BUILD)/install/agilectl (make install).
 tools: $(BUILD)/tools/agile-demo $(BUILD)/tools/agilectl
 	@$(MAKE) --no-print-directory -C tools/agile-retarget
 	@$(MAKE) --no-print-directory -C tools/agile-bench static
@@ -124,12 +128,29 @@ $(BUILD)/tools/agile-demo: tools/agile-demo.c uapi/linux/agile.h
 	@mkdir -p $(@D)
 	$(CC) -static $(TOOL_CFLAGS) -o $@ $<
 
-# agilectl(8): info, stats, tune, dump, trace of the module.  The builder's
-# CPPFLAGS, CFLAGS and LDFLAGS (dpkg-buildflags) after ours: it installs.
-$(BUILD)/tools/agilectl: tools/agilectl.c uapi/linux/agile.h
+# agilectl(8): info, stats, tune, dump, trace of the module, and which
+# backend libagile would take (agile_dev_backend_choose), so it links
+# libagile.  Twice: for the guests statically, with the static variant of
+# libagile.a; and, to install, a PIE linked against libagile.so with the
+# builder's CPPFLAGS, CFLAGS and LDFLAGS (dpkg-buildflags) after ours, as
+# a distribution wants it (lintian: statically-linked-binary, no PIE).
+$(BUILD)/tools/agilectl: tools/agilectl.c $(PUBLIC_HDRS) $(LIB_static)
 	@mkdir -p $(@D)
-	$(CC) -static $(TOOL_CFLAGS) -DAGILE_PROJECT_VERSION='"$(VERSION)"' \
-		$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) $(CFLAGS_BASE) $(CFLAGS_static) $(AGILE_VERSION_DEF) -o $@ $< \
+		$(LIB_static) $(LDLIBS_static)
+
+$(BUILD)/install/agilectl: tools/agilectl.c $(PUBLIC_HDRS) $(O)/libagile.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS_native) $(AGILE_VERSION_DEF) -o $@ $< \
+		-L$(O) -lagile $(LDFLAGS)
+
+# libagile is its own Makefile's business: asked every time, relinked
+# against only when a source changed.
+$(LIB_static): FORCE
+	@$(MAKE) --no-print-directory -C libagile lib-static
+$(O)/libagile.so: FORCE
+	@$(MAKE) --no-print-directory -C libagile $@
+FORCE:
 
 lint: kernels kernel-src
 	@tools/lint.sh
@@ -172,10 +193,10 @@ run: deps
 	fi
 
 # What installs, built first: the shared and static libraries, agile-bench
-# linked natively, agile-retarget looking for its prelude where it goes.
-# agilectl and the man pages install where they exist (build/tools/agilectl,
-# man/man{1,3,4,8}/): whatever builds agilectl belongs in this list too.
-install: lib
+# linked natively, agilectl against libagile.so, agile-retarget looking
+# for its prelude where it goes.  The man pages install where they exist
+# (man/man{1,3,4,8}/).
+install: lib $(BUILD)/install/agilectl
 	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
 	@$(MAKE) --no-print-directory -C tools/agile-retarget \
 		RETARGET=$(BUILD)/install/agile-retarget \

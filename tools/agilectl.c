@@ -10,7 +10,11 @@
  *                            context (-p PID), decoded
  *   agilectl trace           the module's tracepoints, decoded
  *
- * Only what the ABI exposes: AGILE_IOC_INFO, the sysfs attributes of
+ * info also says which backend libagile would take here and why
+ * (agile_dev_backend_choose: $AGILE_BACKEND, or whether the node exists),
+ * even where the module is not loaded.
+ *
+ * Of the module, only what the ABI exposes: AGILE_IOC_INFO, the sysfs attributes of
  * /sys/class/misc/agile, AGILE_IOC_STATS and the pages of the caller's own
  * context, GROUP_JOIN's QUERY, /proc/PID/fdinfo/FD of the open /dev/agile
  * files (the module's show_fdinfo: a context's counters and its slots in
@@ -40,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <agile/dev.h>
 #include <linux/agile.h>
 
 #define EXIT_USAGE 2
@@ -207,11 +212,34 @@ static void usage_info(FILE *f)
 {
 	fprintf(f,
 		"usage: agilectl info\n"
-		"The module's ABI version, feature bits and limits (AGILE_IOC_INFO),\n"
-		"its tunables with their ranges (sysfs %s), its load-time\n"
-		"parameters (%s) and its counters.\n"
+		"The backend libagile would take here and why (first, even without\n"
+		"the module), then the module's ABI version, feature bits and\n"
+		"limits (AGILE_IOC_INFO), its tunables with their ranges (sysfs %s),\n"
+		"its load-time parameters (%s) and its counters.\n"
 		"Needs read access to %s.\n",
 		sysfs_dir, params_dir, device_path);
+}
+
+/*
+ * The backend agile_dev_open would take for a program run here with
+ * this environment and the node agilectl looks at.
+ */
+static void print_library_backend(void)
+{
+	struct agile_dev_opts opts;
+	const char *why;
+	int backend;
+
+	agile_dev_opts_init(&opts);
+	opts.path = device_path;
+	backend = agile_dev_backend_choose(&opts, &why);
+	if (backend < 0)
+		printf("library_backend:   none: agile_dev_open fails (%s)\n",
+		       strerror(-backend));
+	else
+		printf("library_backend:   %s (%s; %s)\n",
+		       agile_dev_backend_name(backend), why, device_path);
+	fflush(stdout);
 }
 
 static int cmd_info(int argc, char **argv)
@@ -230,6 +258,7 @@ static int cmd_info(int argc, char **argv)
 		usage_info(stderr);
 		return EXIT_USAGE;
 	}
+	print_library_backend();
 	fd = open_device(O_RDONLY, &status);
 	if (fd < 0)
 		return status;
@@ -1621,7 +1650,7 @@ static void usage(FILE *f)
 		"usage: agilectl [-D DEVICE] [-S SYSFS] COMMAND [ARGS]\n"
 		"       agilectl --version\n"
 		"Look at and tune the agile module.\n"
-		"  info                 ABI version, features, limits, tunables\n"
+		"  info                 libagile's backend; ABI version, features, limits, tunables\n"
 		"  stats [-d S] [-n N]  module and context counters, like top\n"
 		"  tune [NAME=VALUE]    list or set a sysfs tunable (root)\n"
 		"  dump [-s N] [-g KEY] [-p PID] a fresh context's slots, a group's\n"

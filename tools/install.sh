@@ -22,7 +22,8 @@
 #                the module's own programs include (no kernel's uapi has
 #                one; Debian's linux-libc-dev neither)
 #   $BINDIR      agile-bench, agile-retarget (its CUDA prelude in
-#                $DATADIR/agile/retarget), agilectl where built
+#                $DATADIR/agile/retarget), agilectl (build/install/, the
+#                one linked against libagile.so)
 #   $MANDIR      every page under man/man{1,3,4,8}/, where there are some
 #   $UDEVRULESDIR/60-agile.rules, $MODPROBEDIR/agile.conf
 #
@@ -105,10 +106,10 @@ manifest() {
 	for f in "$repo"/tools/agile-retarget/include/*.h "$repo"/tools/agile-retarget/include/*/*.h; do
 		[ -e "$f" ] && echo "file 0644 $f $prelude/include/${f#"$repo"/tools/agile-retarget/include/}"
 	done
-	# The hooks for agilectl and the man pages: installed where they exist.
-	if [ "$mode" = uninstall ] || [ -e "$BUILD/tools/agilectl" ]; then
-		echo "file 0755 $BUILD/tools/agilectl $BINDIR/agilectl"
-	fi
+	# agilectl linked against libagile.so (build/tools/agilectl is the
+	# guests' static one).
+	echo "file 0755 $BUILD/install/agilectl $BINDIR/agilectl"
+	# The man pages: installed where they exist.
 	for f in "$repo"/man/man[1348]/*.[1348]; do
 		[ -e "$f" ] || continue
 		name=${f#"$repo"/man/}

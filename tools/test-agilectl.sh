@@ -4,9 +4,13 @@
 # tools/test-agilectl.sh [AGILECTL] - agilectl on the host, where no module
 # is loaded (or with a device path that does not exist): every command's
 # --help, the usage errors, and a clear message with exit status 3 for a
-# missing device; --version.  TAP on stdout; exits non-zero on a failure.  The guest
-# side (a real module) is selftests/kmod/agilectl_test.sh.
+# missing device; --version; info's first line, the backend libagile would
+# take and why ($AGILE_BACKEND, the node).  TAP on stdout; exits non-zero
+# on a failure.  The guest side (a real module) is
+# selftests/kmod/agilectl_test.sh.  AGILECTL may be the dynamic one
+# (build/install/agilectl) with LD_LIBRARY_PATH leading to libagile.so.
 set -u
+unset AGILE_BACKEND
 repo=$(cd "$(dirname "$0")/.." && pwd)
 agilectl=${1:-$repo/build/tools/agilectl}
 out=$(mktemp)
@@ -40,6 +44,18 @@ echo "TAP version 13"
 t "info without the device: a clear message, exit 3" 3 \
 	'/nonexistent/agile: No such file or directory: the agile module is not loaded' \
 	-D "$nodev" info
+t "info without the device or AGILE_BACKEND: libagile would take user, no node" 3 \
+	"^library_backend:   user (no device node; $nodev)\$" -D "$nodev" info
+t "info with a node at -D: libagile would take kmod" 1 \
+	'^library_backend:   kmod (the device node exists; /dev/null)$' \
+	-D /dev/null info
+export AGILE_BACKEND=user
+t "info, AGILE_BACKEND=user and a node: libagile would take user, because of AGILE_BACKEND" 1 \
+	'^library_backend:   user (AGILE_BACKEND; /dev/null)$' -D /dev/null info
+export AGILE_BACKEND=bogus
+t "info, AGILE_BACKEND=bogus: agile_dev_open would fail" 3 \
+	'^library_backend:   none: agile_dev_open fails' -D "$nodev" info
+unset AGILE_BACKEND
 t "stats without the module's sysfs: exit 3" 3 'the agile module is not loaded' \
 	-S /nonexistent/sysfs stats -n 1
 t "tune without the module's sysfs: exit 3" 3 'not loaded' \

@@ -116,11 +116,13 @@ ok "files: libraries and GPU code in /usr/lib/$multiarch, headers, tools, udev r
 # debian/rules builds with dpkg-buildflags' hardening=+all: the shared
 # libraries and agile-bench are linked with relro and bind now and
 # compiled with the stack protector and _FORTIFY_SOURCE (their _chk
-# imports); agilectl, static, has its relro segment.
+# imports); agilectl too, and it is a PIE that needs libagile.so.0 (not
+# the guests' static one: lintian's statically-linked-binary) and runs on
+# the unpacked libagile0.
 hardened() {
 	local f
 	for f in "$libdir/libagile.so.$version" "$libdir/libagile-mpi.so.$version" \
-		"$root/usr/bin/agile-bench"; do
+		"$root/usr/bin/agile-bench" "$root/usr/bin/agilectl"; do
 		readelf -dW "$f" | grep -q "(FLAGS) *BIND_NOW" &&
 			readelf -lW "$f" | grep -q GNU_RELRO &&
 			readelf --dyn-syms -W "$f" | grep -q "__stack_chk_fail" || {
@@ -134,10 +136,18 @@ hardened() {
 		echo "libagile.so: no _FORTIFY_SOURCE _chk import"
 		return 1
 	}
-	readelf -lW "$root/usr/bin/agilectl" | grep -q GNU_RELRO &&
-		"$root/usr/bin/agilectl" --help | grep -q "usage: agilectl"
+	readelf -hW "$root/usr/bin/agilectl" | grep -q "Type: *DYN" || {
+		echo "agilectl is not a PIE"
+		return 1
+	}
+	readelf -dW "$root/usr/bin/agilectl" | grep -q "(NEEDED).*\[libagile\.so\.0\]" || {
+		echo "agilectl does not link libagile.so.0"
+		return 1
+	}
+	LD_LIBRARY_PATH=$libdir AGILE_BACKEND=user "$root/usr/bin/agilectl" \
+		-D /nonexistent/agile info | grep -q "^library_backend: *user (AGILE_BACKEND"
 }
-ok "hardened: libagile, libagile-mpi, agile-bench with relro, bind now, stack protector, fortify; agilectl runs" \
+ok "hardened: libagile, libagile-mpi, agile-bench, agilectl with relro, bind now, stack protector, fortify; agilectl a PIE on libagile0, runs" \
 	hardened
 
 # The maintainer scripts and relations dh wrote from debian/.
@@ -153,12 +163,13 @@ relations() {
 		dpkg-deb -f "$(deb libagile-dev amd64)" Depends |
 		grep -q "libagile0 (= $version)" &&
 		dpkg-deb -f "$(deb agile-tools amd64)" Depends | grep -q "libclang" &&
+		dpkg-deb -f "$(deb agile-tools amd64)" Depends | grep -q "libagile0 (>= " &&
 		! dpkg-deb -f "$(deb libagile-dev amd64)" Depends | grep -q "dkms"
 	local rc=$?
 	rm -rf "$d"
 	return $rc
 }
-ok "agile-dkms: postinst dkms + groupadd, prerm dkms, Depends dkms (it alone); libagile0.symbols; -dev = libagile0" \
+ok "agile-dkms: postinst dkms + groupadd, prerm dkms, Depends dkms (it alone); libagile0.symbols; -dev = libagile0; agile-tools on libagile0 (agilectl)" \
 	relations
 
 # A user's program: pkg-config against the unpacked libagile-dev (its

@@ -236,6 +236,20 @@ retarget() {
 }
 ok "agile-retarget: translates with its installed prelude (compiled in: $prefix/share/agile/retarget)" retarget
 
+# The installed agilectl is the one linked against libagile.so (a PIE, not
+# the guests' static one), and passes tools/test-agilectl.sh on the
+# installed library.
+agilectl_installed() {
+	LD_LIBRARY_PATH=$libdir ldd "$dest$prefix/bin/agilectl" |
+		grep -q "libagile.so.0 => $libdir/" || {
+		LD_LIBRARY_PATH=$libdir ldd "$dest$prefix/bin/agilectl"
+		return 1
+	}
+	LD_LIBRARY_PATH=$libdir "$repo/tools/test-agilectl.sh" "$dest$prefix/bin/agilectl"
+}
+ok "agilectl: linked against the installed libagile.so.0, passes tools/test-agilectl.sh" \
+	agilectl_installed
+
 installed_rest() {
 	local f
 	for f in "$dest$prefix/bin/agile-bench" "$dest/etc/udev/rules.d/60-agile.rules" \

@@ -3,7 +3,8 @@
 #
 # selftests/kmod/agilectl_test.sh - agilectl (tools/agilectl.c) against the
 # loaded module, INSIDE a test guest (busybox sh, root); run.sh runs it as
-# one of its programs.  Checks what `agilectl info` reports against sysfs,
+# one of its programs.  Checks what `agilectl info` reports against sysfs
+# (and that libagile would take kmod here),
 # `stats -n 1` (module counters, and the row of a context that ctx_hold
 # holds in a known state, or one line for it when run as another user),
 # a `tune` round trip and its range and name errors, `dump` of its own
@@ -66,7 +67,8 @@ info_fields() {
 		'task_reg_size: *64 .. 4096' 'wait_any_max: *64' \
 		"max_segment_bytes: *$(cat $SYSFS/max_segment_bytes)" \
 		'poll_max_checks .*\[64, 65536\]' 'dev_mode .*0660' \
-		'contexts  *[0-9]'; do
+		'contexts  *[0-9]' \
+		'^library_backend: *kmod (the device node exists; /dev/agile)$'; do
 		has "$f" || return 1
 	done
 }

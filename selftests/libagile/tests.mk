@@ -11,7 +11,7 @@ TESTS := sys-cpus env-invalid sched-deque-stress sched-fib sched-array-sum sched
 	sched-pin-fallback \
 	sched-concurrent-runs sched-cross-pool sched-steal-leap-wake \
 	sched-descheduled sched-spread \
-	dev-doorbell dev-backend-debug eu-pool eu-race \
+	dev-doorbell dev-backend-debug dev-backend-choose eu-pool eu-race \
 	kernels-registry kernels-matlist kernels-axpy kernels-reduce \
 	kernels-failures kernels-on-eus kernels-launch \
 	retarget-matlist retarget-reduce retarget-transpose retarget-refused \

@@ -170,6 +170,28 @@ int agile_dev_backend(const struct agile_dev *dev);
 const char *agile_dev_backend_name(int backend);
 
 /**
+ * agile_dev_backend_choose - the backend agile_dev_open would choose, and why
+ * @opts: NULL for the defaults
+ * @why:  receives a constant string naming the reason (may be NULL):
+ *        "agile_dev_opts.backend", "AGILE_BACKEND", "the device node
+ *        exists" or "no device node" (@opts->path, else /dev/agile)
+ *
+ * The same choice as agile_dev_open's with the same @opts and
+ * environment, made without opening anything: the caller's
+ * agile_dev_opts.backend, else $AGILE_BACKEND, else kmod where the node
+ * exists and user where it does not.  kmod chosen for an existing node
+ * may still fail to open (-EACCES, -AGILE_E_ABI); agile_dev_open does not
+ * then fall back to user.
+ *
+ * Thread safety: thread safe.
+ *
+ * Return: AGILE_BACKEND_KMOD or AGILE_BACKEND_USER, or -EINVAL (bad
+ * @opts, or $AGILE_BACKEND not "kmod" or "user").
+ */
+int agile_dev_backend_choose(const struct agile_dev_opts *opts,
+			     const char **why);
+
+/**
  * agile_dev_nr_slots - how many slots @dev has
  * @dev: the context
  *

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define AGILE_VERSION_MAJOR 0
-#define AGILE_VERSION_MINOR 10
+#define AGILE_VERSION_MINOR 11
 
 /**
  * AGILE_CHECK_VERSION - compile-time check of the headers' version

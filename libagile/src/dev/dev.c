@@ -199,6 +199,23 @@ static void dev_free(struct agile_dev *dev)
 	free(dev);
 }
 
+int agile_dev_backend_choose(const struct agile_dev_opts *opts,
+			     const char **why)
+{
+	struct agile_dev_opts defaults;
+	const char *reason;
+	int err;
+
+	if (!opts) {
+		agile_dev_opts_init(&defaults);
+		opts = &defaults;
+	}
+	err = check_opts(opts);
+	if (err)
+		return err;
+	return pick_backend(opts, why ? why : &reason);
+}
+
 int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out)
 {
 	struct agile_dev_opts defaults;
@@ -212,10 +229,7 @@ int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out)
 		agile_dev_opts_init(&defaults);
 		opts = &defaults;
 	}
-	err = check_opts(opts);
-	if (err)
-		return err;
-	backend = pick_backend(opts, &why);
+	backend = agile_dev_backend_choose(opts, &why);
 	if (backend < 0)
 		return backend;
 	say_backend(opts, backend, why);
