@@ -29,7 +29,9 @@
 #                 rule and modprobe.d file into DESTDIR + PREFIX (default
 #                 /usr/local; tools/install.sh); make uninstall removes them
 #   make install-dkms  the module's source and dkms.conf into
-#                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install);
+#                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install),
+#                 and modules-load.d/agile.conf into MODULESLOADDIR (default
+#                 /etc/modules-load.d): the module loads at boot;
 #                 make uninstall-dkms removes it
 #   make deb      the Debian packages (debian/) into build/deb/
 #   make deb-check  build them and use the unpacked ones (tools/test-deb.sh)
@@ -50,6 +52,8 @@ VERSION := $(shell sed -n 's/^VERSION := //p' libagile/Makefile)
 # BINDIR LIBDIR INCLUDEDIR MANDIR UDEVRULESDIR MODPROBEDIR).
 PREFIX ?= /usr/local
 DATADIR ?= $(PREFIX)/share
+# make install-dkms's (a package: /usr/lib/modules-load.d).
+MODULESLOADDIR ?= /etc/modules-load.d
 DESTDIR ?=
 INSTALL_VARS := DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR DATADIR MANDIR \
 	UDEVRULESDIR MODPROBEDIR
@@ -219,15 +223,20 @@ dkms-src:
 	@sed 's/@VERSION@/$(VERSION)/' dkms.conf.in >$(DKMS_SRC)/dkms.conf
 
 # Then, as root: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)
+# With the source, MODULESLOADDIR/agile.conf: systemd loads the module at
+# boot (nothing loads it on the first open: README.md, "Loading").  Not
+# make install's: without the module that would fail every boot.
 install-dkms: dkms-src
-	@mkdir -p $(DESTDIR)/usr/src
+	@mkdir -p $(DESTDIR)/usr/src $(DESTDIR)$(MODULESLOADDIR)
 	@rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
 	@cp -R $(DKMS_SRC) $(DESTDIR)/usr/src/agile-$(VERSION)
+	@install -m 0644 modules-load.d/agile.conf $(DESTDIR)$(MODULESLOADDIR)/agile.conf
 	@echo "install-dkms: $(DESTDIR)/usr/src/agile-$(VERSION); then: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)"
 
 # After dkms remove agile/$(VERSION) --all.
 uninstall-dkms:
 	rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
+	rm -f $(DESTDIR)$(MODULESLOADDIR)/agile.conf
 
 # libagile0, libagile-mpi0, libagile-dev, agile-tools, agile-dkms, built
 # by dpkg-buildpackage in a copy of the tree (tools/test-deb.sh --build-only).

@@ -92,6 +92,7 @@ contents() {
 		"$root/usr/share/agile/retarget/cuda_prelude.h" \
 		"$root/usr/lib/udev/rules.d/60-agile.rules" \
 		"$root/usr/lib/modprobe.d/agile.conf" \
+		"$root/usr/lib/modules-load.d/agile.conf" \
 		"$root/usr/src/agile-$version/dkms.conf" \
 		"$root/usr/src/agile-$version/kmod/main.c"; do
 		[ -e "$f" ] || {
@@ -104,13 +105,18 @@ contents() {
 		echo "missing: /usr/lib/$multiarch/agile/agile-gpu-hip.co"
 		return 1
 	fi
+	# systemd-modules-load's entry: the module by name, nothing else.
+	[ "$(grep -v '^#' "$root/usr/lib/modules-load.d/agile.conf")" = agile ] || {
+		echo "modules-load.d/agile.conf does not name agile alone"
+		return 1
+	}
 	[ "$(readlink "$libdir/libagile.so.0")" = "libagile.so.$version" ] &&
 		dpkg-deb -c "$(deb libagile0 amd64)" | grep -q "libagile.so.0 -> " &&
 		dpkg-deb -c "$(deb libagile-dev amd64)" | grep -q "libagile.so -> " &&
 		grep -qx "prefix=/usr" "$libdir/pkgconfig/agile.pc" &&
 		grep -q "PACKAGE_VERSION=\"$version\"" "$root/usr/src/agile-$version/dkms.conf"
 }
-ok "files: libraries and GPU code in /usr/lib/$multiarch, headers, tools, udev rule, modprobe.d, /usr/src/agile-$version" \
+ok "files: libraries and GPU code in /usr/lib/$multiarch, headers, tools, udev rule, modprobe.d, modules-load.d, /usr/src/agile-$version" \
 	contents
 
 # debian/rules builds with dpkg-buildflags' hardening=+all: the shared
