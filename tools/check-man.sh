@@ -50,7 +50,7 @@ for page in man/man3/*.3; do
 	# The C++ wrapper's page, and the documented macros and inline
 	# calls of the public headers (man-gen.py makes both).
 	[ "$name" = agile_cxx ] && continue
-	grep -q "^ \* $name - " libagile/include/agile/*.h && continue
+	grep -Eq "^ \* $name(\(\))? - " libagile/include/agile/*.h && continue
 	grep -qx "$name" <<<"$symbols" ||
 		fail "$page: $name is not exported by libagile.map or libagile-mpi.map, nor a documented macro or inline call of libagile/include/agile/"
 done
