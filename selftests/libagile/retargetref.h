@@ -299,4 +299,169 @@ static inline int ref_pointer_forms(const unsigned int *in,
 	return bad;
 }
 
+/*
+ * The warp primitives (docs/retarget.md, "Warps"), simulated from CUDA's
+ * definitions for 32-lane warps: thread t of a block is lane t % 32 of
+ * warp t / 32; a source lane past the block's end gives the caller's own
+ * value, a missing lane votes 0.
+ */
+#define REF_WARP 32 /* CUDA's warpSize */
+
+enum ref_shfl { REF_IDX, REF_UP, REF_DOWN, REF_XOR };
+
+/* The thread whose value thread @t of a block of @nt gets. */
+static inline unsigned ref_warp_source(enum ref_shfl kind, unsigned t,
+				       unsigned nt, int arg, int width)
+{
+	unsigned lane = t % REF_WARP, seg = lane / width * width, src = lane;
+
+	switch (kind) {
+	case REF_IDX:
+		src = seg + (unsigned)(((arg % width) + width) % width);
+		break;
+	case REF_UP:
+		if (lane - seg >= (unsigned)arg)
+			src = lane - (unsigned)arg;
+		break;
+	case REF_DOWN:
+		if (lane - seg + (unsigned)arg < (unsigned)width)
+			src = lane + (unsigned)arg;
+		break;
+	case REF_XOR:
+		if ((lane ^ (unsigned)arg) < seg + (unsigned)width)
+			src = lane ^ (unsigned)arg;
+		break;
+	}
+	src += t - lane;
+	return src < nt ? src : t;
+}
+
+static inline void ref_warp_shfl(enum ref_shfl kind, const int *v, int *to,
+				 unsigned nt, int arg, int width)
+{
+	for (unsigned t = 0; t < nt; t++)
+		to[t] = v[ref_warp_source(kind, t, nt, arg, width)];
+}
+
+static inline unsigned ref_warp_ballot(const int *pred, unsigned t, unsigned nt)
+{
+	unsigned base = t - t % REF_WARP, bits = 0;
+
+	for (unsigned l = 0; l < REF_WARP; l++)
+		if (base + l < nt && pred[base + l])
+			bits |= 1u << l;
+	return bits;
+}
+
+/* warpreduce.cu's sum of block @block of @nt threads, warp by warp */
+static inline int ref_warp_reduce_block(const int *in, unsigned n,
+					unsigned block, unsigned nt)
+{
+	int v[1024], got[1024], sums[32] = { 0 };
+	unsigned nr_warps = (nt + REF_WARP - 1) / REF_WARP;
+
+	for (unsigned t = 0; t < nt; t++)
+		v[t] = block * nt + t < n ? in[block * nt + t] : 0;
+	for (int o = 16; o > 0; o >>= 1) {
+		ref_warp_shfl(REF_DOWN, v, got, nt, o, REF_WARP);
+		for (unsigned t = 0; t < nt; t++)
+			v[t] += got[t];
+	}
+	for (unsigned t = 0; t < nt; t += REF_WARP)
+		sums[t / REF_WARP] = v[t];
+	for (unsigned t = 0; t < nt; t++)
+		v[t] = t < nr_warps ? sums[t % REF_WARP] : 0;
+	for (int o = 16; o > 0; o /= 2) {
+		ref_warp_shfl(REF_DOWN, v, got, nt, o, REF_WARP);
+		for (unsigned t = 0; t < nt; t++)
+			v[t] += got[t];
+	}
+	return v[0];
+}
+
+/* warpvote.cu's eight words a thread, for one block */
+static inline void ref_warp_vote_block(const int *in, unsigned n,
+				       unsigned block, unsigned nt,
+				       unsigned *ref)
+{
+	int x[1024], p[1024], best[1024], sum[1024], got[1024];
+	int first[1024], below[1024], rotated[1024];
+	unsigned ballot[1024], vote[1024];
+
+	for (unsigned t = 0; t < nt; t++)
+		x[t] = block * nt + t < n ? in[block * nt + t] : -1;
+	for (unsigned t = 0; t < nt; t++)
+		p[t] = x[t] > 0;
+	for (unsigned t = 0; t < nt; t++)
+		ballot[t] = ref_warp_ballot(p, t, nt);
+	for (unsigned t = 0; t < nt; t++)
+		p[t] = x[t] > 60;
+	for (unsigned t = 0; t < nt; t++)
+		vote[t] = ref_warp_ballot(p, t, nt) != 0;
+	for (unsigned t = 0; t < nt; t++)
+		p[t] = x[t] >= 0;
+	for (unsigned t = 0; t < nt; t++) {
+		unsigned lanes = nt - t / REF_WARP * REF_WARP;
+		unsigned active = lanes >= REF_WARP ? ~0u : (1u << lanes) - 1;
+
+		vote[t] |= (unsigned)(ref_warp_ballot(p, t, nt) == active) << 1;
+	}
+	memcpy(best, x, nt * sizeof(int));
+	memcpy(sum, x, nt * sizeof(int));
+	for (int m = 1; m < REF_WARP; m *= 2) {
+		ref_warp_shfl(REF_XOR, best, got, nt, m, REF_WARP);
+		for (unsigned t = 0; t < nt; t++)
+			best[t] = got[t] > best[t] ? got[t] : best[t];
+	}
+	ref_warp_shfl(REF_IDX, x, first, nt, 0, REF_WARP);
+	ref_warp_shfl(REF_UP, x, below, nt, 1, 8);
+	for (unsigned t = 0; t < nt; t++)
+		rotated[t] = x[ref_warp_source(REF_IDX, t, nt,
+					       (int)(t & 15) + 17, 16)];
+	for (int m = 16; m >= 1; m /= 2) {
+		ref_warp_shfl(REF_XOR, sum, got, nt, m, REF_WARP);
+		for (unsigned t = 0; t < nt; t++)
+			sum[t] += got[t];
+	}
+	for (unsigned t = 0; t < nt; t++) {
+		unsigned lanes = nt - t / REF_WARP * REF_WARP;
+		unsigned *o = ref + 8 * t;
+
+		o[0] = ballot[t];
+		o[1] = vote[t];
+		o[2] = lanes >= REF_WARP ? ~0u : (1u << lanes) - 1;
+		o[3] = (unsigned)best[t];
+		o[4] = (unsigned)first[t];
+		o[5] = (unsigned)below[t];
+		o[6] = (unsigned)rotated[t];
+		o[7] = (unsigned)sum[t];
+	}
+}
+
+/* warpvote.cu's input: some warps all positive, some not. */
+static inline void ref_warp_vote_input(int *in, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		in[i] = (i / 64) % 3 ? (int)(i * 2654435761u % 64) :
+				       (int)(i * 40503u % 100) - 20;
+}
+
+/* warpvote.cu's warp_xor: one word a thread of block @block. */
+static inline void ref_warp_xor_block(const int *in, unsigned n, unsigned block,
+				      unsigned nt, unsigned *ref)
+{
+	int x[1024];
+
+	for (unsigned t = 0; t < nt; t++) {
+		x[t] = block * nt + t < n ? in[block * nt + t] : -1;
+		ref[t] = 0;
+	}
+	for (int width = 1; width <= REF_WARP; width *= 2)
+		for (int mask = 1; mask < REF_WARP; mask++)
+			for (unsigned t = 0; t < nt; t++)
+				ref[t] = ref[t] * 31u +
+					 (unsigned)x[ref_warp_source(
+						 REF_XOR, t, nt, mask, width)];
+}
+
 #endif /* AGILE_RETARGETREF_H */

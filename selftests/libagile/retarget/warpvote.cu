@@ -5,7 +5,8 @@
  * warp's maximum by a __shfl_xor_sync butterfly, lane 0's value
  * broadcast, the neighbour below in segments of 8 (__shfl_up_sync with a
  * width) and a rotation within segments of 16 (__shfl_sync with a lane
- * past the width), then a __syncwarp() and a second butterfly of sums.
+ * past the width), then a __syncwarp() and a second butterfly of sums;
+ * and warp_xor, __shfl_xor_sync for every lane mask and width.
  */
 #ifdef __HIPCC__
 #include <hip/hip_runtime.h>
@@ -42,4 +43,25 @@ __global__ void warp_vote(const int *in, unsigned int *out, unsigned int n)
 		out[8 * i + 6] = (unsigned int)rotated;
 		out[8 * i + 7] = (unsigned int)sum;
 	}
+}
+
+/*
+ * __shfl_xor_sync with every lane mask from 1 to 31 and every width from
+ * 1 to 32, folded into one word a thread: with a width below 32 a lane
+ * may read an earlier segment's lane, never a later one's (it gets its
+ * own value then).
+ */
+__global__ void warp_xor(const int *in, unsigned int *out, unsigned int n)
+{
+	unsigned int tid = threadIdx.x;
+	unsigned int i = blockIdx.x * blockDim.x + tid;
+	int x = i < n ? in[i] : -1;
+	unsigned int h = 0;
+
+	for (int width = 1; width <= warpSize; width *= 2)
+		for (int mask = 1; mask < warpSize; mask++)
+			h = h * 31u + (unsigned int)__shfl_xor_sync(
+					      FULL_MASK, x, mask, width);
+	if (i < n)
+		out[i] = h;
 }
