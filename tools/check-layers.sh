@@ -30,7 +30,7 @@ layer_of() {
 	case $1 in
 	error | common | sys | version | uapi) echo "0 common" ;;
 	dev) echo "1 dev" ;;
-	kernels | launch | retarget | retarget_types) echo "2 kernels" ;;
+	kernels | launch | retarget | retarget_types | retarget_warp) echo "2 kernels" ;;
 	eu | gpu) echo "3 eu" ;;
 	sched | offload) echo "4 sched" ;;
 	transport) echo "5 transport" ;;

@@ -30,6 +30,11 @@
  *	intrinsics  __popc, __clz, __ffs, __brev, __umulhi, __mul24, ...,
  *	            __ldg; fmaf, __saturatef, __fdividef, __expf, ... bit
  *	            for bit (retargetbuiltins.h)
+ *	warpreduce  __shfl_down_sync in two levels, block-shared staging;
+ *	            blocks of 32 to 1024 threads and partial warps (80, 200)
+ *	            on 64 lanes, 80 on 5 lanes
+ *	warpvote    every vote and shuffle, __shfl_xor_sync of every mask
+ *	            and width, bit for bit against retargetref.h's warps
  *	shared-rotate  dialect 2 by hand: block-shared memory, the phases
  *	            in order (AGILE_IN_ORDER), 64 and 5 lanes
  *

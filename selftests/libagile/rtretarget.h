@@ -32,6 +32,8 @@
 #include "scan-dialect.h"
 #include "transpose-dialect.h"
 #include "vector-dialect.h"
+#include "warpreduce-dialect.h"
+#include "warpvote-dialect.h"
 
 #ifndef RETARGET_OUT
 #error "RETARGET_OUT: where the Makefile put the translated kernels"
@@ -59,6 +61,8 @@ RR_EMBED(rr_scan_src, "scan-dialect.c");
 RR_EMBED(rr_pointers_src, "pointers-dialect.c");
 RR_EMBED(rr_vector_src, "vector-dialect.c");
 RR_EMBED(rr_intrinsics_src, "intrinsics-dialect.c");
+RR_EMBED(rr_warpreduce_src, "warpreduce-dialect.c");
+RR_EMBED(rr_warpvote_src, "warpvote-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -109,6 +113,8 @@ static const struct rr_file rr_files[] = {
 	{ "pointers", rr_pointers_src },
 	{ "vector", rr_vector_src },
 	{ "intrinsics", rr_intrinsics_src },
+	{ "warpreduce", rr_warpreduce_src },
+	{ "warpvote", rr_warpvote_src },
 	{ "shared-rotate", rr_shared_rotate_src },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
@@ -704,6 +710,85 @@ static inline void rr_intrinsics(struct rr *r, uint32_t n, uint32_t block)
 	       n, block, bad, fbad, agile_strerror(err));
 	for (int i = 0; i < 7; i++)
 		agile_rt_buffer_release(bufs[i]);
+/* warpreduce.cu: blocks of @block threads on @r's lanes. */
+static inline void rr_warp_reduce(struct rr *r, uint32_t block, uint32_t n)
+{
+	uint32_t nr_blocks = (n + block - 1) / block;
+	int *in, *out;
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(int), &in);
+	struct agile_rt_buffer *ob =
+		rr_buffer(r, nr_blocks * sizeof(int), &out);
+	int err = -ENOMEM, bad = 1;
+
+	if (ib && ob) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_rw(ob), rr_val(n) };
+
+		for (uint32_t i = 0; i < n; i++)
+			in[i] = (int)(i * 2654435761u % 1000) - 300;
+		err = rr_launch(r, "warp_reduce", nr_blocks, 1, 1, block, 1, 1,
+				p, 3);
+		bad = 0;
+		for (uint32_t b = 0; b < nr_blocks; b++)
+			bad += out[b] != ref_warp_reduce_block(in, n, b, block);
+	}
+	tap_ok(!err && !bad,
+	       "warpreduce: blocks of %u threads on %u lanes, %u elements: __shfl_down_sync sums, bit for bit (%d blocks wrong): %s",
+	       block, r->lanes, n, bad, agile_strerror(err));
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+}
+
+/*
+ * warpvote.cu: warp_vote's eight words and warp_xor's one a thread,
+ * blocks of @block threads on @r's lanes.
+ */
+static inline void rr_warp_vote(struct rr *r, uint32_t block, uint32_t n)
+{
+	uint32_t nr_blocks = (n + block - 1) / block;
+	int *in;
+	unsigned int *out, *xout,
+		*ref = calloc(8 * (size_t)block, sizeof(unsigned));
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(int), &in);
+	struct agile_rt_buffer *ob =
+		rr_buffer(r, 8 * (size_t)n * sizeof(unsigned), &out);
+	struct agile_rt_buffer *xb = rr_buffer(r, n * sizeof(unsigned), &xout);
+	int err = -ENOMEM, xerr = -ENOMEM, bad = 1, xbad = 1;
+
+	if (ib && ob && xb && ref) {
+		struct agile_rt_arg p[] = { rt_buf(ib, AGILE_RT_READ),
+					    rr_rw(ob), rr_val(n) };
+
+		ref_warp_vote_input(in, n);
+		err = rr_launch(r, "warp_vote", nr_blocks, 1, 1, block, 1, 1, p,
+				3);
+		p[1] = rr_rw(xb);
+		xerr = rr_launch(r, "warp_xor", nr_blocks, 1, 1, block, 1, 1, p,
+				 3);
+		bad = xbad = 0;
+		for (uint32_t b = 0; b < nr_blocks; b++) {
+			ref_warp_vote_block(in, n, b, block, ref);
+			for (uint32_t t = 0; t < block && b * block + t < n;
+			     t++)
+				bad += memcmp(out + 8 * (size_t)(b * block + t),
+					      ref + 8 * (size_t)t,
+					      8 * sizeof(unsigned)) != 0;
+			ref_warp_xor_block(in, n, b, block, ref);
+			for (uint32_t t = 0; t < block && b * block + t < n;
+			     t++)
+				xbad += xout[b * block + t] != ref[t];
+		}
+	}
+	tap_ok(!err && !bad,
+	       "warpvote: warp_vote, blocks of %u threads on %u lanes: votes and shuffles of every kind, bit for bit (%d threads wrong): %s",
+	       block, r->lanes, bad, agile_strerror(err));
+	tap_ok(!xerr && !xbad,
+	       "warpvote: warp_xor, blocks of %u threads on %u lanes: __shfl_xor_sync of every mask and width (%d threads wrong): %s",
+	       block, r->lanes, xbad, agile_strerror(xerr));
+	free(ref);
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+	agile_rt_buffer_release(xb);
 }
 
 /* shared_rotate (by hand, above) with @lanes lanes, one task. */
@@ -778,6 +863,23 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_vector(r, 3, 256);
 	} else if (!strcmp(f, "intrinsics")) {
 		rr_intrinsics(r, 5000, 256);
+	} else if (!strcmp(f, "warpreduce") || !strcmp(f, "warpvote")) {
+		/* whole and partial warps; 16 threads a lane at most */
+		static const uint32_t blocks[] = { 32, 64, 80, 200, 1024 };
+		struct rr few = *r;
+		int reduce = !strcmp(f, "warpreduce");
+
+		for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+			if (reduce)
+				rr_warp_reduce(r, blocks[i],
+					       20 * blocks[i] - 7);
+			else
+				rr_warp_vote(r, blocks[i], 5 * blocks[i] - 3);
+		few.lanes = 5; /* 80 threads: 16 a lane */
+		if (reduce)
+			rr_warp_reduce(&few, 80, 1000);
+		else
+			rr_warp_vote(&few, 80, 397);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -785,6 +887,6 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file. */
-#define RR_NR_CASES 25
+#define RR_NR_CASES (21 + 4 + 6 + 12)
 
 #endif /* AGILE_RTRETARGET_H */

@@ -23,6 +23,8 @@
  *	__shared__          members of the kernel's block-shared struct
  *	threadIdx, ...      _tidx, _bidx, _bdim, _gdim: struct agile_rt_dim3
  *	                    locals (no clash with the GPU's built-ins)
+ *	warp exchange       operand in _sh->_warp_N[thread], block-shared
+ *	                    (warp.c); warpSize is AGILE_WARP_SIZE (32)
  *
  * Everything is C that is also CUDA/HIP C++: explicit casts, no
  * designated initialisers, no VLAs; the control function jumps back into
@@ -42,6 +44,7 @@
 #define RT_MAX_STATE 4096 /* AGILE_KERNEL_MAX_STATE */
 #define RT_MAX_SHARED (47 * 1024) /* AGILE_RT_GPU_SHARED_MAX */
 #define RT_NAME_MAX 31 /* AGILE_KERNEL_NAME_MAX - 1 */
+#define RT_MAX_LANES 64 /* AGILE_MAX_LANES: a task's lanes */
 
 const char *rt_builtin(const char *name)
 {
@@ -78,6 +81,22 @@ static bool var_mirrored(const struct var *v)
 	return v->promoted && (v->regions & (1ULL << REGION_CONTROL));
 }
 
+/*
+ * A block-shared copy's member: _c_<name>, or _c_<name>_<n> for the n-th
+ * later local of that name (two loops' "for (int offset = ...)" are two
+ * locals, each its own member).
+ */
+static void fput_control(FILE *out, const struct kernel *k, int var)
+{
+	unsigned dup = 0;
+
+	for (int j = 0; j < var; j++)
+		dup += (var_control(&k->vars[j]) ||
+			var_mirrored(&k->vars[j])) &&
+		       !strcmp(k->vars[j].name, k->vars[var].name);
+	fprintf(out, dup ? "_c_%s_%u" : "_c_%s", k->vars[var].name, dup);
+}
+
 bool rt_var(struct emitter *e, int var)
 {
 	const struct var *v = &e->k->vars[var];
@@ -95,7 +114,8 @@ bool rt_var(struct emitter *e, int var)
 		return true;
 	}
 	if (var_control(v) || (v->promoted && e->mode == MODE_CONTROL)) {
-		fprintf(e->out, "_sh->_c_%s", v->name);
+		fputs("_sh->", e->out);
+		fput_control(e->out, e->k, var);
 		return true;
 	}
 	if (v->promoted) {
@@ -124,18 +144,6 @@ static int check_kernel(struct source *src, struct kernel *k,
 	long long state = 0, shared = 0;
 	int errors = src->errors;
 
-	/*
-	 * A warp exchange needs block-shared staging and a GPU prelude of
-	 * its own, and a GPU EU's warp is not 32 lanes everywhere.
-	 */
-	for (unsigned i = k->fn->first; i < k->fn->last; i++)
-		if ((warp_name(src->tok[i].text) && tok_is(src, i + 1, "(")) ||
-		    tok_is(src, i, "warpSize")) {
-			diag(src, i,
-			     "%s: %s with --emit=runtime is not handled (yet): --emit=launch handles it",
-			     name, src->tok[i].text);
-			break;
-		}
 	if (strlen(name) > RT_NAME_MAX)
 		diag(src, k->fn->name_tok,
 		     "%s: a kernel name of more than %d characters does not fit the runtime's registry",
@@ -208,6 +216,10 @@ static int check_kernel(struct source *src, struct kernel *k,
 		shared += 4;
 		rk->shared = true;
 	}
+	if (k->nr_warps) {
+		shared += warp_shared_bytes(k, RT_MAX_LANES * o->lane_threads);
+		rk->shared = true;
+	}
 	if (state > RT_MAX_STATE)
 		diag(src, k->fn->name_tok,
 		     "%s: its promoted locals need %lld bytes of lane state for %u threads a lane; the runtime gives a lane %d (--lane-threads=N: fewer threads a lane)",
@@ -256,9 +268,9 @@ static void emit_structs(struct emitter *e, struct kernel *k,
 
 		if (var_control(v) || var_mirrored(v)) {
 			fputc('\t', e->out);
-			decl_text(e->out, clang_getCursorType(v->decl), "_c_",
-				  "");
-			fprintf(e->out, "%s; /* %s */\n", v->name,
+			decl_text(e->out, clang_getCursorType(v->decl), "", "");
+			fput_control(e->out, k, (int)i);
+			fprintf(e->out, "; /* %s */\n",
 				var_control(v) ?
 					"a local of the control code" :
 					"promoted: thread 0's, for the control code");
@@ -293,6 +305,7 @@ static void emit_structs(struct emitter *e, struct kernel *k,
 		emit_range(e, sf, sl + 1, 1);
 		fputc('\n', e->out);
 	}
+	warp_emit_shared(e, k);
 	if (k->has_return)
 		fputs("\tunsigned int _nr_done; /* threads that returned */\n",
 		      e->out);
@@ -430,10 +443,11 @@ static void emit_phase(struct emitter *e, struct kernel *k,
 	for (unsigned i = 0; i < k->nr_vars; i++) {
 		const struct var *v = &k->vars[i];
 
-		if (var_mirrored(v) && (v->regions & (1ULL << n->region)))
-			fprintf(e->out,
-				"\t\tif (_t == 0)\n\t\t\t_sh->_c_%s = _st->%s[0];\n",
-				v->name, v->name);
+		if (var_mirrored(v) && (v->regions & (1ULL << n->region))) {
+			fputs("\t\tif (_t == 0)\n\t\t\t_sh->", e->out);
+			fput_control(e->out, k, (int)i);
+			fprintf(e->out, " = _st->%s[0];\n", v->name);
+		}
 	}
 	fputs("\t}\n\treturn 0;\n}\n", e->out);
 }
@@ -511,8 +525,8 @@ static void emit_control_head(struct emitter *e, struct node *n)
 		cursor_tokens(src, d.c[i], &vf, &vl);
 		if (name >= semi)
 			continue;
-		fprintf(e->out, "%s_sh->_c_%s", i ? ", " : "",
-			src->tok[name].text);
+		fprintf(e->out, "%s_sh->", i ? ", " : "");
+		fput_control(e->out, e->k, src->tok[name].var);
 		if (tok_is(src, name + 1, "=")) {
 			fputs(" = ", e->out);
 			emit_range(e, name + 2, vl < semi ? vl : semi, 0);
@@ -555,7 +569,8 @@ static void emit_skeleton(struct emitter *e, struct node *n, int level)
 	case NODE_BARRIER:
 		source_where(e->src, n->first, where, sizeof(where));
 		indent(e->out, level);
-		fprintf(e->out, "/* __syncthreads() (%s) */\n", where);
+		fprintf(e->out, "/* %s() (%s) */\n", e->src->tok[n->first].text,
+			where);
 		break;
 	case NODE_IF:
 		indent(e->out, level);

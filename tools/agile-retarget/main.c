@@ -34,7 +34,7 @@ static void usage(FILE *out)
 	      "  - locals whose value crosses a barrier become per-thread arrays;\n"
 	      "    __shared__ arrays stay one per block;\n"
 	      "  - warp shuffles and votes (full mask) become exchanges at a\n"
-	      "    barrier, 32-lane warps (not with --emit=runtime);\n"
+	      "    barrier, 32-lane warps;\n"
 	      "  - __device__ helpers become static C functions taking the thread.\n"
 	      "Per kernel NAME it emits NAME_kernel (a struct agile_launch_kernel),\n"
 	      "struct NAME_args and NAME_launch(pool, grid, block, shared_bytes, ...).\n"

@@ -236,6 +236,12 @@ struct decls {
 bool warp_emit_call(struct emitter *e, unsigned *i);
 void warp_emit_stage(struct emitter *e, const struct node *s, int level);
 void warp_emit_decls(struct emitter *e, const struct kernel *k);
+/*
+ * --emit=runtime: the block-shared staging arrays, for blocks of up to
+ * @max_threads threads (their bytes), and their members.
+ */
+long long warp_shared_bytes(const struct kernel *k, unsigned max_threads);
+void warp_emit_shared(struct emitter *e, const struct kernel *k);
 
 /* emit_runtime.c */
 int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,

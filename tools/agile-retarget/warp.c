@@ -287,6 +287,12 @@ int warp_collect(struct kernel *k, CXCursor stmt, unsigned first,
 
 /* ---- the C ---- */
 
+/* The C type of an exchange's operand, staged. */
+static CXType stage_type(const struct warp_call *w)
+{
+	return clang_getCursorType(w->call);
+}
+
 static const char *const helper_of[] = {
 	[WARP_SHFL] = "agile_warp_shfl",
 	[WARP_SHFL_UP] = "agile_warp_shfl_up",
@@ -297,11 +303,23 @@ static const char *const helper_of[] = {
 	[WARP_ALL] = "agile_warp_all",
 };
 
+/* The staging arrays: per thread (--emit=launch) or block-shared. */
+static const char *stage_prefix(const struct emitter *e)
+{
+	return e->runtime ? "_sh->" : "";
+}
+
 bool warp_emit_call(struct emitter *e, unsigned *i)
 {
 	struct source *src = e->src;
 	const struct kernel *k = e->k;
 
+	/* a GPU's own warpSize is 64 on AMD: the dialect's is CUDA's */
+	if (e->runtime && src->tok[*i].kind == CXToken_Identifier &&
+	    tok_is(src, *i, "warpSize")) {
+		fputs("AGILE_WARP_SIZE", e->out);
+		return true;
+	}
 	if (!k || e->mode == MODE_PLAIN)
 		return false;
 	if (tok_is(src, *i, "__activemask") && tok_is(src, *i + 1, "(") &&
@@ -315,8 +333,8 @@ bool warp_emit_call(struct emitter *e, unsigned *i)
 
 		if (w->first != *i)
 			continue;
-		fprintf(e->out, "%s(_warp_%d, _t, _nt", helper_of[w->op],
-			w->id);
+		fprintf(e->out, "%s(%s_warp_%d, _t, _nt", helper_of[w->op],
+			stage_prefix(e), w->id);
 		if (!predicate_op(w->op)) {
 			fputs(", ", e->out);
 			emit_range(e, w->arg[2][0], w->arg[2][1], 0);
@@ -324,7 +342,9 @@ bool warp_emit_call(struct emitter *e, unsigned *i)
 			if (w->nr_args == 4)
 				emit_range(e, w->arg[3][0], w->arg[3][1], 0);
 			else
-				fputs("warpSize", e->out);
+				fputs(e->runtime ? "AGILE_WARP_SIZE" :
+						   "warpSize",
+				      e->out);
 		}
 		fputc(')', e->out);
 		*i = w->last - 1;
@@ -338,7 +358,7 @@ void warp_emit_stage(struct emitter *e, const struct node *s, int level)
 	const struct warp_call *w = &e->k->warps[s->warp_stage - 1];
 
 	indent(e->out, level);
-	fprintf(e->out, "_warp_%d[_t] = %s", w->id,
+	fprintf(e->out, "%s_warp_%d[_t] = %s", stage_prefix(e), w->id,
 		predicate_op(w->op) ? "!!(" : "");
 	emit_range(e, s->first, s->last, level);
 	fprintf(e->out, "%s; /* %s's operand */\n",
@@ -359,9 +379,44 @@ void warp_emit_decls(struct emitter *e, const struct kernel *k)
 		if (predicate_op(w->op))
 			fprintf(e->out, "int %s[_nt]", name);
 		else
-			decl_text(e->out, clang_getCursorType(w->call), name,
-				  "[_nt]");
+			decl_text(e->out, stage_type(w), name, "[_nt]");
 		fputs(";\n", e->out);
+	}
+}
+
+long long warp_shared_bytes(const struct kernel *k, unsigned max_threads)
+{
+	long long bytes = 0;
+
+	for (unsigned n = 0; n < k->nr_warps; n++) {
+		const struct warp_call *w = &k->warps[n];
+
+		bytes += (long long)max_threads *
+			 (predicate_op(w->op) ?
+				  (long long)sizeof(int) :
+				  clang_Type_getSizeOf(stage_type(w)));
+	}
+	return bytes;
+}
+
+void warp_emit_shared(struct emitter *e, const struct kernel *k)
+{
+	for (unsigned n = 0; n < k->nr_warps; n++) {
+		const struct warp_call *w = &k->warps[n];
+		char name[32], where[512];
+
+		snprintf(name, sizeof(name), "_warp_%d", w->id);
+		source_where(e->src, w->first, where, sizeof(where));
+		fputc('\t', e->out);
+		if (predicate_op(w->op))
+			fprintf(e->out,
+				"int %s[AGILE_MAX_LANES * AGILE_RT_LANE_THREADS]",
+				name);
+		else
+			decl_text(e->out, stage_type(w), name,
+				  "[AGILE_MAX_LANES * AGILE_RT_LANE_THREADS]");
+		fprintf(e->out, "; /* %s (%s): each thread's operand */\n",
+			e->src->tok[w->first].text, where);
 	}
 }
 

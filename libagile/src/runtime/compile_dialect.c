@@ -220,14 +220,17 @@ static const char cpu_prelude[] =
 	/*
 	 * CUDA's device built-ins in C (vector types, atomics, fences,
 	 * min, max, ...), as on the GPU where they are native:
-	 * <agile/retarget_types.h>, then <agile/retarget.h> without its
-	 * launch half.
+	 * <agile/retarget_types.h>, <agile/retarget_warp.h>, then
+	 * <agile/retarget.h> without its launch half.
 	 */
 	"#define AGILE_RETARGET_BUILTINS_ONLY 1\n"
 	"#line 1 \"agile/retarget_types.h\"\n";
 
-/* Between the embedded <agile/retarget_types.h> and <agile/retarget.h>. */
-static const char cpu_types_tail[] = "#line 1 \"agile/retarget.h\"\n";
+/* Between the embedded <agile/retarget_types.h> and <agile/retarget_warp.h>. */
+static const char cpu_types_tail[] = "#line 1 \"agile/retarget_warp.h\"\n";
+
+/* Between the embedded <agile/retarget_warp.h> and <agile/retarget.h>. */
+static const char cpu_prelude_retarget[] = "#line 1 \"agile/retarget.h\"\n";
 
 /* After the embedded <agile/retarget.h>. */
 static const char cpu_prelude_tail[] = "\n" COMMON_PRELUDE;
@@ -297,6 +300,11 @@ static const char gpu_prelude[] =
 	"#define agile_shared_atomicOr atomicOr\n"
 	"#define agile_shared_atomicXor atomicXor\n"
 	"#define agile_shared_atomicCAS atomicCAS\n"
+	/*
+	 * agile-retarget's warp primitives: the CPU's helpers, on the
+	 * block-shared staging arrays, for the same bits on both.
+	 */
+	"#include <agile/retarget_warp.h>\n"
 	COMMON_PRELUDE
 	"#line 1 \"agile-dialect\"\n"
 	"AGILE_NEXT(agile__in_order)\n"
@@ -432,13 +440,14 @@ static char *join(const char *const *parts, unsigned nr)
 char *agile__rt_dialect_cpu(const char *source)
 {
 	const char *parts[] = {
-		cpu_prelude,	  agile__rt_src_retarget_types_h,
-		cpu_types_tail,	  agile__rt_src_retarget_h,
-		cpu_prelude_tail, source,
+		cpu_prelude,	      agile__rt_src_retarget_types_h,
+		cpu_types_tail,	      agile__rt_src_retarget_warp_h,
+		cpu_prelude_retarget, agile__rt_src_retarget_h,
+		cpu_prelude_tail,     source,
 		cpu_epilogue
 	};
 
-	return join(parts, 7);
+	return join(parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 char *agile__rt_dialect_gpu(const char *source)

@@ -105,6 +105,8 @@ extern const char agile__rt_persistent_cu[];
 extern const char agile__rt_src_retarget_h[];
 /* <agile/retarget_types.h>: CUDA's vector types in C, before it. */
 extern const char agile__rt_src_retarget_types_h[];
+/* <agile/retarget_warp.h>: the warp helpers, in both preludes. */
+extern const char agile__rt_src_retarget_warp_h[];
 /*
  * The headers for @target, NULL-terminated; the texts stay valid for the
  * process's life.  NULL when they cannot be made (no memory, or the

@@ -42,6 +42,7 @@ EMBED(agile__rt_src_linux_agile_h, "uapi/linux/agile.h");
 EMBED(agile__rt_src_retarget_h, "libagile/include/agile/retarget.h");
 EMBED(agile__rt_src_retarget_types_h,
       "libagile/include/agile/retarget_types.h");
+EMBED(agile__rt_src_retarget_warp_h, "libagile/include/agile/retarget_warp.h");
 
 /*
  * Stand-ins for the C headers.  hiprtc declares the fixed-width types
@@ -103,7 +104,7 @@ static const struct {
 /* Both tables, made once (sources_once) and read-only after. */
 static char errno_h[512];
 static char *linux_agile_h_cuda;
-static struct agile__rt_header headers[2][12];
+static struct agile__rt_header headers[2][13];
 static pthread_once_t sources_once = PTHREAD_ONCE_INIT;
 
 static void errno_make(void)
@@ -159,6 +160,9 @@ static void sources_make(void)
 			{ "stdint.h", v ? stdint_h_cuda : stdint_h_hip },
 			{ "agile/uapi.h", uapi },
 			{ "linux/agile.h", uapi },
+			/* the warp primitives' helpers, the GPU prelude's */
+			{ "agile/retarget_warp.h",
+			  agile__rt_src_retarget_warp_h },
 			{ NULL, NULL },
 		};
 
