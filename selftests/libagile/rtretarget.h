@@ -710,6 +710,8 @@ static inline void rr_intrinsics(struct rr *r, uint32_t n, uint32_t block)
 	       n, block, bad, fbad, agile_strerror(err));
 	for (int i = 0; i < 7; i++)
 		agile_rt_buffer_release(bufs[i]);
+}
+
 /* warpreduce.cu: blocks of @block threads on @r's lanes. */
 static inline void rr_warp_reduce(struct rr *r, uint32_t block, uint32_t n)
 {
