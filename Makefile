@@ -25,9 +25,12 @@
 #   make mutate   break agile on purpose (tools/mutants.txt): the tests must fail
 #   make fuzz     agile's fuzzer, trinity and stress-ng --dev in a guest for
 #                 FUZZ_MINUTES (default 10; FUZZ_KERNEL, default 6.1)
-#   make install  libagile, libagile-mpi, headers, agile.pc, tools, the udev
-#                 rule and modprobe.d file into DESTDIR + PREFIX (default
-#                 /usr/local; tools/install.sh); make uninstall removes them
+#   make install  libagile, libagile-mpi, headers, agile.pc, tools, GPU code
+#                 objects, the udev rule and modprobe.d file into DESTDIR +
+#                 PREFIX (default /usr/local; tools/install.sh); a part whose
+#                 dependencies are missing (mpicc, hipcc, nvcc, libclang,
+#                 oneTBB, OpenCL) is skipped and named; make uninstall
+#                 removes them
 #   make install-dkms  the module's source and dkms.conf into
 #                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install),
 #                 and modules-load.d/agile.conf into MODULESLOADDIR (default
@@ -196,13 +199,25 @@ run: deps
 		tools/vm/run-guest.sh 6.1 tools/demo-guest.sh; \
 	fi
 
-# What installs, built first: the shared and static libraries, agile-bench
-# linked natively, agilectl against libagile.so, agile-retarget looking
-# for its prelude where it goes.  The man pages install where they exist
-# (man/man{1,3,4,8}/).
+# What installs, built first: the libraries (libagile-mpi where mpicc is),
+# agilectl, and each part whose dependencies are here: the GPU code
+# objects (hipcc, nvcc), agile-bench (oneTBB, OpenCL, and agile-retarget
+# for its kernels), agile-retarget (libclang) looking for its prelude
+# where it goes.  The parts left out are in build/install/skipped, one
+# "part: why" a line (each Makefile's missing target); tools/install.sh
+# installs the rest and says what it skipped.  agilectl is the one linked
+# against libagile.so (build/install/agilectl); the man pages install where
+# they exist (man/man{1,3,4,8}/).
 install: lib $(BUILD)/install/agilectl
-	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
-	@$(MAKE) --no-print-directory -C tools/agile-retarget \
+	@mkdir -p $(BUILD)/install
+	@for d in libagile libagile/gpu tools/agile-retarget tools/agile-bench; do \
+		$(MAKE) -s --no-print-directory -C $$d missing || exit 1; \
+	done >$(BUILD)/install/skipped
+	@$(MAKE) --no-print-directory -C libagile gpu
+	@grep -q '^agile-bench:' $(BUILD)/install/skipped || \
+		$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
+	@grep -q '^agile-retarget:' $(BUILD)/install/skipped || \
+		$(MAKE) --no-print-directory -C tools/agile-retarget \
 		RETARGET=$(BUILD)/install/agile-retarget \
 		PRELUDE_DIR=$(DATADIR)/agile/retarget
 	@$(INSTALL_ENV) tools/install.sh install

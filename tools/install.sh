@@ -6,25 +6,33 @@
 # below), so that uninstall removes exactly what install put there;
 # install-headers installs the headers alone (tools/test-headers.sh).
 #
-# Takes what is built under build/ (the Makefile builds it first):
+# Takes what is built under build/ (the Makefile builds it first), less
+# the parts named in $BUILD/install/skipped, one "part: why" a line (the
+# Makefile writes it: what this host lacks the dependencies of), which it
+# leaves out and names ("install: skipped agile-retarget: no libclang ...");
+# any other part missing from build/ is an error:
 #   $LIBDIR      libagile.so.$VERSION, .so.0 and .so links, libagile.a;
-#                libagile-mpi the same where it was built (mpicc)
+#                libagile-mpi the same (part libagile-mpi: mpicc)
 #   $LIBDIR/pkgconfig  agile.pc, agile-mpi.pc, prefix= and libdir= set here
 #   $LIBDIR/cmake/agile  agileConfig.cmake, agileConfigVersion.cmake
 #                (find_package(agile)), written here
-#   $LIBDIR/agile      the GPU code objects (*.co, *.fatbin, *.targets of
-#                build/libagile/gpu, where `make gpu` made them): the
-#                library looks in "agile/" beside itself
-#   $INCLUDEDIR/agile/ the public headers, and the ABI (uapi/linux/agile.h)
-#                as agile/uapi.h, which they include, under the project's
-#                own name (as liburing ships liburing/io_uring.h); and
-#                $INCLUDEDIR/linux/agile.h, the same file under the name
-#                the module's own programs include (no kernel's uapi has
-#                one; Debian's linux-libc-dev neither)
-#   $BINDIR      agile-bench, agile-retarget (its CUDA prelude in
-#                $DATADIR/agile/retarget), agilectl (build/install/, the
-#                one linked against libagile.so)
-#   $MANDIR      every page under man/man{1,3,4,8}/, where there are some
+#   $LIBDIR/agile      the GPU code objects of build/libagile/gpu, each
+#                with its .targets (parts agile-gpu-hip.co: hipcc,
+#                agile-gpu-cuda.fatbin: nvcc): the library looks in
+#                "agile/" beside itself
+#   $INCLUDEDIR/agile/ the public headers (*_mpi.h with libagile-mpi), and
+#                the ABI (uapi/linux/agile.h) as agile/uapi.h, which they
+#                include, under the project's own name (as liburing ships
+#                liburing/io_uring.h); and $INCLUDEDIR/linux/agile.h, the
+#                same file under the name the module's own programs
+#                include (no kernel's uapi has one; Debian's
+#                linux-libc-dev neither)
+#   $BINDIR      agile-bench (part agile-bench), agile-retarget (part
+#                agile-retarget; its CUDA prelude in $DATADIR/agile/retarget),
+#                agilectl (build/install/, the one linked against
+#                libagile.so)
+#   $MANDIR      every page under man/man{1,3,4,8}/, less the skipped
+#                parts' (a tool's page, the pages of *_mpi.h)
 #   $UDEVRULESDIR/60-agile.rules, $MODPROBEDIR/agile.conf
 #
 # Environment (the Makefile passes its variables): DESTDIR (staging root,
@@ -59,10 +67,22 @@ VERSION=${VERSION:-$(sed -n 's/^VERSION := //p' "$repo/libagile/Makefile")}
 lib=$BUILD/libagile
 gpu=$lib/gpu
 prelude=$DATADIR/agile/retarget
+skipped_list=$BUILD/install/skipped
 
 die() {
 	echo "install.sh: $*" >&2
 	exit 1
+}
+
+# skipped <part>: whether the Makefile found part's dependencies missing.
+skipped() {
+	[ -f "$skipped_list" ] && grep -q "^$1: " "$skipped_list"
+}
+
+# leave <install|uninstall> <part>: whether part stays out of the
+# manifest (installing a skipped part; uninstalling lists every part).
+leave() {
+	[ "$1" = install ] && skipped "$2"
 }
 
 # manifest <install|uninstall>: one line per file, "file MODE SRC DEST",
@@ -70,14 +90,11 @@ die() {
 # (and fails on what must be); uninstalling lists every name install may
 # have used, built or not, so a cleaned build/ still uninstalls.
 manifest() {
-	local mode=$1 f name l
+	local mode=$1 f name page l
 
 	# The libraries: the file, its soname link, the link the linker uses.
 	for l in agile agile-mpi; do
-		if [ "$mode" = install ] && [ ! -e "$lib/lib$l.so.$VERSION" ]; then
-			[ $l = agile ] && die "$lib/libagile.so.$VERSION not built (make lib)"
-			continue
-		fi
+		leave "$mode" "lib$l" && continue
 		echo "file 0755 $lib/lib$l.so.$VERSION $LIBDIR/lib$l.so.$VERSION"
 		echo "link lib$l.so.$VERSION $LIBDIR/lib$l.so.0"
 		echo "link lib$l.so.$VERSION $LIBDIR/lib$l.so"
@@ -87,12 +104,14 @@ manifest() {
 	# find_package(agile): written here, with this install's paths.
 	echo "cmake agileConfig.cmake $LIBDIR/cmake/agile/agileConfig.cmake"
 	echo "cmake agileConfigVersion.cmake $LIBDIR/cmake/agile/agileConfigVersion.cmake"
-	headers
+	headers "$mode"
 
-	# GPU code objects: whatever make gpu made; uninstall takes what is there.
+	# GPU code objects, each with its targets; uninstall takes what is there.
 	if [ "$mode" = install ]; then
-		for f in "$gpu"/*.co "$gpu"/*.fatbin "$gpu"/*.targets; do
-			[ -e "$f" ] && echo "file 0644 $f $LIBDIR/agile/${f##*/}"
+		for f in agile-gpu-hip.co agile-gpu-cuda.fatbin; do
+			skipped $f && continue
+			echo "file 0644 $gpu/$f $LIBDIR/agile/$f"
+			echo "file 0644 $gpu/${f%.*}.targets $LIBDIR/agile/${f%.*}.targets"
 		done
 	else
 		for f in "$DESTDIR$LIBDIR"/agile/*; do
@@ -100,19 +119,24 @@ manifest() {
 		done
 	fi
 
-	echo "file 0755 $BUILD/tools/agile-bench $BINDIR/agile-bench"
-	echo "file 0755 $RETARGET $BINDIR/agile-retarget"
-	echo "file 0644 $repo/tools/agile-retarget/cuda_prelude.h $prelude/cuda_prelude.h"
-	for f in "$repo"/tools/agile-retarget/include/*.h "$repo"/tools/agile-retarget/include/*/*.h; do
-		[ -e "$f" ] && echo "file 0644 $f $prelude/include/${f#"$repo"/tools/agile-retarget/include/}"
-	done
+	leave "$mode" agile-bench || echo "file 0755 $BUILD/tools/agile-bench $BINDIR/agile-bench"
+	if ! leave "$mode" agile-retarget; then
+		echo "file 0755 $RETARGET $BINDIR/agile-retarget"
+		echo "file 0644 $repo/tools/agile-retarget/cuda_prelude.h $prelude/cuda_prelude.h"
+		for f in "$repo"/tools/agile-retarget/include/*.h "$repo"/tools/agile-retarget/include/*/*.h; do
+			[ -e "$f" ] && echo "file 0644 $f $prelude/include/${f#"$repo"/tools/agile-retarget/include/}"
+		done
+	fi
 	# agilectl linked against libagile.so (build/tools/agilectl is the
 	# guests' static one).
 	echo "file 0755 $BUILD/install/agilectl $BINDIR/agilectl"
-	# The man pages: installed where they exist.
 	for f in "$repo"/man/man[1348]/*.[1348]; do
 		[ -e "$f" ] || continue
 		name=${f#"$repo"/man/}
+		page=${f##*/}
+		case $name in man1/*) leave "$mode" "${page%.1}" && continue ;; esac
+		head -n 2 "$f" | grep -q "from agile/[a-z_]*_mpi\.h" &&
+			leave "$mode" libagile-mpi && continue
 		echo "file 0644 $f $MANDIR/$name"
 	done
 
@@ -123,9 +147,10 @@ manifest() {
 # The headers' lines of the manifest.  agile/uapi.h is a link to
 # uapi/linux/agile.h in the tree: install copies the file.
 headers() {
-	local f
+	local mode=${1:-all} f
 
 	for f in "$repo"/libagile/include/agile/*.h "$repo"/libagile/include/agile/*.hpp; do
+		case $f in *_mpi.h) leave "$mode" libagile-mpi && continue ;; esac
 		[ -e "$f" ] && echo "file 0644 $f $INCLUDEDIR/agile/${f##*/}"
 	done
 	echo "file 0644 $repo/uapi/linux/agile.h $INCLUDEDIR/linux/agile.h"
@@ -243,8 +268,8 @@ do_install() {
 		esac
 	done <"$BUILD/install/manifest"
 	echo "install: $(wc -l <"$BUILD/install/manifest") files into ${DESTDIR:-/}, prefix $PREFIX"
-	if ! ls "$gpu"/*.co "$gpu"/*.fatbin >/dev/null 2>&1; then
-		echo "install: no GPU code objects in $gpu (make gpu): GPU EUs will fall back to CPU EUs"
+	if [ -f "$skipped_list" ]; then
+		sed 's/^/install: skipped /' "$skipped_list"
 	fi
 
 	[ -z "$DESTDIR" ] || return 0

@@ -11,10 +11,14 @@
 # libagile.so.0 (the user backend where /dev/agile is not loaded);
 # libagile-mpi linked through agile-mpi.pc; the CMake package
 # (find_package(agile), shared and static targets); agile-retarget translating
-# with its installed prelude; the sonames and symbol versions; last, make
-# uninstall must leave the staging tree empty.  TAP on stdout, one line
-# per check; exit 1 when one fails.  About 5 s; the first run also builds
-# agile-bench (natively) and agile-retarget, half a minute more.
+# with its installed prelude; the sonames and symbol versions; make
+# uninstall must leave the staging tree empty.  Last, a second staged
+# install with the optional parts' dependencies taken away (mpicc, hipcc,
+# nvcc, libclang) must install the library, its headers, agile.pc and
+# the CMake package, skip exactly those parts and name each.  TAP on
+# stdout, one line per check; exit 1 when one fails.  About 30 s; the
+# first run also builds agile-bench (natively), agile-retarget and the GPU
+# code objects (hipcc, nvcc), a few minutes more.
 #
 # Environment: MAKE (default make).
 set -u
@@ -316,6 +320,53 @@ else
 	n=$((n + 1))
 	echo "ok $n - as root: groupadd --system agile without DESTDIR, never with one # SKIP not root"
 fi
+
+# make install where only the library's own dependencies are: each part
+# that needs more is left out and named ("install: skipped <part>: why"),
+# and what is installed is usable: an example built with its agile.pc.
+parts_dest=$work/parts
+parts_install() {
+	local out f skipped
+	out=$("$make" --no-print-directory -C "$repo" install DESTDIR="$parts_dest" PREFIX=$prefix \
+		LLVM_CONFIG=/nonexistent HIPCC= NVCC= MPICC=) || {
+		printf '%s\n' "$out"
+		return 1
+	}
+	skipped=$(printf '%s\n' "$out" | sed -n 's/^install: skipped \([^:]*\): .*/\1/p' | sort | xargs)
+	echo "skipped: $skipped"
+	[ "$skipped" = "agile-bench agile-gpu-cuda.fatbin agile-gpu-hip.co agile-retarget libagile-mpi" ] ||
+		return 1
+	printf '%s\n' "$out" | grep -qx "install: skipped agile-retarget: no libclang (llvm-config not found: /nonexistent)" ||
+		return 1
+	for f in lib/libagile.so.$version lib/libagile.so.0 lib/libagile.a lib/pkgconfig/agile.pc \
+		lib/cmake/agile/agileConfig.cmake include/agile/agile.h include/linux/agile.h \
+		bin/agilectl share/man/man3/agile_dev_open.3; do
+		[ -e "$parts_dest$prefix/$f" ] || {
+			echo "missing: $prefix/$f"
+			return 1
+		}
+	done
+	for f in bin/agile-retarget bin/agile-bench share/agile lib/agile lib/libagile-mpi.so.0 \
+		lib/pkgconfig/agile-mpi.pc include/agile/coll_mpi.h share/man/man1/agile-retarget.1 \
+		share/man/man3/agile_coll_mpi_create.3; do
+		[ ! -e "$parts_dest$prefix/$f" ] || {
+			echo "installed though skipped: $prefix/$f"
+			return 1
+		}
+	done
+	mkdir -p "$work/parts-pc" "$work/parts-user"
+	sed "s|^prefix=.*|prefix=$parts_dest$prefix|" "$parts_dest$prefix/lib/pkgconfig/agile.pc" \
+		>"$work/parts-pc/agile.pc"
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	(cd "$work/parts-user" && cp "$repo/examples/fork-join.c" . &&
+		gcc -std=gnu11 -O2 -o fork-join fork-join.c \
+			$(PKG_CONFIG_PATH=$work/parts-pc pkg-config --cflags --libs agile) -lm &&
+		LD_LIBRARY_PATH=$parts_dest$prefix/lib ./fork-join 20) || return 1
+	"$make" --no-print-directory -C "$repo" uninstall DESTDIR="$parts_dest" PREFIX=$prefix &&
+		[ -z "$(find "$parts_dest" -mindepth 1)" ]
+}
+ok "make install LLVM_CONFIG=/nonexistent HIPCC= NVCC= MPICC=: the library, headers, agile.pc, CMake package, agilectl; agile-retarget, agile-bench, GPU code, libagile-mpi skipped and named" \
+	parts_install
 
 echo "1..$n"
 [ $failed = 0 ]
