@@ -36,8 +36,10 @@
 #                 and modules-load.d/agile.conf into MODULESLOADDIR (default
 #                 /etc/modules-load.d): the module loads at boot;
 #                 make uninstall-dkms removes it
-#   make deb      the Debian packages (debian/) into build/deb/
-#   make deb-check  build them and use the unpacked ones (tools/test-deb.sh)
+#   make deb      the Debian packages (debian/) into build/deb/; installs
+#                 only their build dependencies (tools/deps.sh --deb)
+#   make deb-check  build them, lintian them and use the unpacked ones
+#                 (tools/test-deb.sh)
 
 KERNELS ?= 6.1 6.12
 FUZZ_MINUTES ?= 10
@@ -253,12 +255,17 @@ uninstall-dkms:
 	rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
 	rm -f $(DESTDIR)$(MODULESLOADDIR)/agile.conf
 
-# libagile0, libagile-mpi0, libagile-dev, agile-tools, agile-dkms, built
-# by dpkg-buildpackage in a copy of the tree (tools/test-deb.sh --build-only).
-deb: deps
+# libagile0, libagile-mpi0, libagile-dev, agile-mpi-dev, agile-tools,
+# agile-retarget, agile-dkms (and libagile0-gpu under DEB_BUILD_PROFILES=gpu
+# or cuda), built by dpkg-buildpackage in a copy of the tree
+# (tools/test-deb.sh --build-only).  Only their build dependencies are
+# installed (tools/deps.sh --deb: debian/control's Build-Depends).
+deb:
+	@tools/deps.sh --deb
 	@tools/test-deb.sh --build-only
 
-deb-check: deps
+deb-check:
+	@tools/deps.sh --deb
 	@tools/test-deb.sh
 
 clean:

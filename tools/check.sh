@@ -156,9 +156,9 @@ step "dkms build of agile.ko for $kernels (tools/test-dkms.sh, private dkms tree
 	dkms.log env KERNELS="$kernels" tools/test-dkms.sh
 cp "$results/dkms.log" "$results/dkms.tap"
 
-# The Debian packages: dpkg-buildpackage in a copy of the tree, the
-# .debs unpacked (dpkg -x, never installed) and used (about a minute).
-step "Debian packages built, unpacked and used (tools/test-deb.sh)" \
+# The Debian packages: dpkg-buildpackage in a copy of the tree, lintian,
+# the .debs unpacked (dpkg -x, never installed) and used (several minutes).
+step "Debian packages built, linted, unpacked and used (tools/test-deb.sh)" \
 	deb.log tools/test-deb.sh
 cp "$results/deb.log" "$results/deb.tap"
 

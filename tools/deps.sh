@@ -8,8 +8,12 @@
 # second.  Only when something is missing does it run `apt-get update` and
 # install just the missing packages (as root, or through sudo).
 #
-# Usage: tools/deps.sh [--fuzz] [--list]
+# Usage: tools/deps.sh [--fuzz | --deb] [--list]
 #   --fuzz  also the packages only `make fuzz` needs (FUZZ_PACKAGES)
+#   --deb   only what `make deb` and `make deb-check` need: DEB_PACKAGES and
+#           debian/control's Build-Depends for the build profiles in
+#           DEB_BUILD_PROFILES (dpkg-checkbuilddeps; apt-get build-dep
+#           installs the unmet ones), no guest kernels or QEMU
 #   --list  print the package list and exit
 
 set -eu
@@ -56,6 +60,18 @@ PACKAGES="
 	dkms			# dkms.conf's test: dkms build against 6.1 and 6.12 (never installed)
 	debhelper		# debian/: dpkg-buildpackage (make deb, make deb-check)
 	dh-dkms			# debian/: dh_dkms for agile-dkms
+	lintian			# tools/test-deb.sh: lintian on the built packages
+"
+
+# `make deb` and `make deb-check` alone (--deb): the packaging tools here,
+# the rest from debian/control's Build-Depends.
+DEB_PACKAGES="
+	build-essential		# dpkg-dev (dpkg-buildpackage, dpkg-checkbuilddeps), gcc
+	debhelper		# debian/rules: dh
+	dh-dkms			# debian/rules: dh_dkms for agile-dkms
+	lintian			# tools/test-deb.sh: lintian on the built packages
+	pkg-config		# tools/test-deb.sh: examples built with the unpacked agile.pc
+	cpio			# tools/test-deb.sh: the copy of the tree
 "
 
 # Only for `make fuzz` (tools/fuzz.sh): the guest runs them beside agile's
@@ -65,10 +81,25 @@ FUZZ_PACKAGES="
 	stress-ng		# make fuzz: its --dev stressor on /dev/agile
 "
 
+repo=$(cd "$(dirname "$0")/.." && pwd)
+deb=0
 if [ "${1:-}" = "--fuzz" ]; then
 	PACKAGES="$PACKAGES $FUZZ_PACKAGES"
 	shift
+elif [ "${1:-}" = "--deb" ]; then
+	PACKAGES=$DEB_PACKAGES
+	deb=1
+	shift
 fi
+# DEB_BUILD_PROFILES' words, as dpkg-checkbuilddeps -P and apt-get -P take them.
+profiles=$(printf '%s' "${DEB_BUILD_PROFILES:-}" | tr -s ' ' ',' | sed 's/^,//; s/,$//')
+
+# debian/control's Build-Depends, met here (--deb only).
+build_deps_met() {
+	[ $deb = 0 ] && return 0
+	command -v dpkg-checkbuilddeps >/dev/null 2>&1 &&
+		(cd "$repo" && dpkg-checkbuilddeps ${profiles:+-P "$profiles"} >/dev/null 2>&1)
+}
 
 # Strip the comments: what is left is the package names.
 package_names() {
@@ -91,9 +122,18 @@ for pkg in $(package_names); do
 	printf '%s\n' "$installed" | grep -qx -- "$pkg" || missing="$missing $pkg"
 done
 
-[ -z "$missing" ] && exit 0
+if build_deps_met; then
+	[ -z "$missing" ] && exit 0
+	builddeps=0
+else
+	builddeps=1
+fi
 
-echo "deps: installing:$missing"
+if [ $builddeps = 1 ]; then
+	echo "deps: installing:$missing and debian/control's unmet Build-Depends"
+else
+	echo "deps: installing:$missing"
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
 	as_root=""
@@ -111,7 +151,14 @@ export DEBIAN_FRONTEND=noninteractive
 # package lists may be absent or stale.
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get -q update ||
 	{ echo "deps: apt-get update failed" >&2; exit 1; }
-# shellcheck disable=SC2086 # word splitting of the package list is intended
-$as_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends $missing ||
-	{ echo "deps: apt-get install failed for:$missing" >&2; exit 1; }
+if [ -n "$missing" ]; then
+	# shellcheck disable=SC2086 # word splitting of the package list is intended
+	$as_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends $missing ||
+		{ echo "deps: apt-get install failed for:$missing" >&2; exit 1; }
+fi
+if [ $builddeps = 1 ]; then
+	(cd "$repo" && $as_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y build-dep \
+		--no-install-recommends ${profiles:+-P "$profiles"} ./) ||
+		{ echo "deps: apt-get build-dep ./ failed (debian/control)" >&2; exit 1; }
+fi
 echo "deps: done"

@@ -4,15 +4,20 @@
 # tools/test-deb.sh [--build-only] - the Debian packages of debian/ built
 # by `dpkg-buildpackage -us -uc -b` in a copy of the tree (the files git
 # tracks or would track, as they are now) under build/deb/src/, the
-# .debs moved to build/deb/; then, unless --build-only, each unpacked with
-# dpkg -x into build/deb/root/ (never installed on this machine) and used:
-# the files where the packages promise them, the dependencies and
-# maintainer scripts dh made (dkms, the group), and the examples built
-# with pkg-config against the unpacked libagile-dev and run against the
-# unpacked libagile0.  TAP on stdout; exit 1 when a check fails.
+# .debs moved to build/deb/; then, unless --build-only, lintian on them
+# (no E: or W: line), and each unpacked with dpkg -x into build/deb/root/
+# (never installed on this machine) and used: the files where the
+# packages promise them, no GPU code object in any package (built only
+# under DEB_BUILD_PROFILES=gpu or cuda, into libagile0-gpu), the
+# dependencies and maintainer scripts dh made (dkms, the group; no
+# libclang for agile-tools, no MPI for libagile-dev), the autopkgtest
+# (debian/tests/build-examples) and the examples built with pkg-config
+# against the unpacked libagile-dev and run against the unpacked libagile0.
+# TAP on stdout; exit 1 when a check fails.
 #
-# Takes about two minutes on two cores, most of it the package build
-# (libagile, libagile-mpi, agile-bench, agile-retarget from scratch).
+# Takes several minutes on two cores: the package build (libagile,
+# libagile-mpi, agile-bench, agile-retarget from scratch), then lintian.
+# Needs what tools/deps.sh --deb installs (make deb-check runs it).
 set -u
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,7 +63,7 @@ build_debs() {
 }
 
 ok "a copy of the tree in build/deb/src/agile-$version" copy_tree
-ok "dpkg-buildpackage -us -uc -b (libagile0, libagile-mpi0, libagile-dev, agile-tools, agile-dkms)" \
+ok "dpkg-buildpackage -us -uc -b (libagile0, libagile-mpi0, libagile-dev, agile-mpi-dev, agile-tools, agile-retarget, agile-dkms)" \
 	build_debs
 if [ $build_only = 1 ]; then
 	echo "1..$n"
@@ -73,11 +78,31 @@ unpack() {
 	local p
 	rm -rf "$root"
 	mkdir -p "$root"
-	for p in libagile0:amd64 libagile-mpi0:amd64 libagile-dev:amd64 agile-tools:amd64 agile-dkms:all; do
+	for p in $packages; do
 		dpkg -x "$(deb "${p%:*}" "${p#*:}")" "$root" || return 1
 	done
 }
-ok "dpkg -x of the five packages into build/deb/root/" unpack
+packages="libagile0:amd64 libagile-mpi0:amd64 libagile-dev:amd64 agile-mpi-dev:amd64
+	agile-tools:amd64 agile-retarget:amd64 agile-dkms:all"
+ok "dpkg -x of the seven packages into build/deb/root/" unpack
+
+# lintian's errors and warnings, none overridden (debian/ has no
+# lintian-overrides): each E: or W: line fails.
+lint() {
+	local p f debs=() report
+	for p in $packages; do
+		f=$(deb "${p%:*}" "${p#*:}")
+		[ -f "$f" ] || {
+			echo "no $f"
+			return 1
+		}
+		debs+=("$f")
+	done
+	report=$(lintian --tag-display-limit 0 "${debs[@]}" 2>&1)
+	printf '%s\n' "$report"
+	! printf '%s\n' "$report" | grep -q '^[EW]: '
+}
+ok "lintian: no error or warning on the seven packages" lint
 
 contents() {
 	local f
@@ -100,9 +125,22 @@ contents() {
 			return 1
 		}
 	done
-	# The GPU code objects beside the library, where hipcc built them.
-	if command -v hipcc >/dev/null && [ ! -f "$libdir/agile/agile-gpu-hip.co" ]; then
-		echo "missing: /usr/lib/$multiarch/agile/agile-gpu-hip.co"
+	# No GPU code object without a profile, whatever compilers are here.
+	if [ -e "$libdir/agile" ] || ls "$out"/libagile0-gpu_* >/dev/null 2>&1; then
+		echo "GPU code built without DEB_BUILD_PROFILES=gpu or cuda:"
+		ls "$libdir/agile" "$out"/libagile0-gpu_*
+		return 1
+	fi
+	# libagile-dev without MPI; agile-mpi-dev with it.
+	if dpkg-deb -c "$(deb libagile-dev amd64)" | grep -E "_mpi|agile-mpi"; then
+		echo "libagile-dev holds libagile-mpi's files (agile-mpi-dev's)"
+		return 1
+	fi
+	if ! { dpkg-deb -c "$(deb agile-mpi-dev amd64)" | grep -q "usr/include/agile/coll_mpi.h" &&
+		dpkg-deb -c "$(deb agile-mpi-dev amd64)" | grep -q "pkgconfig/agile-mpi.pc" &&
+		dpkg-deb -c "$(deb agile-retarget amd64)" | grep -q "usr/bin/agile-retarget" &&
+		! dpkg-deb -c "$(deb agile-tools amd64)" | grep -q "agile-retarget"; }; then
+		echo "agile-mpi-dev or agile-retarget lacks its files, or agile-tools has agile-retarget's"
 		return 1
 	fi
 	# systemd-modules-load's entry: the module by name, nothing else.
@@ -116,7 +154,7 @@ contents() {
 		grep -qx "prefix=/usr" "$libdir/pkgconfig/agile.pc" &&
 		grep -q "PACKAGE_VERSION=\"$version\"" "$root/usr/src/agile-$version/dkms.conf"
 }
-ok "files: libraries and GPU code in /usr/lib/$multiarch, headers, tools, udev rule, modprobe.d, modules-load.d, /usr/src/agile-$version" \
+ok "files: libraries in /usr/lib/$multiarch (no GPU code), headers, tools, udev rule, modprobe.d, modules-load.d, /usr/src/agile-$version; MPI files in agile-mpi-dev alone" \
 	contents
 
 # debian/rules builds with dpkg-buildflags' hardening=+all: the shared
@@ -142,6 +180,11 @@ hardened() {
 		echo "libagile.so: no _FORTIFY_SOURCE _chk import"
 		return 1
 	}
+	# libclang through the dynamic linker's own path: no RUNPATH.
+	if readelf -dW "$root/usr/bin/agile-retarget" | grep -E "RUNPATH|RPATH"; then
+		echo "agile-retarget carries a RUNPATH"
+		return 1
+	fi
 	readelf -hW "$root/usr/bin/agilectl" | grep -q "Type: *DYN" || {
 		echo "agilectl is not a PIE"
 		return 1
@@ -154,6 +197,8 @@ hardened() {
 		-D /nonexistent/agile info | grep -q "^library_backend: *user (AGILE_BACKEND"
 }
 ok "hardened: libagile, libagile-mpi, agile-bench, agilectl with relro, bind now, stack protector, fortify; agilectl a PIE on libagile0, runs" \
+}
+ok "hardened: libagile, libagile-mpi, agile-bench, agilectl with relro, bind now, stack protector, fortify; agile-retarget without RUNPATH; agilectl a PIE on libagile0, runs" \
 	hardened
 
 # The maintainer scripts and relations dh wrote from debian/.
@@ -168,15 +213,32 @@ relations() {
 		grep -q "^ AGILE_0\.1@AGILE_0\.1 0\.1\.0" "$d/lib/symbols" &&
 		dpkg-deb -f "$(deb libagile-dev amd64)" Depends |
 		grep -q "libagile0 (= $version)" &&
-		dpkg-deb -f "$(deb agile-tools amd64)" Depends | grep -q "libclang" &&
+		dpkg-deb -f "$(deb agile-retarget amd64)" Depends | grep -q "libclang" &&
+		! dpkg-deb -f "$(deb agile-tools amd64)" Depends | grep -q "libclang\|libLLVM" &&
 		dpkg-deb -f "$(deb agile-tools amd64)" Depends | grep -q "libagile0 (>= " &&
-		! dpkg-deb -f "$(deb libagile-dev amd64)" Depends | grep -q "dkms"
+		! dpkg-deb -f "$(deb libagile-dev amd64)" Depends | grep -q "dkms\|mpi" &&
+		dpkg-deb -f "$(deb agile-mpi-dev amd64)" Depends | grep -q "libopenmpi-dev" &&
+		dpkg-deb -f "$(deb agile-mpi-dev amd64)" Depends | grep -q "libagile-mpi0 (= $version)"
 	local rc=$?
 	rm -rf "$d"
 	return $rc
 }
-ok "agile-dkms: postinst dkms + groupadd, prerm dkms, Depends dkms (it alone); libagile0.symbols; -dev = libagile0; agile-tools on libagile0 (agilectl)" \
+ok "agile-dkms: postinst dkms + groupadd, prerm dkms, Depends dkms (it alone); libagile0.symbols; -dev = libagile0, no MPI; libclang for agile-retarget alone; agile-tools on libagile0 (agilectl)" \
 	relations
+
+# debian/tests/build-examples, the autopkgtest, against the unpacked
+# packages: agile.pc moved into build/deb/root, the library found there.
+autopkgtest() {
+	local pc=$out/pc tmp=$out/autopkgtest
+	rm -rf "$tmp"
+	mkdir -p "$pc" "$tmp"
+	sed "s|^prefix=.*|prefix=$root/usr|" "$libdir/pkgconfig/agile.pc" >"$pc/agile.pc"
+	grep -qx "Tests: build-examples" "$repo/debian/tests/control" &&
+		(cd "$repo" && AUTOPKGTEST_TMP=$tmp PKG_CONFIG_PATH=$pc LD_LIBRARY_PATH=$libdir \
+			debian/tests/build-examples) &&
+		LD_LIBRARY_PATH=$libdir ldd "$tmp/fork-join" | grep -q "libagile.so.0 => $libdir/"
+}
+ok "autopkgtest debian/tests/build-examples against the unpacked packages" autopkgtest
 
 # A user's program: pkg-config against the unpacked libagile-dev (its
 # agile.pc with prefix= moved into build/deb/root), run against
