@@ -8,7 +8,8 @@
 # (no E: or W: line), and each unpacked with dpkg -x into build/deb/root/
 # (never installed on this machine) and used: the files where the
 # packages promise them, no GPU code object in any package (built only
-# under DEB_BUILD_PROFILES=gpu or cuda, into libagile0-gpu), the
+# under DEB_BUILD_PROFILES=gpu or cuda, into libagile0-gpu; this test
+# checks them there under those profiles), the
 # dependencies and maintainer scripts dh made (dkms, the group; no
 # libclang for agile-tools, no MPI for libagile-dev), the autopkgtest
 # (debian/tests/build-examples) and the examples built with pkg-config
@@ -29,6 +30,11 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 libdir=$root/usr/lib/$multiarch
 build_only=0
 [ "${1:-}" = --build-only ] && build_only=1
+# DEB_BUILD_PROFILES (dpkg-buildpackage reads it): gpu and cuda add
+# libagile0-gpu, with the HIP code object and the CUDA fatbin.
+gpu_code=
+case " ${DEB_BUILD_PROFILES:-} " in *" gpu "*) gpu_code="agile-gpu-hip.co" ;; esac
+case " ${DEB_BUILD_PROFILES:-} " in *" cuda "*) gpu_code="$gpu_code agile-gpu-cuda.fatbin" ;; esac
 
 n=0
 failed=0
@@ -83,8 +89,8 @@ unpack() {
 	done
 }
 packages="libagile0:amd64 libagile-mpi0:amd64 libagile-dev:amd64 agile-mpi-dev:amd64
-	agile-tools:amd64 agile-retarget:amd64 agile-dkms:all"
-ok "dpkg -x of the seven packages into build/deb/root/" unpack
+	agile-tools:amd64 agile-retarget:amd64 agile-dkms:all${gpu_code:+ libagile0-gpu:amd64}"
+ok "dpkg -x of the packages into build/deb/root/${gpu_code:+ (libagile0-gpu too)}" unpack
 
 # lintian's errors and warnings, none overridden (debian/ has no
 # lintian-overrides): each E: or W: line fails.
@@ -102,7 +108,7 @@ lint() {
 	printf '%s\n' "$report"
 	! printf '%s\n' "$report" | grep -q '^[EW]: '
 }
-ok "lintian: no error or warning on the seven packages" lint
+ok "lintian: no error or warning on the packages" lint
 
 contents() {
 	local f
@@ -125,10 +131,22 @@ contents() {
 			return 1
 		}
 	done
-	# No GPU code object without a profile, whatever compilers are here.
-	if [ -e "$libdir/agile" ] || ls "$out"/libagile0-gpu_* >/dev/null 2>&1; then
+	# No GPU code object without a profile, whatever compilers are here;
+	# with one, its code objects in libagile0-gpu alone.
+	if [ -z "$gpu_code" ] && { [ -e "$libdir/agile" ] || ls "$out"/libagile0-gpu_* >/dev/null 2>&1; }; then
 		echo "GPU code built without DEB_BUILD_PROFILES=gpu or cuda:"
 		ls "$libdir/agile" "$out"/libagile0-gpu_*
+		return 1
+	fi
+	for f in $gpu_code; do
+		if ! { dpkg-deb -c "$(deb libagile0-gpu amd64)" | grep -q "/agile/$f\$" &&
+			dpkg-deb -c "$(deb libagile0-gpu amd64)" | grep -q "/agile/${f%.*}.targets\$"; }; then
+			echo "libagile0-gpu lacks $f or its .targets (DEB_BUILD_PROFILES=$DEB_BUILD_PROFILES)"
+			return 1
+		fi
+	done
+	if dpkg-deb -c "$(deb libagile0 amd64)" | grep "/agile/"; then
+		echo "libagile0 holds GPU code (libagile0-gpu's)"
 		return 1
 	fi
 	# libagile-dev without MPI; agile-mpi-dev with it.
