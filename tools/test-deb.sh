@@ -214,8 +214,6 @@ hardened() {
 	LD_LIBRARY_PATH=$libdir AGILE_BACKEND=user "$root/usr/bin/agilectl" \
 		-D /nonexistent/agile info | grep -q "^library_backend: *user (AGILE_BACKEND"
 }
-ok "hardened: libagile, libagile-mpi, agile-bench, agilectl with relro, bind now, stack protector, fortify; agilectl a PIE on libagile0, runs" \
-}
 ok "hardened: libagile, libagile-mpi, agile-bench, agilectl with relro, bind now, stack protector, fortify; agile-retarget without RUNPATH; agilectl a PIE on libagile0, runs" \
 	hardened
 
