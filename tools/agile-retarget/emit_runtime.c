@@ -713,7 +713,7 @@ int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
 	if (!rk)
 		return -1;
 	if (nr > RT_MAX_KERNELS) {
-		fprintf(stderr,
+		fprintf(source_err(src),
 			"%s: error: %u kernels; a source of the runtime holds at most %d\n",
 			src->path, nr, RT_MAX_KERNELS);
 		failed = 1;

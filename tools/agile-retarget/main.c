@@ -88,8 +88,7 @@ int main(int argc, char **argv)
 	const char *clang_args[50];
 	int nr_clang = 0, opt, rc = 0;
 	FILE *c_out = stdout, *h_out = NULL;
-	struct kernel *kernels = NULL;
-	unsigned nr = 0;
+	struct translation t = { 0 };
 	struct source src;
 
 	while ((opt = getopt_long(argc, argv, "ho:H:I:D:", longopts, NULL)) !=
@@ -114,26 +113,10 @@ int main(int argc, char **argv)
 				optarg);
 			return 2;
 		case 'l':
-		case 's': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 0);
-
-			if (*end || !*optarg ||
-			    (opt == 'l' ? !v || v > 1024 : v > 47 * 1024)) {
-				fprintf(stderr, "agile-retarget: --%s=%s: %s\n",
-					opt == 'l' ? "lane-threads" :
-						     "dynamic-shared",
-					optarg,
-					opt == 'l' ? "1 to 1024 threads" :
-						     "0 to 48128 bytes");
+		case 's':
+			if (runtime_opt((char)opt, optarg, &rt, stderr))
 				return 2;
-			}
-			if (opt == 'l')
-				rt.lane_threads = (unsigned)v;
-			else
-				rt.dynamic_shared = (unsigned)v;
 			break;
-		}
 		case 'o':
 			out_path = optarg;
 			break;
@@ -166,36 +149,14 @@ int main(int argc, char **argv)
 		source_close(&src);
 		return 2;
 	}
-	func_variance(&src);
-	kernels = calloc(src.nr_funcs + 1, sizeof(*kernels));
-	if (!kernels)
-		return 2;
-	for (unsigned f = 0; f < src.nr_funcs; f++) {
-		struct kernel *k = &kernels[nr];
-
-		if (!src.funcs[f].kernel)
-			continue;
-		nr++;
-		if (kernel_build(k, &src, &src.funcs[f]) || kernel_analyse(k))
-			rc = 1;
-	}
-	if (!nr) {
-		fprintf(stderr, "%s: error: no __global__ function in it\n",
-			in_path);
-		rc = 1;
-	}
+	rc = translate_analyse(&src, &t);
 	if (!rc && out_path && !(c_out = fopen(out_path, "w")))
 		rc = 2;
 	if (!rc && h_path && !(h_out = fopen(h_path, "w")))
 		rc = 2;
-	if (!rc && runtime &&
-	    emit_runtime_file(&src, kernels, nr, &rt, c_out, h_out,
-			      h_path ? h_path : ""))
-		rc = 1;
-	else if (!rc && !runtime &&
-		 emit_file(&src, kernels, nr, c_out, h_out,
-			   h_path ? h_path : ""))
-		rc = 1;
+	if (!rc)
+		rc = translate_emit(&t, runtime, &rt, c_out, h_out,
+				    h_path ? h_path : "");
 	if (c_out != stdout && c_out && fclose(c_out))
 		rc = 2;
 	if (h_out && fclose(h_out))
@@ -205,9 +166,7 @@ int main(int argc, char **argv)
 		remove(out_path);
 	if (rc && h_path && is_regular(h_path))
 		remove(h_path);
-	for (unsigned i = 0; i < nr; i++)
-		kernel_free(&kernels[i]);
-	free(kernels);
+	translate_free(&t);
 	source_close(&src);
 	return rc;
 }

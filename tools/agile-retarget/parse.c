@@ -54,17 +54,22 @@ void source_where(const struct source *src, unsigned tok, char *buf, size_t len)
 		snprintf(buf, len, "%s", src->path);
 }
 
+FILE *source_err(const struct source *src)
+{
+	return src->err ? src->err : stderr;
+}
+
 void diag(struct source *src, unsigned tok, const char *fmt, ...)
 {
 	char where[512];
 	va_list ap;
 
 	source_where(src, tok, where, sizeof(where));
-	fprintf(stderr, "%s: error: ", where);
+	fprintf(source_err(src), "%s: error: ", where);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(source_err(src), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fputc('\n', source_err(src));
 	src->errors++;
 }
 
@@ -264,7 +269,7 @@ static void print_diagnostics(struct source *src)
 			CXString s = clang_formatDiagnostic(
 				d, clang_defaultDiagnosticDisplayOptions());
 
-			fprintf(stderr, "%s\n", clang_getCString(s));
+			fprintf(source_err(src), "%s\n", clang_getCString(s));
 			clang_disposeString(s);
 			src->errors++;
 		}
@@ -272,27 +277,27 @@ static void print_diagnostics(struct source *src)
 	}
 }
 
-int source_open(struct source *src, const char *path, int nr_args,
-		const char *const *args)
+/*
+ * Parses src->text as @path: from the file itself, or from memory
+ * (@unsaved) when the text did not come from a file.
+ */
+static int source_parse(struct source *src, const char *path, int nr_args,
+			const char *const *args, bool unsaved)
 {
 	const char *dir = getenv("AGILE_RETARGET_PRELUDE_DIR");
+	struct CXUnsavedFile mem = { .Filename = path,
+				     .Contents = src->text,
+				     .Length = (unsigned long)src->size };
 	const char *argv[64];
 	char prelude[4096], incdir[4096];
 	CXSourceRange whole;
 	CXCursor *cursors;
 	int argc = 0;
 
-	memset(src, 0, sizeof(*src));
-	src->path = path;
 	if (!dir || !*dir)
 		dir = RETARGET_PRELUDE_DIR;
 	if (nr_args > 50)
 		return -1;
-	src->text = read_file(path, &src->size);
-	if (!src->text) {
-		fprintf(stderr, "agile-retarget: %s: cannot read it\n", path);
-		return -1;
-	}
 	snprintf(prelude, sizeof(prelude), "%s/cuda_prelude.h", dir);
 	snprintf(incdir, sizeof(incdir), "-I%s/include", dir);
 	argv[argc++] = "-x";
@@ -307,11 +312,12 @@ int source_open(struct source *src, const char *path, int nr_args,
 
 	src->index = clang_createIndex(0, 0);
 	if (clang_parseTranslationUnit2(
-		    src->index, path, argv, argc, NULL, 0,
+		    src->index, path, argv, argc, unsaved ? &mem : NULL,
+		    unsaved ? 1 : 0,
 		    CXTranslationUnit_DetailedPreprocessingRecord |
 			    CXTranslationUnit_KeepGoing,
 		    &src->tu) != CXError_Success) {
-		fprintf(stderr,
+		fprintf(source_err(src),
 			"agile-retarget: %s: libclang could not parse it\n",
 			path);
 		return -1;
@@ -352,6 +358,39 @@ int source_open(struct source *src, const char *path, int nr_args,
 	for (unsigned i = 0; i < src->nr_tok; i++)
 		resolve_token(src, i);
 	return src->errors ? -1 : 0;
+}
+
+int source_open(struct source *src, const char *path, int nr_args,
+		const char *const *args)
+{
+	memset(src, 0, sizeof(*src));
+	src->path = path;
+	src->text = read_file(path, &src->size);
+	if (!src->text) {
+		fprintf(stderr, "agile-retarget: %s: cannot read it\n", path);
+		return -1;
+	}
+	return source_parse(src, path, nr_args, args, false);
+}
+
+int source_open_text(struct source *src, const char *path, const char *text,
+		     size_t size, int nr_args, const char *const *args,
+		     FILE *err)
+{
+	char *copy = malloc(size + 1);
+
+	memset(src, 0, sizeof(*src));
+	src->path = path;
+	src->err = err;
+	if (!copy) {
+		fprintf(source_err(src), "agile-retarget: out of memory\n");
+		return -1;
+	}
+	memcpy(copy, text, size);
+	copy[size] = '\0';
+	src->text = copy;
+	src->size = size;
+	return source_parse(src, path, nr_args, args, true);
 }
 
 void source_close(struct source *src)

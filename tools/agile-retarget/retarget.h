@@ -68,6 +68,7 @@ struct source {
 	struct func *funcs;
 	unsigned nr_funcs;
 	int errors;
+	FILE *err; /* diagnostics (NULL: stderr) */
 };
 
 struct var {
@@ -149,6 +150,15 @@ struct kernel {
 /* parse.c */
 int source_open(struct source *src, const char *path, int nr_args,
 		const char *const *args);
+/*
+ * The same for @size bytes of @text (copied), named @path in the
+ * diagnostics, which go to @err (NULL: stderr); no file is read.
+ */
+int source_open_text(struct source *src, const char *path, const char *text,
+		     size_t size, int nr_args, const char *const *args,
+		     FILE *err);
+/* Where @src's diagnostics go. */
+FILE *source_err(const struct source *src);
 void source_close(struct source *src);
 void source_where(const struct source *src, unsigned tok, char *buf,
 		  size_t len);
@@ -242,6 +252,24 @@ void warp_emit_decls(struct emitter *e, const struct kernel *k);
  */
 long long warp_shared_bytes(const struct kernel *k, unsigned max_threads);
 void warp_emit_shared(struct emitter *e, const struct kernel *k);
+
+/* translate.c: the kernels of an opened source, analysed and emitted */
+struct translation {
+	struct source *src;
+	struct kernel *kernels;
+	unsigned nr;
+};
+
+/* 0, 1 refused (the diagnostics written), 2 out of memory. */
+int translate_analyse(struct source *src, struct translation *t);
+/* 0 or 1 (refused); --emit=runtime with @runtime. */
+int translate_emit(struct translation *t, bool runtime,
+		   const struct runtime_opts *rt, FILE *c_out, FILE *h_out,
+		   const char *h_name);
+void translate_free(struct translation *t);
+/* --lane-threads (@opt 'l') or --dynamic-shared ('s') = @value: 0 or -1. */
+int runtime_opt(char opt, const char *value, struct runtime_opts *rt,
+		FILE *err);
 
 /* emit_runtime.c */
 int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
