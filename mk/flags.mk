@@ -27,6 +27,9 @@ DRM_CFLAGS := $(or $(shell pkg-config --cflags libdrm 2>/dev/null),\
 	-I/usr/include/libdrm)
 # GPU EUs look for their code objects here, after $AGILE_GPU_CODE_DIR.
 GPU_CODE_DIR := $(O)/gpu
+# The runtime looks for the CUDA translator, libagile-retarget.so, here
+# after $AGILE_RETARGET_DIR (tools/agile-retarget/Makefile puts it here).
+RETARGET_BUILD_DIR := $(ROOT)/build/tools
 # Library, tests and examples share the warnings; the variants add theirs.
 CFLAGS_BASE := -std=gnu11 -g -pthread -Wall -Wextra -Werror \
 	-I$(ROOT)/libagile/include -I$(ROOT)/uapi $(DRM_CFLAGS) \

@@ -16,7 +16,9 @@
 #   $LIBDIR/pkgconfig  agile.pc, agile-mpi.pc, prefix= and libdir= set here
 #   $LIBDIR/cmake/agile  agileConfig.cmake, agileConfigVersion.cmake
 #                (find_package(agile)), written here
-#   $LIBDIR/agile      the GPU code objects of build/libagile/gpu, each
+#   $LIBDIR/agile      libagile-retarget.so (the runtime's CUDA translator,
+#                part agile-retarget); the GPU code objects of
+#                build/libagile/gpu, each
 #                with its .targets (parts agile-gpu-hip.co: hipcc,
 #                agile-gpu-cuda.fatbin: nvcc): the library looks in
 #                "agile/" beside itself
@@ -122,6 +124,9 @@ manifest() {
 	leave "$mode" agile-bench || echo "file 0755 $BUILD/tools/agile-bench $BINDIR/agile-bench"
 	if ! leave "$mode" agile-retarget; then
 		echo "file 0755 $RETARGET $BINDIR/agile-retarget"
+		# The translator the runtime dlopens for -x cuda (docs/runtime.md),
+		# beside the GPU code objects, where it finds it.
+		echo "file 0644 ${RETARGET%/*}/libagile-retarget.so $LIBDIR/agile/libagile-retarget.so"
 		echo "file 0644 $repo/tools/agile-retarget/cuda_prelude.h $prelude/cuda_prelude.h"
 		for f in "$repo"/tools/agile-retarget/include/*.h "$repo"/tools/agile-retarget/include/*/*.h; do
 			[ -e "$f" ] && echo "file 0644 $f $prelude/include/${f#"$repo"/tools/agile-retarget/include/}"

@@ -37,7 +37,7 @@ TESTS := sys-cpus env-invalid sched-deque-stress sched-fib sched-array-sum sched
 	rt-devices rt-context rt-queue-deps rt-queue-chain rt-queue-priority \
 	rt-queue-events rt-queue-destroy rt-queue-shapes rt-fallback \
 	rt-program rt-program-lanes rt-program-gpu \
-	rt-retarget rt-retarget-gpu \
+	rt-retarget rt-retarget-gpu rt-cuda \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.

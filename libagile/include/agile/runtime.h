@@ -415,7 +415,9 @@ struct agile_rt_program;
 /**
  * agile_rt_program_create - an executable of @ctx from source and binaries
  * @ctx:         the context
- * @source:      user kernels in the dialect (docs/runtime.md), or NULL
+ * @source:      user kernels in the dialect (docs/runtime.md), or CUDA or
+ *               HIP source to be built with "-x cuda" or "-x hip"
+ *               (agile_rt_program_build); or NULL
  * @binaries:    prebuilt executables with their description data (copied,
  *               images included); may be NULL when @nr_binaries is 0
  * @nr_binaries: how many
@@ -439,6 +441,20 @@ int agile_rt_program_create(agile_rt_ctx ctx, const char *source,
  * agile_rt_program_build - apply the load rule on each device of the context
  * @prog:    the program
  * @options: compile options for an online build (e.g. "-DN=4"; NULL: none)
+ *
+ * With "-x cuda" (or "-x hip") in @options the source is CUDA (HIP): each
+ * __global__ function a kernel of that name.  It is first translated
+ * into the dialect, in-process, by agile-retarget's translator
+ * (libagile-retarget.so, loaded on demand from $AGILE_RETARGET_DIR, else
+ * the build folder, else agile/ beside the library), which also takes
+ * --lane-threads=N and --dynamic-shared=BYTES from @options (and -D, -U,
+ * -I, which the compilers get too); the translated text then builds for
+ * every device as a dialect source does, and is what the cache keys on.
+ * A translation that fails (the translator refuses the source, or is not
+ * installed) fails each device's compile step: step "retarget", the
+ * message its first diagnostic ("user-kernels.cu:LINE:COL: error: ...")
+ * or where the library was looked for, agile_rt_program_build_log all of
+ * them; a compatible binary is still taken (FALLBACK).
  *
  * The load rule, per device (and for the host CPU in any case: every
  * kernel is also registered from its CPU build, which CPU EUs, the CPU
@@ -469,7 +485,9 @@ int agile_rt_program_create(agile_rt_ctx ctx, const char *source,
  * Thread safety: thread safe; serialised with other builds, queue and
  * buffer creation on the context (its lock is held throughout).
  *
- * Return: 0 when every device has an executable; -EALREADY (built
+ * Return: 0 when every device has an executable; -EINVAL (@options too
+ * long, -x other than cuda or hip, --lane-threads or --dynamic-shared
+ * without -x: each device's build info says which); -EALREADY (built
  * before); -ENOEXEC (a device has none: no exact match, the build
  * failed or there is no source, and no compatible binary loads); -EBUSY
  * (GPU code, and the context has a queue, buffers, or another program's

@@ -43,6 +43,7 @@
 #include "eu/eu_impl.h"
 #include "eu/gpu_impl.h"
 #include "eu/gpu_runtime.h"
+#include "private_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -67,104 +68,19 @@
 
 /* ---- finding the code object ---- */
 
-/*
- * Whether @path may be loaded from a place the caller did not name: owned
- * by root or the caller, and not writable by everyone.  The compiled-in
- * build folder may not exist where an installed library runs, and then
- * anyone who may create that path could plant GPU code there.
- */
-static bool code_trusted(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && (st.st_uid == 0 || st.st_uid == geteuid()) &&
-	       !(st.st_mode & S_IWOTH);
-}
-
-static int code_try(const char *dir, const char *file, char *path, size_t len,
-		    bool check)
-{
-	int n = snprintf(path, len, "%s/%s", dir, file);
-
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	if (access(path, R_OK))
-		return -ENOENT;
-	return !check || (code_trusted(dir) && code_trusted(path)) ? 0 : -EPERM;
-}
-
 int agile__gpu_code_find(const char *file, char *path, size_t len, char *reason,
 			 size_t rlen)
 {
-	const char *env = getenv("AGILE_GPU_CODE_DIR");
-	char looked[2 * PATH_MAX] = "";
-	size_t off = 0;
-	int err = 0;
-
-	if (!file || !path || !len)
-		return -EINVAL;
-	path[0] = '\0';
-	REASON(reason, rlen, "%s", "");
-	if (env && *env) {
-		/* Set: the only place, so a test or a user gets what it says. */
-		if (!code_try(env, file, path, len, false))
-			return 0;
-		REASON(reason, rlen,
-		       "GPU code object %s not found in AGILE_GPU_CODE_DIR=%s",
-		       file, env);
-		path[0] = '\0';
-		return -ENOENT;
-	}
+	static const struct agile__private_place place = {
+		.what = "GPU code object",
+		.env = "AGILE_GPU_CODE_DIR",
 #ifdef AGILE_GPU_BUILD_DIR
-	err = code_try(AGILE_GPU_BUILD_DIR, file, path, len, true);
-	if (!err)
-		return 0;
-	off += (size_t)snprintf(looked + off, sizeof(looked) - off, "%s%s",
-				AGILE_GPU_BUILD_DIR,
-				err == -EPERM ? " (skipped: not owned by root "
-						"or you, or world-writable)" :
-						"");
+		.build_dir = AGILE_GPU_BUILD_DIR,
 #endif
-#ifndef AGILE_NO_DLOPEN
-	{
-		Dl_info info;
-		char dir[PATH_MAX], *obj = NULL;
+		.hint = "make -C libagile gpu builds it",
+	};
 
-		/* The library's own file, or the program's when linked in. */
-		if (dladdr((void *)agile__gpu_code_find, &info) &&
-		    info.dli_fname)
-			obj = realpath(info.dli_fname, NULL);
-		if (obj && strrchr(obj, '/')) {
-			int n = snprintf(dir, sizeof(dir), "%.*s/agile",
-					 (int)(strrchr(obj, '/') - obj), obj);
-
-			if (n > 0 && (size_t)n < sizeof(dir)) {
-				err = code_try(dir, file, path, len, true);
-				if (!err) {
-					free(obj);
-					return 0;
-				}
-				if (off < sizeof(looked))
-					off += (size_t)snprintf(
-						looked + off,
-						sizeof(looked) - off, "%s%s%s",
-						off ? ", " : "", dir,
-						err == -EPERM ?
-							" (skipped: not "
-							"trusted)" :
-							"");
-			}
-		}
-		free(obj);
-	}
-#endif
-	(void)err;
-	path[0] = '\0';
-	REASON(reason, rlen,
-	       "GPU code object %s not found (AGILE_GPU_CODE_DIR unset; "
-	       "looked in %s; make -C libagile gpu builds it)",
-	       file, off ? looked : "no directory");
-	return -ENOENT;
+	return agile__private_find(&place, file, path, len, reason, rlen);
 }
 
 #ifndef AGILE_NO_DLOPEN

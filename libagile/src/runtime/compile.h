@@ -216,4 +216,54 @@ const char *const *agile__rt_module_names(const struct agile__rt_module *mod);
 /* dlclose and free; the registry that took its kernels must be gone. */
 void agile__rt_module_unload(struct agile__rt_module *mod);
 
+/* ---- CUDA and HIP source (retarget.c) ---- */
+
+#define AGILE_RT_LANG_DIALECT 0 /* the runtime's dialect itself */
+#define AGILE_RT_LANG_CUDA 1 /* "-x cuda": translated first */
+#define AGILE_RT_LANG_HIP 2 /* "-x hip": the same, named .hip */
+#define AGILE_RT_LANG_MAX_ARGS 32
+
+/**
+ * struct agile__rt_lang - a build's options, split
+ * @lang:            AGILE_RT_LANG_*
+ * @args:            the translator's words (--lane-threads=N,
+ *                   --dynamic-shared=BYTES, -D, -U, -I), into @words
+ * @nr_args:         how many
+ * @compile_options: the compilers' options: all but -x and the
+ *                   translator's own, in their order (-D, -U, -I stay)
+ * @words:           the options' copy @args point into
+ */
+struct agile__rt_lang {
+	int lang;
+	const char *args[AGILE_RT_LANG_MAX_ARGS];
+	int nr_args;
+	char *compile_options;
+	char *words;
+};
+
+/*
+ * agile__rt_lang_parse - split a build's @options (may be NULL): 0, or
+ * -EINVAL (-x other than cuda or hip, a translator option without -x,
+ * too many words; @diag says which) or -ENOMEM.  agile__rt_lang_free
+ * after a success.
+ */
+int agile__rt_lang_parse(const char *options, struct agile__rt_lang *lang,
+			 struct agile__rt_diag *diag);
+void agile__rt_lang_free(struct agile__rt_lang *lang);
+
+/*
+ * agile__rt_retarget - @source (CUDA or HIP, as @lang says) translated
+ * into the dialect by libagile-retarget.so, loaded on demand (the first
+ * call; it stays loaded): $AGILE_RETARGET_DIR if set (only there), else
+ * the build folder compiled in, else agile/ beside libagile
+ * (private_file.h).  0 with the text in *@dialect (malloc'd); -ENOENT
+ * (the library is not there, or does not load: @diag's message and log
+ * say where it looked), -EPROTO (another ABI), -EIO (the translator
+ * refused the source or its options: @diag's log has its diagnostics,
+ * "user-kernels.cu:LINE:COL: error: ...", the message the first),
+ * -ENOTSUP (the static build), -ENOMEM.  Step "retarget".  Thread safe.
+ */
+int agile__rt_retarget(const char *source, const struct agile__rt_lang *lang,
+		       char **dialect, struct agile__rt_diag *diag);
+
 #endif /* AGILE_RUNTIME_COMPILE_H */

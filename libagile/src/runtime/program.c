@@ -33,6 +33,18 @@ struct rt_bin {
 	void *data;
 };
 
+/*
+ * What a build compiles: the program's source, or what the translator
+ * made of it (-x cuda, -x hip), with the compilers' options; or why the
+ * translation failed (every device's compile step then fails with it).
+ */
+struct build_src {
+	const char *text; /* NULL: nothing to compile */
+	const char *options; /* the compilers' */
+	int err; /* the translation's, when it failed */
+	struct agile__rt_diag diag;
+};
+
 /* One device's outcome (the CPU's host build has its own). */
 struct rt_outcome {
 	struct agile_rt_build_info info;
@@ -267,7 +279,7 @@ static int bin_compiled(struct agile_rt_program *p,
  * (a kernel name taken: no other binary helps), -ENOMEM or -ENOEXEC.
  */
 static int cpu_rule(struct agile_rt_program *p, const char *options,
-		    struct agile__rt_module **mod)
+		    const struct build_src *bs, struct agile__rt_module **mod)
 {
 	struct rt_outcome *o = &p->host;
 	struct agile__rt_diag diag = { 0 };
@@ -291,11 +303,17 @@ static int cpu_rule(struct agile_rt_program *p, const char *options,
 			goto out;
 		agile__rt_diag_clear(&diag);
 	}
-	if (p->source) {
+	if (p->source && !bs->text) {
+		/* The translation failed: as a compiler refusing the source. */
+		err = bs->err;
+		outcome_diag(o, &bs->diag, err);
+		if (err == -ENOMEM)
+			goto out;
+	} else if (p->source) {
 		struct agile__rt_build b = { .target = AGILE_RT_CPU,
-					     .options = options };
+					     .options = bs->options };
 
-		err = agile__rt_compile(p->source, &b, &img, &diag);
+		err = agile__rt_compile(bs->text, &b, &img, &diag);
 		if (!err)
 			err = agile__rt_cpu_load(img, p->ctx->reg, mod, &diag);
 		if (!err)
@@ -371,7 +389,8 @@ static int gpu_load_bin(struct agile_rt_program *p, struct rt_dev *d,
  * back on the built-in code then).
  */
 static int gpu_rule(struct agile_rt_program *p, uint32_t di,
-		    const char *options, const struct agile__rt_module *mod)
+		    const char *options, const struct build_src *bs,
+		    const struct agile__rt_module *mod)
 {
 	struct rt_dev *d = &p->ctx->devs[di];
 	struct rt_outcome *o = &p->dev[di];
@@ -404,17 +423,19 @@ static int gpu_rule(struct agile_rt_program *p, uint32_t di,
 			 "binary %d: the GPU EUs did not start on it: %s",
 			 exact, agile_strerror(err));
 	}
-	if (p->source && row.version[0]) {
+	if (p->source && row.version[0] && !bs->text) {
+		outcome_diag(o, &bs->diag, bs->err);
+	} else if (p->source && row.version[0]) {
 		struct agile__rt_build b = {
 			.target = api == AGILE__EU_GPU_HIP ? AGILE_RT_HIP :
 							     AGILE_RT_CUDA,
 			.arch = row.version,
-			.options = options,
+			.options = bs->options,
 			/* SASS for the device: no PTX JIT by the driver. */
 			.flags = api == AGILE__EU_GPU_HIP ? 0 : AGILE_RT_CUBIN,
 		};
 
-		err = agile__rt_compile(p->source, &b, &img, &diag);
+		err = agile__rt_compile(bs->text, &b, &img, &diag);
 		if (!err)
 			err = bin_compiled(p, img, AGILE_RT_DEVICE_GPU, vendor,
 					   row.version, options, &idx);
@@ -582,6 +603,7 @@ static int gpu_busy(struct agile_rt_program *p)
  * ctx->lock held, the CPU build (@err: its result) done.
  */
 static int build_devices(struct agile_rt_program *p, const char *options,
+			 const struct build_src *bs,
 			 struct agile__rt_module *mod, int err)
 {
 	struct rt_ctx *ctx = p->ctx;
@@ -614,7 +636,7 @@ static int build_devices(struct agile_rt_program *p, const char *options,
 					     "opcode table needs");
 				continue;
 			}
-			gpu_err = gpu_rule(p, i, options, mod);
+			gpu_err = gpu_rule(p, i, options, bs, mod);
 			if (!gpu_err)
 				ctx->gpu_program = true;
 			else
@@ -638,9 +660,32 @@ static int build_devices(struct agile_rt_program *p, const char *options,
 	return err;
 }
 
+/*
+ * @bs: what the build compiles, from @lang.  The translation needs no
+ * lock: it touches nothing of the context.
+ */
+static int build_src_make(const struct agile_rt_program *p,
+			  const struct agile__rt_lang *lang,
+			  struct build_src *bs, char **dialect)
+{
+	memset(bs, 0, sizeof(*bs));
+	*dialect = NULL;
+	bs->options = lang->compile_options;
+	if (!p->source || lang->lang == AGILE_RT_LANG_DIALECT) {
+		bs->text = p->source;
+		return 0;
+	}
+	bs->err = agile__rt_retarget(p->source, lang, dialect, &bs->diag);
+	bs->text = *dialect;
+	return bs->err == -ENOMEM ? -ENOMEM : 0;
+}
+
 int agile_rt_program_build(struct agile_rt_program *p, const char *options)
 {
 	struct agile__rt_module *mod = NULL;
+	struct agile__rt_lang lang;
+	struct build_src bs = { 0 };
+	char *dialect = NULL;
 	struct rt_ctx *ctx;
 	int err;
 
@@ -649,6 +694,16 @@ int agile_rt_program_build(struct agile_rt_program *p, const char *options)
 	if (options && strlen(options) >= AGILE_RT_OPTIONS_LEN)
 		return -EINVAL;
 	ctx = p->ctx;
+	err = agile__rt_lang_parse(options, &lang, &bs.diag);
+	if (err) {
+		/* Bad options: each device's outcome says which. */
+		pthread_mutex_lock(&ctx->lock);
+		for (uint32_t i = 0; i < ctx->nr_devs && !p->built; i++)
+			outcome_fail(&p->dev[i], err, bs.diag.step, "%s",
+				     bs.diag.message);
+		pthread_mutex_unlock(&ctx->lock);
+		return err;
+	}
 	/* Builds on a context one at a time; compiles without ctx->lock. */
 	pthread_mutex_lock(&ctx->build_lock);
 	pthread_mutex_lock(&ctx->lock);
@@ -663,18 +718,24 @@ int agile_rt_program_build(struct agile_rt_program *p, const char *options)
 	if (!err)
 		err = gpu_busy(p);
 	pthread_mutex_unlock(&ctx->lock);
+	if (!err)
+		err = build_src_make(p, &lang, &bs, &dialect);
 	if (err) {
 		/* Nothing was loaded: a build may be tried again later. */
 		pthread_mutex_unlock(&ctx->build_lock);
+		agile__rt_lang_free(&lang);
 		return err;
 	}
 	/* The CPU build: the registry and the cache are thread safe. */
-	err = cpu_rule(p, options, &mod);
+	err = cpu_rule(p, options, &bs, &mod);
 	pthread_mutex_lock(&ctx->lock);
-	err = build_devices(p, options, mod, err);
+	err = build_devices(p, options, &bs, mod, err);
 	p->built = err ? err : 1;
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_mutex_unlock(&ctx->build_lock);
+	agile__rt_diag_clear(&bs.diag);
+	free(dialect);
+	agile__rt_lang_free(&lang);
 	return err;
 }
 
