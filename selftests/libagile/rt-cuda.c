@@ -196,9 +196,14 @@ static int matlist_bits(const char *source, const char *options, float *out,
 		struct agile_rt_arg p[] = { rr_rw(ab), rr_rw(bb),
 					    rr_val((uint64_t)dim) };
 
+		uint32_t x = 12345;
+
+		/* Full mantissas: a fused multiply-add would show. */
 		for (size_t i = 0; i < n; i++) {
-			a[i] = (float)((i * 7) % 11) * 0.37f - 1.9f;
-			b[i] = (float)((i * 5) % 13) * 0.29f - 1.3f;
+			x = x * 1664525u + 1013904223u;
+			a[i] = (float)(x >> 8) / (float)(1u << 23) - 1.0f;
+			x = x * 1664525u + 1013904223u;
+			b[i] = (float)(x >> 8) / (float)(1u << 23) - 1.0f;
 		}
 		err = rr_launch(&r, "small_mm_list", RR_MATRICES, 1, 1,
 				(uint32_t)dim, (uint32_t)dim, 1, p, 3);
