@@ -133,7 +133,10 @@ contents() {
 	done
 	# No GPU code object without a profile, whatever compilers are here;
 	# with one, its code objects in libagile0-gpu alone.
-	if [ -z "$gpu_code" ] && { [ -e "$libdir/agile" ] || ls "$out"/libagile0-gpu_* >/dev/null 2>&1; }; then
+	# (lib/agile/ also holds agile-retarget's libagile-retarget.so.)
+	if [ -z "$gpu_code" ] && { ls "$libdir"/agile/*.co "$libdir"/agile/*.fatbin \
+		"$libdir"/agile/*.targets >/dev/null 2>&1 ||
+		ls "$out"/libagile0-gpu_* >/dev/null 2>&1; }; then
 		echo "GPU code built without DEB_BUILD_PROFILES=gpu or cuda:"
 		ls "$libdir/agile" "$out"/libagile0-gpu_*
 		return 1
@@ -157,6 +160,7 @@ contents() {
 	if ! { dpkg-deb -c "$(deb agile-mpi-dev amd64)" | grep -q "usr/include/agile/coll_mpi.h" &&
 		dpkg-deb -c "$(deb agile-mpi-dev amd64)" | grep -q "pkgconfig/agile-mpi.pc" &&
 		dpkg-deb -c "$(deb agile-retarget amd64)" | grep -q "usr/bin/agile-retarget" &&
+		dpkg-deb -c "$(deb agile-retarget amd64)" | grep -q "/agile/libagile-retarget.so\$" &&
 		! dpkg-deb -c "$(deb agile-tools amd64)" | grep -q "agile-retarget"; }; then
 		echo "agile-mpi-dev or agile-retarget lacks its files, or agile-tools has agile-retarget's"
 		return 1
