@@ -52,7 +52,8 @@ int agile__private_find(const struct agile__private_place *place,
 			const char *file, char *path, size_t len, char *reason,
 			size_t rlen)
 {
-	const char *env = getenv(place->env);
+	/* Not from the environment of a set-user-ID program: code. */
+	const char *env = secure_getenv(place->env);
 	char looked[2 * PATH_MAX] = "";
 	size_t off = 0;
 	int err = 0;
