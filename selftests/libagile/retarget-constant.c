@@ -39,10 +39,16 @@ static int conv_wrong(const float *in, const float *out, int n,
 static void test_conv(struct agile_launch_pool *pool, int n, unsigned block,
 		      int nr)
 {
-	float *in = malloc(n * sizeof(float)), *out = calloc(n, sizeof(float));
+	float *in = calloc(n, sizeof(float)), *out = calloc(n, sizeof(float));
 	float filter[15];
 	unsigned int blocks = (n + block - 1) / block;
 	int err, bad;
+
+	if (!tap_ok(in && out, "conv1d: memory for %d values", n)) {
+		free(in);
+		free(out);
+		return;
+	}
 
 	for (int k = 0; k < nr; k++)
 		filter[k] = (float)(k + 1) / (float)(nr * 3) - 0.125f * (k & 1);

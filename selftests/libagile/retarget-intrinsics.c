@@ -21,11 +21,17 @@
 static void test_bits(struct agile_launch_pool *pool, unsigned n,
 		      unsigned block)
 {
-	unsigned int *in = malloc(n * sizeof(*in));
-	unsigned long long *in64 = malloc(n * sizeof(*in64));
+	unsigned int *in = calloc(n, sizeof(*in));
+	unsigned long long *in64 = calloc(n, sizeof(*in64));
 	int *out = calloc((size_t)n * REF_NR_BITS, sizeof(int));
 	int err, bad;
 
+	if (!tap_ok(in && in64 && out, "bits: memory for %u words", n)) {
+		free(in);
+		free(in64);
+		free(out);
+		return;
+	}
 	ref_bits_input(in, in64, n);
 	err = bits_launch(pool,
 			  (struct agile_dim3){ (n + block - 1) / block, 1, 1 },
@@ -43,11 +49,18 @@ static void test_bits(struct agile_launch_pool *pool, unsigned n,
 static void test_fmath(struct agile_launch_pool *pool, unsigned n,
 		       unsigned block)
 {
-	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
-	float *z = malloc(n * sizeof(float));
+	float *x = calloc(n, sizeof(float)), *y = calloc(n, sizeof(float));
+	float *z = calloc(n, sizeof(float));
 	float *out = calloc((size_t)n * REF_NR_FMATH, sizeof(float));
 	int err, bad;
 
+	if (!tap_ok(x && y && z && out, "fmath: memory for %u inputs", n)) {
+		free(x);
+		free(y);
+		free(z);
+		free(out);
+		return;
+	}
 	ref_fmath_input(x, y, z, n);
 	err = fmath_launch(pool,
 			   (struct agile_dim3){ (n + block - 1) / block, 1, 1 },
