@@ -47,6 +47,11 @@ FUZZ_KERNEL ?= 6.1
 # Guest kernels built here with KASAN, lockdep, kmemleak, UBSAN and KFENCE
 # (tools/vm/debug.config); make check runs the kmod selftests in them too.
 DEBUG_KERNELS ?= 6.1-debug
+# Jobs of the sub-makes whose Makefiles build in parallel safely (the
+# library, the test programs, the tools; kbuild takes its own): one per
+# CPU.  This Makefile itself runs its steps one after the other: several
+# of them ask libagile's Makefile for the same library.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 BUILD := $(CURDIR)/build
 CC ?= gcc
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -pthread -I$(CURDIR)/uapi
@@ -97,12 +102,12 @@ debug-modules: deps
 
 # Both suites run in the guests, so both are linked statically.
 selftests: kernel-src
-	@$(MAKE) --no-print-directory -C selftests/kmod OUT=$(BUILD)/selftests/kmod
-	@$(MAKE) --no-print-directory -C libagile guest-tests
+	@$(MAKE) --no-print-directory -j$(JOBS) -C selftests/kmod OUT=$(BUILD)/selftests/kmod
+	@$(MAKE) --no-print-directory -j$(JOBS) -C libagile guest-tests
 
 # libagile, and libagile-mpi (coll among machines; needs mpicc).
 lib:
-	@$(MAKE) --no-print-directory -C libagile lib mpi
+	@$(MAKE) --no-print-directory -j$(JOBS) -C libagile lib mpi
 
 # The persistent GPU kernel for every HIP and CUDA target: the code objects.
 gpu: deps
@@ -112,7 +117,7 @@ gpu: deps
 # where there is no usable GPU.
 check-gpu: deps
 	@$(MAKE) --no-print-directory -C tools/agile-bench $(BUILD)/tools/agile-bench
-	@$(MAKE) --no-print-directory -C libagile check-gpu \
+	@$(MAKE) --no-print-directory -j$(JOBS) -C libagile check-gpu \
 		AGILE_BENCH=$(BUILD)/tools/agile-bench
 
 # check-gpu's programs, code objects and steps in one folder to carry to a
@@ -129,9 +134,9 @@ check-gpu-bundle: gpu-bundle
 # agile-retarget: it translates on the host, with libclang).  What
 # installs is built apart: $(BUILD)/install/agilectl (make install).
 tools: $(BUILD)/tools/agile-demo $(BUILD)/tools/agilectl
-	@$(MAKE) --no-print-directory -C tools/agile-retarget
-	@$(MAKE) --no-print-directory -C tools/agile-bench static
-	@$(MAKE) --no-print-directory -C libagile examples-static
+	@$(MAKE) --no-print-directory -j$(JOBS) -C tools/agile-retarget
+	@$(MAKE) --no-print-directory -j$(JOBS) -C tools/agile-bench static
+	@$(MAKE) --no-print-directory -j$(JOBS) -C libagile examples-static
 
 $(BUILD)/tools/agile-demo: tools/agile-demo.c uapi/linux/agile.h
 	@mkdir -p $(@D)

@@ -7,7 +7,8 @@
 # kmod and libagile selftests inside each guest kernel, one after the
 # other, while the kmod selftests run inside the debug guest kernel (KASAN,
 # lockdep, kmemleak...: tools/vm/debug.config) in the background, all but
-# poll, which runs there alone at the end.  Each step's
+# poll, which runs there alone at the end; after the debug guest, the
+# Debian and DKMS packages' tests take the background's core.  Each step's
 # verdict is a TAP line in build/results/steps.tap, its seconds a line of
 # build/results/steps-time.txt; every suite writes its
 # own TAP file beside it, and the last line counts them all: "N passed, N
@@ -59,18 +60,24 @@ step_done() {
 
 # step_bg <name> <log> <command...>: step's twin in the background; its TAP
 # line and time are written by step_wait, numbered when it is collected.
+# With BG_AFTER=<an earlier step_bg's log>, it starts when that one has
+# ended: a lane of steps, one after the other, beside the foreground.
 bg_names=()
 bg_logs=()
 bg_pids=()
 step_bg() {
-	local name=$1 log=$results/$2
+	local name=$1 log=$results/$2 after=${BG_AFTER:-}
 	shift 2
-	echo "=== $name (in the background)"
+	echo "=== $name (in the background${after:+, after $(basename "$after")})"
 	(
+		if [ -n "$after" ]; then
+			while [ ! -e "$after.done" ]; do sleep 1; done
+		fi
 		t0=$(date +%s)
 		rc=0
 		"$@" >"$log" 2>&1 || rc=$?
 		echo "$rc $(($(date +%s) - t0))" >"$log.rc"
+		: >"$log.done" # kept: a later step of the lane waits for it
 	) &
 	bg_names+=("$name")
 	bg_logs+=("$log")
@@ -87,6 +94,9 @@ step_wait() {
 		[ -r "${bg_logs[$i]}.rc" ] && read -r rc secs <"${bg_logs[$i]}.rc"
 		rm -f "${bg_logs[$i]}.rc"
 		step_done "${bg_names[$i]}" "${bg_logs[$i]}" "$rc" "$secs" || true
+		case ${bg_names[$i]} in
+		*dkms* | *Debian*) cp "${bg_logs[$i]}" "${bg_logs[$i]%.log}.tap" ;;
+		esac
 	done
 	bg_pids=()
 }
@@ -119,10 +129,21 @@ step "GPU bundle: its run.sh passes on the stand-in runtime, fails when a step f
 	gpu-bundle.log "$make" --no-print-directory check-gpu-bundle
 grep -E '^(ok|not ok) |^1\.\.' "$results/gpu-bundle.log" >"$results/gpu-bundle.tap"
 
+# The test programs are built with a job per CPU first (their Makefile
+# builds in parallel safely), then run one after the other (several time
+# themselves against each other).
+jobs=$(nproc 2>/dev/null || echo 1)
+libagile_check() {
+	"$make" --no-print-directory -j"$jobs" -C selftests/libagile "$1" &&
+		"$make" --no-print-directory -C libagile "$2" TAP_OUT="$3"
+}
 for v in check check-asan check-tsan; do
+	case $v in
+	check) programs=native-tests ;;
+	*) programs=${v#check-}-tests ;;
+	esac
 	step "libagile $v" "libagile-$v.log" \
-		"$make" --no-print-directory -C libagile "$v" \
-		TAP_OUT="$results/libagile-$v.tap"
+		libagile_check "$programs" "$v" "$results/libagile-$v.tap"
 	grep -E '^[0-9]+ passed' "$results/libagile-$v.log"
 done
 
@@ -150,18 +171,6 @@ step "make install: examples from the installed tree with pkg-config; uninstall 
 	install.log tools/test-install.sh
 cp "$results/install.log" "$results/install.tap"
 
-# The DKMS package: dkms add and build (never install) for every guest
-# kernel, in a private dkms tree (about 15 s a kernel).
-step "dkms build of agile.ko for $kernels (tools/test-dkms.sh, private dkms tree)" \
-	dkms.log env KERNELS="$kernels" tools/test-dkms.sh
-cp "$results/dkms.log" "$results/dkms.tap"
-
-# The Debian packages: dpkg-buildpackage in a copy of the tree, lintian,
-# the .debs unpacked (dpkg -x, never installed) and used (several minutes).
-step "Debian packages built, linted, unpacked and used (tools/test-deb.sh)" \
-	deb.log tools/test-deb.sh
-cp "$results/deb.log" "$results/deb.tap"
-
 # What the guests' init fails a run on (a TAP stream of its own, counted).
 step "guest log scanner catches each detector's report (tools/vm/test-init-scan.sh)" \
 	init-scan.log tools/vm/test-init-scan.sh
@@ -188,6 +197,22 @@ for k in $debug_kernels; do
 		"$k" selftests/kmod/run.sh
 	debug_runs+=("$k")
 done
+
+# The Debian packages (dpkg-buildpackage in a copy of the tree under
+# build/deb/src, lintian, the .debs unpacked with dpkg -x, never
+# installed, and used: several minutes) and the DKMS package (dkms add and
+# build, never install, for every guest kernel in a private dkms tree
+# under build/dkms): neither touches what the guests take from build/, so
+# they run in the background on the second core, after the debug guest,
+# at a lower priority than the guests (one core each, their runners'
+# timeouts).
+deb_after=
+[ ${#debug_runs[@]} -gt 0 ] &&
+	deb_after=$results/guest-${debug_runs[$((${#debug_runs[@]} - 1))]}.log
+BG_AFTER=$deb_after step_bg "Debian packages built, linted, unpacked and used (tools/test-deb.sh)" \
+	deb.log nice -n 10 tools/test-deb.sh
+BG_AFTER=$results/deb.log step_bg "dkms build of agile.ko for $kernels (tools/test-dkms.sh, private dkms tree)" \
+	dkms.log env KERNELS="$kernels" nice -n 10 tools/test-dkms.sh
 
 if [ $built = 1 ]; then
 	for k in $kernels; do
