@@ -8,6 +8,7 @@
 # and printed no "not ok"; anything else fails.  With TAP_OUT=FILE, also
 # writes one TAP line per program to FILE (for the top-level summary),
 # "ok N - libagile/T # SKIP" for a skipped one.
+# Each program's wall time follows its output ("# T took N ms").
 # AGILE_TEST_TIMEOUT: seconds a program may run (default 600).
 set -u
 bindir=$1
@@ -21,9 +22,13 @@ for t in "$@"; do
 	n=$((n + 1))
 	echo "# ---- $t"
 	# A hung test fails alone (rc 124) instead of hanging the run.
+	t0=$(date +%s%N)
 	out=$(timeout -k 10 "${AGILE_TEST_TIMEOUT:-600}" "$bindir/$t" 2>&1)
 	rc=$?
 	printf '%s\n' "$out"
+	# Its wall time: make check's 40 minutes are watched test by test.
+	t1=$(date +%s%N)
+	echo "# $t took $(((t1 - t0) / 1000000)) ms"
 	if printf '%s\n' "$out" | grep -q '^not ok'; then
 		rc_ok=0
 	else
