@@ -17,7 +17,7 @@ TESTS := sys-cpus env-invalid sched-deque-stress sched-fib sched-array-sum sched
 	retarget-matlist retarget-reduce retarget-transpose retarget-refused \
 	retarget-grid3d retarget-hipnames retarget-histogram retarget-scan \
 	retarget-golden retarget-pointers retarget-warp retarget-vector \
-	retarget-intrinsics retarget-constant \
+	retarget-intrinsics retarget-constant retarget-corpus \
 	runtime-compile-cc runtime-compile-cache runtime-compile-gpu \
 	runtime-compile-contract \
 	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \
@@ -37,7 +37,7 @@ TESTS := sys-cpus env-invalid sched-deque-stress sched-fib sched-array-sum sched
 	rt-devices rt-context rt-queue-deps rt-queue-chain rt-queue-priority \
 	rt-queue-events rt-queue-destroy rt-queue-shapes rt-fallback \
 	rt-program rt-program-lanes rt-program-gpu \
-	rt-retarget rt-retarget-gpu rt-cuda \
+	rt-retarget rt-retarget-gpu rt-cuda rt-corpus \
 	api-version api-cplusplus
 
 # The EU tests check-gpu runs again with AGILE_EU_POOL=gpu.
@@ -46,4 +46,4 @@ GPU_TESTS := eu-pool sched-eu \
 	kernels-failures kernels-on-eus \
 	eu-gpu-builtins eu-gpu-code eu-gpu-modes eu-gpu segmap-eu \
 	eu-gpu-memory rt-fallback runtime-compile-gpu rt-program-gpu \
-	rt-retarget-gpu
+	rt-retarget-gpu rt-corpus

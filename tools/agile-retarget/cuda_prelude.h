@@ -128,15 +128,26 @@ void __threadfence_block(void);
 void __threadfence_system(void);
 void __trap(void);
 
-template <typename T> T atomicAdd(T *address, T val);
-template <typename T> T atomicSub(T *address, T val);
-template <typename T> T atomicExch(T *address, T val);
-template <typename T> T atomicMin(T *address, T val);
-template <typename T> T atomicMax(T *address, T val);
-template <typename T> T atomicAnd(T *address, T val);
-template <typename T> T atomicOr(T *address, T val);
-template <typename T> T atomicXor(T *address, T val);
-template <typename T> T atomicCAS(T *address, T compare, T val);
+/*
+ * The atomics: T from the address alone, the value converted to it as
+ * CUDA's overloads do (atomicAdd(&unsigned_bin, 1) is CUDA's unsigned
+ * one; <agile/retarget.h> converts the same way).
+ */
+template <typename T> struct agile_same {
+	typedef T type;
+};
+template <typename T> T atomicAdd(T *address, typename agile_same<T>::type val);
+template <typename T> T atomicSub(T *address, typename agile_same<T>::type val);
+template <typename T>
+T atomicExch(T *address, typename agile_same<T>::type val);
+template <typename T> T atomicMin(T *address, typename agile_same<T>::type val);
+template <typename T> T atomicMax(T *address, typename agile_same<T>::type val);
+template <typename T> T atomicAnd(T *address, typename agile_same<T>::type val);
+template <typename T> T atomicOr(T *address, typename agile_same<T>::type val);
+template <typename T> T atomicXor(T *address, typename agile_same<T>::type val);
+template <typename T>
+T atomicCAS(T *address, typename agile_same<T>::type compare,
+	    typename agile_same<T>::type val);
 unsigned int atomicInc(unsigned int *address, unsigned int val);
 unsigned int atomicDec(unsigned int *address, unsigned int val);
 

@@ -42,6 +42,13 @@
 #define AGILE_RT_UNUSED __attribute__((unused))
 
 /*
+ * CUDA's "#pragma unroll" (and "#pragma unroll N") comes with the loop it
+ * stands before, copied as it is: cc does not know it and would warn
+ * (-Wall, -Werror in a build).  Unrolling is a hint; C loses nothing.
+ */
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+
+/*
  * The integer intrinsics, exactly as CUDA documents them: __clz(0) is
  * 32, __ffs counts from 1 (0 for 0), __mul24 multiplies the low 24 bits
  * of each operand (sign-extended; __umul24 zero-extended) and keeps the
