@@ -493,4 +493,5 @@ void kernel_free(struct kernel *k)
 	free(k->vars);
 	free(k->params);
 	free(k->regions);
+	free(k->warps);
 }
