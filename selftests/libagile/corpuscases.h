@@ -96,7 +96,12 @@ static void cr_max_xor(struct crun *r, int block, int n)
 	if (in && result) {
 		for (int i = 0; i < n; i++)
 			in[i] = (int)(cref_next(&x) % 2000001u) - 1500000;
-		in[(n * 2) / 3] = 777777; /* the maximum, once */
+		/*
+		 * The maximum once, in lane 31 of a warp: it reaches lane 0
+		 * only through every step of the butterfly (16 + 8 + 4 + 2 +
+		 * 1).
+		 */
+		in[CR_BLOCKS(n, block) / 2 * block + 31] = 777777;
 		*result = INT32_MIN;
 		err = CR_LAUNCH(r, max_xor, CR_DIM(CR_BLOCKS(n, block), 1, 1),
 				CR_DIM(block, 1, 1), CR_P(in), CR_P(result),
