@@ -32,9 +32,8 @@
 #                 oneTBB, OpenCL) is skipped and named; make uninstall
 #                 removes them
 #   make install-dkms  the module's source and dkms.conf into
-#                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install),
-#                 and modules-load.d/agile.conf into MODULESLOADDIR (default
-#                 /etc/modules-load.d): the module loads at boot;
+#                 DESTDIR/usr/src/agile-VERSION/ (then dkms add/build/install;
+#                 the module then loads on the first open of /dev/agile);
 #                 make uninstall-dkms removes it
 #   make deb      the Debian packages (debian/) into build/deb/; installs
 #                 only their build dependencies (tools/deps.sh --deb)
@@ -62,8 +61,6 @@ VERSION := $(shell sed -n 's/^VERSION := //p' libagile/Makefile)
 # BINDIR LIBDIR INCLUDEDIR MANDIR UDEVRULESDIR MODPROBEDIR).
 PREFIX ?= /usr/local
 DATADIR ?= $(PREFIX)/share
-# make install-dkms's (a package: /usr/lib/modules-load.d).
-MODULESLOADDIR ?= /etc/modules-load.d
 DESTDIR ?=
 INSTALL_VARS := DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR DATADIR MANDIR \
 	UDEVRULESDIR MODPROBEDIR
@@ -245,20 +242,19 @@ dkms-src:
 	@sed 's/@VERSION@/$(VERSION)/' dkms.conf.in >$(DKMS_SRC)/dkms.conf
 
 # Then, as root: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)
-# With the source, MODULESLOADDIR/agile.conf: systemd loads the module at
-# boot (nothing loads it on the first open: README.md, "Loading").  Not
-# make install's: without the module that would fail every boot.
+# (dkms install runs depmod: modules.devname and modules.alias name agile,
+# and the module loads on the first open of /dev/agile; README.md).
+# modules-load.d/agile.conf, which loads it at boot instead, is not
+# installed: a site that wants it copies it into /etc/modules-load.d/.
 install-dkms: dkms-src
-	@mkdir -p $(DESTDIR)/usr/src $(DESTDIR)$(MODULESLOADDIR)
+	@mkdir -p $(DESTDIR)/usr/src
 	@rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
 	@cp -R $(DKMS_SRC) $(DESTDIR)/usr/src/agile-$(VERSION)
-	@install -m 0644 modules-load.d/agile.conf $(DESTDIR)$(MODULESLOADDIR)/agile.conf
 	@echo "install-dkms: $(DESTDIR)/usr/src/agile-$(VERSION); then: dkms add agile/$(VERSION) && dkms install agile/$(VERSION)"
 
 # After dkms remove agile/$(VERSION) --all.
 uninstall-dkms:
 	rm -rf $(DESTDIR)/usr/src/agile-$(VERSION)
-	rm -f $(DESTDIR)$(MODULESLOADDIR)/agile.conf
 
 # libagile0, libagile-mpi0, libagile-dev, agile-mpi-dev, agile-tools,
 # agile-retarget, agile-dkms (and libagile0-gpu under DEB_BUILD_PROFILES=gpu

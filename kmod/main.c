@@ -349,8 +349,30 @@ static const struct file_operations agile_fops = {
 	.show_fdinfo = agile_show_fdinfo,
 };
 
+/*
+ * /dev/agile's misc minor (major 10), fixed so that the module loads on
+ * the first open of the node, as fuse's does: depmod writes the module,
+ * the node's name and "c10:246" into modules.devname
+ * (MODULE_ALIAS("devname:agile")), kmod static-nodes makes /dev/agile
+ * from that line at boot before the module is loaded, and the first open
+ * makes misc_open() request_module() "char-major-10-246", which
+ * modules.alias maps to agile (MODULE_ALIAS_MISCDEV).
+ *
+ * 246 is in the misc minors Documentation/admin-guide/devices.txt keeps
+ * for local use (243-254) and is assigned to no driver in
+ * include/linux/miscdevice.h, in 6.1 or 6.12 (the highest there is
+ * RFKILL_MINOR, 242).  misc_register() never hands it out to a
+ * MISC_DYNAMIC_MINOR driver: dynamic minors come from 0-127 in 6.1 (a
+ * 128-bit bitmap, counted down from 127) and from 0-127 then 256 and
+ * up in 6.12 (an ida; newer kernels take 256 and up only).  Out-of-tree
+ * modules use the local range too (OpenZFS's /dev/zfs is 249, so not
+ * that): when another driver already has 246, agile_init() takes a
+ * dynamic minor instead.
+ */
+#define AGILE_MISC_MINOR 246
+
 static struct miscdevice agile_misc = {
-	.minor = MISC_DYNAMIC_MINOR,
+	.minor = AGILE_MISC_MINOR,
 	.name = "agile",
 	.fops = &agile_fops,
 	.groups = agile_groups,
@@ -368,6 +390,18 @@ static int __init agile_init(void)
 		return ret;
 	agile_misc.mode = agile_dev_mode;
 	agile_poll_init();
+	ret = misc_register(&agile_misc);
+	if (ret != -EBUSY)
+		return ret;
+	/*
+	 * Another driver has the minor.  agile still works, but the node
+	 * kmod static-nodes makes at boot (c 10:246) opens that driver, and
+	 * the module no longer loads on first open: udev and devtmpfs make
+	 * the right node once it is loaded, if no stale one is in the way.
+	 */
+	pr_warn("misc minor %d is taken by another driver: /dev/agile gets a dynamic minor; a /dev/agile made at boot from modules.devname (c 10:%d) is that driver's, remove it; load agile at boot (modules-load.d) rather than on first open\n",
+		AGILE_MISC_MINOR, AGILE_MISC_MINOR);
+	agile_misc.minor = MISC_DYNAMIC_MINOR;
 	return misc_register(&agile_misc);
 }
 
@@ -386,3 +420,6 @@ MODULE_AUTHOR("The agile authors");
 MODULE_LICENSE("GPL");
 /* modinfo -F version: the project's version (libagile/Makefile). */
 MODULE_VERSION(AGILE_MODULE_VERSION);
+/* Loaded on the first open of /dev/agile (see AGILE_MISC_MINOR). */
+MODULE_ALIAS_MISCDEV(AGILE_MISC_MINOR);
+MODULE_ALIAS("devname:agile");

@@ -123,7 +123,6 @@ contents() {
 		"$root/usr/share/agile/retarget/cuda_prelude.h" \
 		"$root/usr/lib/udev/rules.d/60-agile.rules" \
 		"$root/usr/lib/modprobe.d/agile.conf" \
-		"$root/usr/lib/modules-load.d/agile.conf" \
 		"$root/usr/src/agile-$version/dkms.conf" \
 		"$root/usr/src/agile-$version/kmod/main.c"; do
 		[ -e "$f" ] || {
@@ -165,9 +164,16 @@ contents() {
 		echo "agile-mpi-dev or agile-retarget lacks its files, or agile-tools has agile-retarget's"
 		return 1
 	fi
-	# systemd-modules-load's entry: the module by name, nothing else.
-	[ "$(grep -v '^#' "$root/usr/lib/modules-load.d/agile.conf")" = agile ] || {
-		echo "modules-load.d/agile.conf does not name agile alone"
+	# The module loads on the first open of /dev/agile, not at boot:
+	# no modules-load.d entry; the udev rule also sets the static node's
+	# permissions.
+	[ ! -e "$root/usr/lib/modules-load.d/agile.conf" ] || {
+		echo "agile-dkms installs modules-load.d/agile.conf"
+		return 1
+	}
+	grep -q 'OPTIONS+="static_node=agile"' \
+		"$root/usr/lib/udev/rules.d/60-agile.rules" || {
+		echo "60-agile.rules has no static_node=agile"
 		return 1
 	}
 	[ "$(readlink "$libdir/libagile.so.0")" = "libagile.so.$version" ] &&
@@ -176,7 +182,7 @@ contents() {
 		grep -qx "prefix=/usr" "$libdir/pkgconfig/agile.pc" &&
 		grep -q "PACKAGE_VERSION=\"$version\"" "$root/usr/src/agile-$version/dkms.conf"
 }
-ok "files: libraries in /usr/lib/$multiarch (no GPU code), headers, tools, udev rule, modprobe.d, modules-load.d, /usr/src/agile-$version; MPI files in agile-mpi-dev alone" \
+ok "files: libraries in /usr/lib/$multiarch (no GPU code), headers, tools, udev rule (static_node), modprobe.d, no modules-load.d, /usr/src/agile-$version; MPI files in agile-mpi-dev alone" \
 	contents
 
 # debian/rules builds with dpkg-buildflags' hardening=+all: the shared

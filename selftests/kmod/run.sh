@@ -4,8 +4,10 @@
 # selftests/kmod/run.sh - the selftest runner, run INSIDE a test guest
 # (tools/vm/run-guest.sh <K> selftests/kmod/run.sh), as root, busybox sh.
 #
-# Loads agile.ko (first with non-default parameters, to check that they set
-# the sysfs defaults and the device's mode, then plainly), agile_pin_test.ko
+# Runs autoload (autoload.sh: agile loads on the first open of /dev/agile)
+# before anything loads the module, then loads agile.ko (first with
+# non-default parameters, to check that they set the sysfs defaults and
+# the device's mode, then plainly), agile_pin_test.ko
 # and vgem (for the dmabuf test's import), gives /dev/agile the group
 # "agile" as udev/60-agile.rules would (the guest has no udev; run-guest.sh
 # writes the group into /etc/group), runs every test
@@ -32,7 +34,7 @@
 # apart); commas separate them too, as they come over a guest's kernel
 # command line.  fuzz last: it runs for its budget over what the others
 # left, and the unload checks below then see that it leaked nothing.
-PROGRAMS=$(echo "${AGILE_KMOD_PROGRAMS:-"abi mmap fence wait_any sysfs pin memcg limits trace seg dmabuf group stall rdonly poll fdinfo stress agilectl_test fuzz"}" | tr ',' ' ')
+PROGRAMS=$(echo "${AGILE_KMOD_PROGRAMS:-"autoload abi mmap fence wait_any sysfs pin memcg limits trace seg dmabuf group stall rdonly poll fdinfo stress agilectl_test fuzz"}" | tr ',' ' ')
 for skip in $(echo "${AGILE_KMOD_SKIP:-}" | tr ',' ' '); do
 	PROGRAMS=$(for p in $PROGRAMS; do [ "$p" = "$skip" ] || echo "$p"; done)
 done
@@ -161,6 +163,20 @@ echo "# agile.ko: $AGILE_KO"
 echo "# agile_pin_test.ko: ${PIN_KO:-none}"
 echo "# tests: $TESTS"
 [ -d /sys/module/agile ] && rmmod agile 2>/dev/null
+
+# autoload first: it needs the module not loaded, and loads it itself
+# through the first open of /dev/agile.
+case " $PROGRAMS " in
+*" autoload "*)
+	PROGRAMS=$(for p in $PROGRAMS; do [ "$p" = autoload ] || echo "$p"; done)
+	if [ -x "$TESTS/autoload" ]; then
+		echo "# ---- autoload"
+		run_program "$TESTS/autoload" autoload
+	else
+		not_ok "autoload: $TESTS/autoload missing"
+	fi
+	;;
+esac
 
 # Module parameters set the defaults of the sysfs tunables and the mode.
 params="poll_interval_us=200 spin_ns=0 max_slots=16"

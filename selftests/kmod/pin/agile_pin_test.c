@@ -261,10 +261,22 @@ static struct miscdevice agile_pin_test_misc = {
 	.mode = 0666,
 };
 
+/*
+ * minor=N registers the device with misc minor N instead of a dynamic one:
+ * the autoload test takes agile's fixed minor with it first, to see agile
+ * fall back to a dynamic minor (selftests/kmod/autoload.sh).
+ */
+static int minor = MISC_DYNAMIC_MINOR;
+module_param(minor, int, 0444);
+MODULE_PARM_DESC(minor, "misc minor to register (default: a dynamic one)");
+
 static int __init agile_pin_test_init(void)
 {
 	int ret;
 
+	if (minor < 0 || minor > MISC_DYNAMIC_MINOR)
+		return -EINVAL;
+	agile_pin_test_misc.minor = minor;
 	ret = misc_register(&agile_pin_test_misc);
 	if (ret)
 		return ret;
