@@ -65,11 +65,17 @@ rm -f /dev/agile
 t "agile is not loaded before the first open" not_loaded
 t "modules.devname: agile agile c10:MINOR (MODULE_ALIAS(\"devname:agile\"))" devname
 minor=$(sed -n 's/^agile agile c10:\([0-9]*\)$/\1/p' "$MODDIR/modules.devname")
-echo "# minor ${minor:-none}; modprobe: $(cat /proc/sys/kernel/modprobe)"
+# kmod's depmod writes the line only when the module has both aliases,
+# devname:agile and char-major-10-MINOR: without either, nothing to open.
+[ -n "$minor" ] || {
+	echo "1..$n"
+	exit 1
+}
+echo "# minor $minor; modprobe: $(cat /proc/sys/kernel/modprobe)"
 t "modules.alias: char-major-10-$minor is agile (MODULE_ALIAS_MISCDEV)" \
 	grep -qx "alias char-major-10-$minor agile" "$MODDIR/modules.alias"
 t "mknod -m 600 /dev/agile c 10 $minor (as kmod static-nodes)" \
-	mknod -m 600 /dev/agile c 10 "${minor:-0}"
+	mknod -m 600 /dev/agile c 10 "$minor"
 t "agile is still not loaded" not_loaded
 
 # While the first open holds the node: agile loaded, and the node is its.
@@ -84,15 +90,14 @@ while_open() {
 not() {
 	! "$@"
 }
-while_open 3<>/dev/agile 2>/tmp/.autoload-open
+# A failed open: the shell's message on stderr, which run.sh shows.
+while_open 3<>/dev/agile
 n=$((n + 1))
 if [ "$opened" = 1 ]; then
 	echo "ok $n - the first open of /dev/agile succeeds"
 else
 	failed=$((failed + 1))
 	echo "not ok $n - the first open of /dev/agile succeeds"
-	sed 's/^/# /' /tmp/.autoload-open
-	dmesg | tail -n 5 | sed 's/^/# dmesg: /'
 fi
 t "rmmod agile once closed" rmmod agile
 # devtmpfs removes only the nodes it made, not this one.
