@@ -7,19 +7,23 @@
 #
 # The guest's /lib/modules/$(uname -r)/extra/ holds agile.ko, and the
 # host's depmod (kmod's, as on a real system, where DKMS runs it) wrote
-# modules.devname and modules.alias (tools/vm/run-guest.sh).  The test
-# does what the rest of a system does: it makes /dev/agile from
-# modules.devname's "agile agile c10:MINOR" as kmod static-nodes does at
-# boot (mode 0600), opens it, and checks that the open succeeded and
-# loaded the module: misc_open() requested "char-major-10-MINOR", the
-# kernel ran /proc/sys/kernel/modprobe (busybox modprobe here), which
-# found the alias in modules.alias (MODULE_ALIAS_MISCDEV).  Then, with
+# modules.devname and modules.alias (tools/vm/run-guest.sh, which also
+# puts the host's kmod in /lib/agile/).  The test does what the rest of a
+# system does: it makes /dev/agile as the line of `kmod static-nodes`
+# says (from modules.devname's "agile agile c10:MINOR"; mode 0600), as
+# systemd-tmpfiles does at boot, opens it, and checks that the open
+# succeeded and loaded the module: misc_open() requested
+# "char-major-10-MINOR", the kernel ran /proc/sys/kernel/modprobe (kmod's
+# modprobe for the while; busybox's without kmod), which found the alias
+# in modules.alias (MODULE_ALIAS_MISCDEV).  Then, with
 # agile_pin_test.ko holding that minor, agile must still load, on a
 # dynamic minor.  Leaves agile unloaded and no /dev/agile behind.
 # TAP on stdout; exits 77 (skip) when agile.ko is not in the module tree.
 
 REL=$(uname -r)
 MODDIR=/lib/modules/$REL
+# The host's kmod, with its libraries (tools/vm/run-guest.sh).
+KMOD=/lib/agile/kmod
 n=0
 failed=0
 
@@ -71,9 +75,27 @@ minor=$(sed -n 's/^agile agile c10:\([0-9]*\)$/\1/p' "$MODDIR/modules.devname")
 	echo "1..$n"
 	exit 1
 }
-echo "# minor $minor; modprobe: $(cat /proc/sys/kernel/modprobe)"
 t "modules.alias: char-major-10-$minor is agile (MODULE_ALIAS_MISCDEV)" \
 	grep -qx "alias char-major-10-$minor agile" "$MODDIR/modules.alias"
+
+# kmod static-nodes' line, as systemd-tmpfiles-setup-dev reads it at boot.
+static_nodes() {
+	# --output: the guest has no /dev/stdout, kmod's default.
+	"$KMOD" static-nodes --format=tmpfiles --output=/tmp/.autoload-nodes ||
+		return 1
+	cat /tmp/.autoload-nodes
+	grep -qx "c! /dev/agile 0600 - - - 10:$minor" /tmp/.autoload-nodes
+}
+modprobe_was=$(cat /proc/sys/kernel/modprobe)
+if [ -x "$KMOD" ]; then
+	t "kmod static-nodes: c! /dev/agile 0600 - - - 10:$minor" static_nodes
+	# The kernel runs kmod's modprobe, as on Debian, not busybox's.
+	ln -sf kmod /lib/agile/modprobe
+	echo /lib/agile/modprobe >/proc/sys/kernel/modprobe
+else
+	echo "# no $KMOD: the node from modules.devname, busybox modprobe"
+fi
+echo "# minor $minor; modprobe: $(cat /proc/sys/kernel/modprobe)"
 t "mknod -m 600 /dev/agile c 10 $minor (as kmod static-nodes)" \
 	mknod -m 600 /dev/agile c 10 "$minor"
 t "agile is still not loaded" not_loaded
@@ -99,6 +121,7 @@ else
 	failed=$((failed + 1))
 	echo "not ok $n - the first open of /dev/agile succeeds"
 fi
+echo "$modprobe_was" >/proc/sys/kernel/modprobe
 t "rmmod agile once closed" rmmod agile
 # devtmpfs removes only the nodes it made, not this one.
 rm -f /dev/agile

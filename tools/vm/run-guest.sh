@@ -19,6 +19,8 @@
 # What the initramfs holds (see tools/vm/init for the guest side):
 #   /init, /guest.sh            tools/vm/init and <guest-script>
 #   /lib/agile/tap-merge.sh     selftests/tap-merge.sh, for guest scripts
+#   /lib/agile/kmod             the host's kmod and its libraries, for
+#                               selftests/kmod/autoload.sh
 #   /bin/busybox + applets      from busybox-static
 #   /lib/modules/<release>/     build/kernels/<K>/modules/ (vgem & co) and
 #                               extra/: build/kernels/<K>/out/*.ko; depmod'ed, so
@@ -195,6 +197,12 @@ add_executables "$BUILD/tools" "$STAGE/tools" static
 for f in "$@"; do
 	add_file "$f" "$STAGE/extra"
 done
+# The host's kmod, with its libraries, off PATH (busybox's applets stay
+# the guest's insmod, modprobe, ...): selftests/kmod/autoload.sh takes
+# the node from `kmod static-nodes` and has the kernel run kmod's modprobe,
+# as on a Debian system.
+KMOD=$(PATH=$PATH:/sbin:/usr/sbin command -v kmod) || die "kmod missing: run tools/deps.sh"
+add_file "$(readlink -f "$KMOD")" "$STAGE/lib/agile"
 
 MODDIR=$STAGE/lib/modules/$REL
 mkdir -p "$MODDIR/extra"
