@@ -31,6 +31,7 @@ fi
 top=$(tar -tJf "$tarball" | head -n 1 || true)
 top=${top%%/*}
 
+mkdir -p "$repo/build"
 tmp=$(mktemp -d "$repo/build/.kernel-src.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 tar -xJf "$tarball" -C "$tmp" --strip-components=1 --occurrence=1 \

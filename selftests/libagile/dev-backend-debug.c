@@ -2,8 +2,8 @@
 /*
  * dev-backend-debug - AGILE_DEBUG=1 makes the dev layer say on stderr which
  * backend it chose and why, once per process: AGILE_BACKEND, a device node
- * that is missing, or the caller's agile_dev_opts.backend; without it,
- * nothing.  Each case runs in a child of its own (the line is once a
+ * that is missing, or one with no agile module behind it (then user), or
+ * the caller's agile_dev_opts.backend; without it, nothing.  Each case runs in a child of its own (the line is once a
  * process).
  */
 #define _GNU_SOURCE
@@ -99,6 +99,20 @@ int main(void)
 	n = lines_of("1", "kmod", AGILE_BACKEND_USER, "/nonexistent/agile",
 		     "agile: backend user (agile_dev_opts.backend; ");
 	tap_ok(n == 1, "the caller's choice wins over AGILE_BACKEND (%d)", n);
+	/*
+	 * A node no agile module answers (the log file: it opens, its INFO
+	 * ioctl says ENOTTY), as one made at boot from modules.devname
+	 * whose module did not load: the automatic choice falls back to
+	 * user, and says so; kmod asked for fails.
+	 */
+	n = lines_of("1", NULL, AGILE_BACKEND_AUTO, log_path,
+		     "agile: backend user (the device node exists, but no "
+		     "agile module answers it; /tmp/dev-backend-debug-");
+	tap_ok(n == 1, "a node with no module behind it: user, and why (%d)",
+	       n);
+	n = lines_of("1", NULL, AGILE_BACKEND_KMOD, log_path, "");
+	tap_ok(n == -1,
+	       "kmod asked for on that node: agile_dev_open fails (%d)", n);
 	n = lines_of(NULL, "user", AGILE_BACKEND_AUTO, NULL, "");
 	tap_ok(n == 0, "without AGILE_DEBUG: nothing said (%d)", n);
 	n = lines_of("0", "user", AGILE_BACKEND_AUTO, NULL, "");

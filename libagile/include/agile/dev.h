@@ -180,8 +180,12 @@ const char *agile_dev_backend_name(int backend);
  * environment, made without opening anything: the caller's
  * agile_dev_opts.backend, else $AGILE_BACKEND, else kmod where the node
  * exists and user where it does not.  kmod chosen for an existing node
- * may still fail to open (-EACCES, -AGILE_E_ABI); agile_dev_open does not
- * then fall back to user.
+ * may still fail to open: where no agile module answers the node (a node
+ * made at boot from modules.devname whose module did not load on the
+ * first open, or not a device of agile's: -ENODEV), agile_dev_open and
+ * agile_dev_group_join fall back to user (AGILE_DEBUG says "the device
+ * node exists, but no agile module answers it"); on any other error
+ * (-EACCES, -AGILE_E_ABI) they do not.
  *
  * Thread safety: thread safe.
  *

@@ -119,6 +119,10 @@ static int check_opts(const struct agile_dev_opts *o)
 	return 0;
 }
 
+/* Why kmod was chosen for AGILE_BACKEND_AUTO, and why it then was not. */
+#define WHY_NODE "the device node exists"
+#define WHY_NO_MODULE "the device node exists, but no agile module answers it"
+
 /*
  * The backend @o asks for, and why: the caller's choice, else
  * $AGILE_BACKEND, else kmod where the node exists (AGILE_BACKEND_AUTO).
@@ -148,7 +152,7 @@ static int pick_backend(const struct agile_dev_opts *o, const char **why)
 		*why = "no device node";
 		return AGILE_BACKEND_USER;
 	}
-	*why = "the device node exists";
+	*why = WHY_NODE;
 	return AGILE_BACKEND_KMOD;
 }
 
@@ -232,12 +236,28 @@ int agile_dev_open(const struct agile_dev_opts *opts, struct agile_dev **out)
 	backend = agile_dev_backend_choose(opts, &why);
 	if (backend < 0)
 		return backend;
-	say_backend(opts, backend, why);
 
 	dev = dev_alloc(opts, backend);
 	if (!dev)
 		return -ENOMEM;
 	err = dev->ops->open(dev, opts);
+	if (err == -ENODEV && !strcmp(why, WHY_NODE)) {
+		/*
+		 * The node is there but no module answers it: made at boot
+		 * from modules.devname for a module that did not load on
+		 * this open (unsigned under Secure Boot, removed, ...).  The
+		 * automatic choice falls back as if there were no node.
+		 */
+		dev_free(dev);
+		backend = AGILE_BACKEND_USER;
+		say_backend(opts, backend, WHY_NO_MODULE);
+		dev = dev_alloc(opts, backend);
+		if (!dev)
+			return -ENOMEM;
+		err = dev->ops->open(dev, opts);
+	} else {
+		say_backend(opts, backend, why);
+	}
 	if (err) {
 		dev_free(dev);
 		return err;
@@ -283,13 +303,25 @@ int agile_dev_group_join(const struct agile_dev_group_opts *opts,
 	backend = pick_backend(&opts->dev, &why);
 	if (backend < 0)
 		return backend;
-	say_backend(&opts->dev, backend, why);
 
 	dev = dev_alloc(&opts->dev, backend);
 	if (!dev)
 		return -ENOMEM;
 	dev->group = true;
 	err = dev->ops->group_join(dev, opts);
+	if (err == -ENODEV && !strcmp(why, WHY_NODE)) {
+		/* As agile_dev_open: a node with no module behind it. */
+		dev_free(dev);
+		backend = AGILE_BACKEND_USER;
+		say_backend(&opts->dev, backend, WHY_NO_MODULE);
+		dev = dev_alloc(&opts->dev, backend);
+		if (!dev)
+			return -ENOMEM;
+		dev->group = true;
+		err = dev->ops->group_join(dev, opts);
+	} else {
+		say_backend(&opts->dev, backend, why);
+	}
 	if (err) {
 		dev_free(dev);
 		return err;
