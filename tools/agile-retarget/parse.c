@@ -69,6 +69,11 @@ void diag(struct source *src, unsigned tok, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(source_err(src), fmt, ap);
 	va_end(ap);
+	if (tok < src->nr_tok && src->tok[tok].inlined_at) {
+		inline_where(src, src->tok[tok].inlined_at, where,
+			     sizeof(where));
+		fprintf(source_err(src), " (inlined at %s)", where);
+	}
 	fputc('\n', source_err(src));
 	src->errors++;
 }
@@ -277,6 +282,33 @@ static void print_diagnostics(struct source *src)
 	}
 }
 
+static int parse_text(struct source *src, const char *path, const char **argv,
+		      int argc, bool unsaved);
+
+/* What a parse made, not the text. */
+static void source_release(struct source *src)
+{
+	for (unsigned i = 0; i < src->nr_tok; i++)
+		free((char *)src->tok[i].text);
+	free(src->tok);
+	src->tok = NULL;
+	for (unsigned i = 0; i < src->nr_funcs; i++)
+		free(src->funcs[i].name);
+	free(src->funcs);
+	src->funcs = NULL;
+	src->nr_funcs = 0;
+	if (src->cx_tokens)
+		clang_disposeTokens(src->tu, src->cx_tokens, src->nr_tok);
+	src->cx_tokens = NULL;
+	src->nr_tok = 0;
+	if (src->tu)
+		clang_disposeTranslationUnit(src->tu);
+	src->tu = NULL;
+	if (src->index)
+		clang_disposeIndex(src->index);
+	src->index = NULL;
+}
+
 /*
  * Parses src->text as @path: from the file itself, or from memory
  * (@unsaved) when the text did not come from a file.
@@ -285,14 +317,13 @@ static int source_parse(struct source *src, const char *path, int nr_args,
 			const char *const *args, bool unsaved)
 {
 	const char *dir = getenv("AGILE_RETARGET_PRELUDE_DIR");
-	struct CXUnsavedFile mem = { .Filename = path,
-				     .Contents = src->text,
-				     .Length = (unsigned long)src->size };
+	struct inline_seg *segs;
+	unsigned nr_segs;
 	const char *argv[64];
 	char prelude[4096], incdir[4096];
-	CXSourceRange whole;
-	CXCursor *cursors;
-	int argc = 0;
+	char *text;
+	size_t size;
+	int argc = 0, rc;
 
 	if (!dir || !*dir)
 		dir = RETARGET_PRELUDE_DIR;
@@ -309,6 +340,32 @@ static int source_parse(struct source *src, const char *path, int nr_args,
 	argv[argc++] = "-D__AGILE_RETARGET__=1";
 	for (int i = 0; i < nr_args; i++)
 		argv[argc++] = args[i];
+
+	rc = parse_text(src, path, argv, argc, unsaved);
+	if (rc)
+		return rc;
+	rc = inline_rewrite(src, &text, &size, &segs, &nr_segs);
+	if (rc <= 0)
+		return rc;
+	/* again, the rewritten text (inline.c) */
+	source_release(src);
+	src->orig_text = (char *)src->text;
+	src->orig_size = src->size;
+	src->text = text;
+	src->size = size;
+	src->segs = segs;
+	src->nr_segs = nr_segs;
+	return parse_text(src, path, argv, argc, true);
+}
+
+static int parse_text(struct source *src, const char *path, const char **argv,
+		      int argc, bool unsaved)
+{
+	struct CXUnsavedFile mem = { .Filename = path,
+				     .Contents = src->text,
+				     .Length = (unsigned long)src->size };
+	CXSourceRange whole;
+	CXCursor *cursors;
 
 	src->index = clang_createIndex(0, 0);
 	if (clang_parseTranslationUnit2(
@@ -351,6 +408,7 @@ static int source_parse(struct source *src, const char *path, int nr_args,
 				      &t->col, &t->offset);
 		t->end = offset_of(clang_getRangeEnd(r));
 		t->cursor = cursors[i];
+		inline_map(src, t);
 	}
 	free(cursors);
 	clang_visitChildren(clang_getTranslationUnitCursor(src->tu),
@@ -395,17 +453,8 @@ int source_open_text(struct source *src, const char *path, const char *text,
 
 void source_close(struct source *src)
 {
-	for (unsigned i = 0; i < src->nr_tok; i++)
-		free((char *)src->tok[i].text);
-	free(src->tok);
-	for (unsigned i = 0; i < src->nr_funcs; i++)
-		free(src->funcs[i].name);
-	free(src->funcs);
-	if (src->cx_tokens)
-		clang_disposeTokens(src->tu, src->cx_tokens, src->nr_tok);
-	if (src->tu)
-		clang_disposeTranslationUnit(src->tu);
-	if (src->index)
-		clang_disposeIndex(src->index);
+	source_release(src);
 	free((char *)src->text);
+	free(src->orig_text);
+	free(src->segs);
 }

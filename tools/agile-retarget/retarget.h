@@ -44,6 +44,7 @@ struct token {
 	int func; /* index of a __device__ function called here, or -1 */
 	bool var_decl; /* the name in the variable's own declaration */
 	bool written; /* writes the variable itself or takes its address */
+	unsigned inlined_at; /* inline.c: 1 + the source's offset of the call */
 };
 
 struct func {
@@ -69,6 +70,18 @@ struct source {
 	unsigned nr_funcs;
 	int errors;
 	FILE *err; /* diagnostics (NULL: stderr) */
+	/* inline.c: text is the rewrite of orig_text, segs map it back */
+	char *orig_text;
+	size_t orig_size;
+	struct inline_seg *segs;
+	unsigned nr_segs;
+};
+
+/* inline.c: bytes of the rewritten text from @start on come from @orig */
+struct inline_seg {
+	unsigned start, orig;
+	unsigned at; /* 1 + the offset of the kernel's call it is in, or 0 */
+	bool synthetic; /* all of it stands at @orig */
 };
 
 struct var {
@@ -173,6 +186,19 @@ bool cursor_annotated(CXCursor c, const char *what);
 /* The matching ')' of the '(' at @open, or @limit. */
 unsigned tok_close(const struct source *src, unsigned open, unsigned limit);
 bool is_barrier_call(CXCursor c);
+
+/* inline.c */
+/*
+ * __device__ functions that hold barriers, inlined where they are called:
+ * 0 none, 1 @text is the new source (@segs its map), -1 refused.
+ */
+int inline_rewrite(struct source *src, char **text, size_t *size,
+		   struct inline_seg **segs, unsigned *nr_segs);
+/* @t's line and column in the source before the rewrite. */
+void inline_map(const struct source *src, struct token *t);
+/* "FILE:LINE:COL" of inlined_at @at. */
+void inline_where(const struct source *src, unsigned at, char *buf,
+		  size_t len);
 
 /* regions.c */
 int kernel_build(struct kernel *k, struct source *src, struct func *fn);
