@@ -20,7 +20,11 @@
  * both ways: a shuffle under a branch on threadIdx.x, a mask other than
  * 0xffffffff, a width of 3, a shuffle under ?:, one in another's
  * arguments, a vote in a loop's condition; warp-helper.cu: a shuffle in
- * a __device__ helper.  A __shared__ variable at file scope is refused
+ * a __device__ helper called under a branch on threadIdx.x (at the
+ * shuffle, the branch and the call it was inlined at); the same with
+ * __syncthreads() in devbar-divergent.cu; devbar-refused.cu: helpers
+ * with barriers it cannot inline (an early return, a call inside an
+ * expression, its address taken, a recursive call).  A __shared__ variable at file scope is refused
  * either way (retarget/globals-refused.cu).  --version prints the
  * project's version; an unknown option is a usage error (exit status 2).
  */
@@ -85,8 +89,32 @@ int main(void)
 		snprintf(args, sizeof(args), "%swarp-helper.cu", mode);
 		rc = retarget_run(args, out, sizeof(out));
 		tap_ok(rc == 1, "%swarp-helper.cu is refused (%d)", mode, rc);
-		expect("warp-helper.cu:5:9: error: __shfl_sync() in a __device__ function is not handled",
-		       "a shuffle in a helper");
+		expect("warp-helper.cu:8:9: error: __shfl_sync() under thread-dependent control flow: the condition at warp-helper.cu:13:2 depends on threadIdx.x",
+		       "a shuffle in a helper inlined under a divergent branch");
+		expect("(inlined at warp-helper.cu:14:22)",
+		       "the helper's call, where it was inlined");
+
+		/* __device__ functions with barriers (inline.c) */
+		snprintf(args, sizeof(args), "%sdevbar-divergent.cu", mode);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1, "%sdevbar-divergent.cu is refused (%d)", mode,
+		       rc);
+		expect("devbar-divergent.cu:6:2: error: __syncthreads() under thread-dependent control flow: the condition at devbar-divergent.cu:13:2 depends on threadIdx.x",
+		       "a helper's barrier, inlined under a divergent branch");
+		expect("(inlined at devbar-divergent.cu:14:3)",
+		       "the helper's call, where it was inlined");
+		snprintf(args, sizeof(args), "%sdevbar-refused.cu", mode);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1, "%sdevbar-refused.cu is refused (%d)", mode,
+		       rc);
+		expect("devbar-refused.cu:25:3: error: return before the end of early(), which holds a barrier and is inlined, is not handled",
+		       "an early return in a helper with barriers");
+		expect("devbar-refused.cu:37:13: error: sync_load() holds a barrier and is inlined: a call of it is handled only as a statement of its own",
+		       "a call of a helper with barriers inside an expression");
+		expect("devbar-refused.cu:40:30: error: sync_store() holds a barrier and is inlined: taking its address is not handled",
+		       "the address of a helper with barriers");
+		expect("devbar-refused.cu:19:3: error: recurse() holds a barrier and is inlined: a recursive call is not handled",
+		       "a recursive helper with barriers");
 	}
 
 	rc = retarget_run("refused.cu", out, sizeof(out));

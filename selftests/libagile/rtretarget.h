@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devbar-dialect.h"
+#include "devbarref.h"
 #include "grid3d-dialect.h"
 #include "histogram-dialect.h"
 #include "hipnames-dialect.h"
@@ -63,6 +65,7 @@ RR_EMBED(rr_vector_src, "vector-dialect.c");
 RR_EMBED(rr_intrinsics_src, "intrinsics-dialect.c");
 RR_EMBED(rr_warpreduce_src, "warpreduce-dialect.c");
 RR_EMBED(rr_warpvote_src, "warpvote-dialect.c");
+RR_EMBED(rr_devbar_src, "devbar-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -115,6 +118,7 @@ static const struct rr_file rr_files[] = {
 	{ "intrinsics", rr_intrinsics_src },
 	{ "warpreduce", rr_warpreduce_src },
 	{ "warpvote", rr_warpvote_src },
+	{ "devbar", rr_devbar_src },
 	{ "shared-rotate", rr_shared_rotate_src },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
@@ -712,6 +716,66 @@ static inline void rr_intrinsics(struct rr *r, uint32_t n, uint32_t block)
 		agile_rt_buffer_release(bufs[i]);
 }
 
+/*
+ * devbar.cu (__device__ functions with barriers, inlined): its three
+ * kernels for blocks of @block threads (a power of two, whole warps).
+ */
+static inline void rr_devbar(struct rr *r, uint32_t block, uint32_t n)
+{
+	uint32_t nr_blocks = (n + block - 1) / block;
+	uint32_t whole = nr_blocks * block;
+	float *in, *out, *data;
+	int *iin, *iout;
+	struct agile_rt_buffer *b[5] = {
+		rr_buffer(r, n * sizeof(float), &in),
+		rr_buffer(r, 2 * nr_blocks * sizeof(float), &out),
+		rr_buffer(r, whole * sizeof(float), &data),
+		rr_buffer(r, whole * sizeof(int), &iin),
+		rr_buffer(r, whole / 32 * sizeof(int), &iout),
+	};
+	int err = -ENOMEM, bad = 1;
+
+	if (b[0] && b[1] && b[2] && b[3] && b[4]) {
+		struct agile_rt_arg s[] = { rt_buf(b[0], AGILE_RT_READ),
+					    rr_rw(b[1]), rr_val(n) };
+		struct agile_rt_arg rot[] = { rr_rw(b[2]), rr_val(5) };
+		struct agile_rt_arg w[] = { rt_buf(b[3], AGILE_RT_READ),
+					    rr_rw(b[4]) };
+
+		ref_devbar_input(in, n);
+		ref_devbar_input(data, whole);
+		for (uint32_t i = 0; i < whole; i++)
+			iin[i] = (int)(i * 2654435761u % 1000) - 300;
+		err = rr_launch(r, "devbar_sum", nr_blocks, 1, 1, block, 1, 1,
+				s, 3);
+		bad = ref_devbar_sum(in, out, n, block);
+		err = err ? err :
+			    rr_launch(r, "devbar_rotate", nr_blocks, 1, 1,
+				      block, 1, 1, rot, 2);
+		{
+			float *ref = calloc(whole, sizeof(float));
+
+			if (ref) {
+				ref_devbar_input(ref, whole);
+				bad += ref_devbar_rotate(ref, data, nr_blocks,
+							 block, 5);
+			} else {
+				bad++;
+			}
+			free(ref);
+		}
+		err = err ? err :
+			    rr_launch(r, "devbar_warp", nr_blocks, 1, 1, block,
+				      1, 1, w, 2);
+		bad += ref_devbar_warp(iin, iout, whole);
+	}
+	tap_ok(!err && !bad,
+	       "devbar: blocks of %u threads on %u lanes, %u elements: inlined helpers with barriers (tree sums, rotation, warp sums), bit for bit (%d wrong): %s",
+	       block, r->lanes, n, bad, agile_strerror(err));
+	for (int i = 0; i < 5; i++)
+		agile_rt_buffer_release(b[i]);
+}
+
 /* warpreduce.cu: blocks of @block threads on @r's lanes. */
 static inline void rr_warp_reduce(struct rr *r, uint32_t block, uint32_t n)
 {
@@ -882,6 +946,14 @@ static inline void rr_run_file(struct rr *r, const char *f)
 			rr_warp_reduce(&few, 80, 1000);
 		else
 			rr_warp_vote(&few, 80, 397);
+	} else if (!strcmp(f, "devbar")) {
+		struct rr few = *r;
+
+		rr_devbar(r, 64, 1000);
+		rr_devbar(r, 256, 3000);
+		rr_devbar(r, 1024, 5000);
+		few.lanes = 5;
+		rr_devbar(&few, 64, 999);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -889,6 +961,6 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file. */
-#define RR_NR_CASES (21 + 4 + 6 + 12)
+#define RR_NR_CASES (21 + 4 + 6 + 12 + 4)
 
 #endif /* AGILE_RTRETARGET_H */

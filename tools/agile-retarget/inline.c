@@ -63,8 +63,8 @@ struct ctx {
 	unsigned at; /* the kernel's call: 1 + its byte offset */
 };
 
-static void put(struct inliner *in, const char *text, size_t len,
-		unsigned orig, bool synthetic, unsigned at)
+static void put(struct inliner *in, const char *text, size_t len, unsigned orig,
+		bool synthetic, unsigned at)
 {
 	struct inline_seg *sg;
 
@@ -205,8 +205,7 @@ static void emit_tokens(struct inliner *in, unsigned first, unsigned last,
 			copy(in, pos, src->tok[i].offset, c);
 			if (h->ret_last - h->ret_first > 2) {
 				synth(in, i, c, "_ret_i%u = (", c->n);
-				emit_tokens(in, i + 1, h->ret_last - 1, c,
-					    ~0u);
+				emit_tokens(in, i + 1, h->ret_last - 1, c, ~0u);
 				synth(in, h->ret_last - 1, c, ");");
 			}
 			i = h->ret_last;
@@ -370,17 +369,20 @@ static int add_site(struct inliner *in, unsigned fn, unsigned i)
 		bool decl = false;
 
 		for (s = i - 1; s > f->first && !stmt_boundary(src, s - 1); s--)
-			if (tok_is(src, s - 1, "(") || tok_is(src, s - 1, "++") ||
+			if (tok_is(src, s - 1, "(") ||
+			    tok_is(src, s - 1, "++") ||
 			    tok_is(src, s - 1, "--") ||
-			    tok_is(src, s - 1, ",") || tok_is(src, s - 1, "?") ||
-			    is_assign_op(src, s - 1))
+			    tok_is(src, s - 1, ",") ||
+			    tok_is(src, s - 1, "?") || is_assign_op(src, s - 1))
 				goto refuse;
-		if (i >= 2 && clang_getCursorKind(src->tok[i - 2].cursor) ==
-				      CXCursor_VarDecl &&
+		if (i >= 2 &&
+		    clang_getCursorKind(src->tok[i - 2].cursor) ==
+			    CXCursor_VarDecl &&
 		    cursor_offset(src->tok[i - 2].cursor) ==
 			    src->tok[i - 2].offset)
 			decl = true;
-		if (decl && (!tok_is(src, i - 1, "=") || tok_is(src, s - 1, ")")))
+		if (decl &&
+		    (!tok_is(src, i - 1, "=") || tok_is(src, s - 1, ")")))
 			goto refuse;
 		st.form = decl ? SITE_DECL : SITE_ASSIGN;
 		st.s = s;
@@ -526,7 +528,7 @@ int inline_rewrite(struct source *src, char **text, size_t *size,
 		return 0;
 	in.h = calloc(nr, sizeof(*in.h));
 	if (!in.h)
-		return -1;
+		return -2;
 	/* the helpers that hold a barrier, or call one that does */
 	for (unsigned f = 0; f < nr; f++) {
 		const struct func *fn = &src->funcs[f];
@@ -574,7 +576,7 @@ int inline_rewrite(struct source *src, char **text, size_t *size,
 			rc = -1;
 		}
 	}
-	for (unsigned f = 0; f < nr && !rc; f++)
+	for (unsigned f = 0; f < nr && !in.nomem; f++)
 		if (in.h[f].barrier && !in.h[f].state &&
 		    recursion_check(&in, f))
 			rc = -1;
@@ -611,10 +613,11 @@ out:
 	free(in.sites);
 	if (rc || in.nomem) {
 		if (in.nomem)
-			fprintf(source_err(src), "agile-retarget: out of memory\n");
+			fprintf(source_err(src),
+				"agile-retarget: out of memory\n");
 		free(in.buf);
 		free(in.segs);
-		return -1;
+		return in.nomem ? -2 : -1;
 	}
 	*text = in.buf ? in.buf : strdup("");
 	*size = in.len;
@@ -654,8 +657,7 @@ void inline_map(const struct source *src, struct token *t)
 	t->inlined_at = sg->at;
 }
 
-void inline_where(const struct source *src, unsigned at, char *buf,
-		  size_t len)
+void inline_where(const struct source *src, unsigned at, char *buf, size_t len)
 {
 	unsigned line = 1, col = 1;
 

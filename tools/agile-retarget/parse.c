@@ -345,8 +345,8 @@ static int source_parse(struct source *src, const char *path, int nr_args,
 	if (rc)
 		return rc;
 	rc = inline_rewrite(src, &text, &size, &segs, &nr_segs);
-	if (rc <= 0)
-		return rc;
+	if (rc <= 0) /* refused: translate_analyse says so */
+		return rc == -2 ? -1 : 0;
 	/* again, the rewritten text (inline.c) */
 	source_release(src);
 	src->orig_text = (char *)src->text;

@@ -190,15 +190,15 @@ bool is_barrier_call(CXCursor c);
 /* inline.c */
 /*
  * __device__ functions that hold barriers, inlined where they are called:
- * 0 none, 1 @text is the new source (@segs its map), -1 refused.
+ * 0 none, 1 @text is the new source (@segs its map), -1 refused (the
+ * diagnostics written), -2 out of memory.
  */
 int inline_rewrite(struct source *src, char **text, size_t *size,
 		   struct inline_seg **segs, unsigned *nr_segs);
 /* @t's line and column in the source before the rewrite. */
 void inline_map(const struct source *src, struct token *t);
 /* "FILE:LINE:COL" of inlined_at @at. */
-void inline_where(const struct source *src, unsigned at, char *buf,
-		  size_t len);
+void inline_where(const struct source *src, unsigned at, char *buf, size_t len);
 
 /* regions.c */
 int kernel_build(struct kernel *k, struct source *src, struct func *fn);

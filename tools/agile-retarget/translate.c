@@ -32,6 +32,9 @@ int translate_analyse(struct source *src, struct translation *t)
 
 	t->src = src;
 	t->nr = 0;
+	t->kernels = NULL;
+	if (src->errors) /* refused as it was parsed (inline.c) */
+		return 1;
 	func_variance(src);
 	t->kernels = calloc(src->nr_funcs + 1, sizeof(*t->kernels));
 	if (!t->kernels)
