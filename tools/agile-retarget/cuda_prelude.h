@@ -176,4 +176,69 @@ template <typename T> T max(T a, T b);
 float rsqrtf(float x);
 float __fdividef(float x, float y);
 
+/*
+ * Cooperative groups, the subset the translator maps (inline.c, coop.c;
+ * docs/retarget.md): the calls are rewritten before the translation, so
+ * only their declarations are here.  <cooperative_groups.h> is empty.
+ */
+namespace cooperative_groups
+{
+class thread_block {
+    public:
+	void sync() const;
+	unsigned int thread_rank() const;
+	unsigned int size() const;
+	unsigned int num_threads() const;
+	dim3 group_index() const;
+	dim3 thread_index() const;
+	dim3 group_dim() const;
+	dim3 dim_threads() const;
+};
+template <unsigned int N> class thread_block_tile {
+    public:
+	void sync() const;
+	unsigned int thread_rank() const;
+	unsigned int size() const;
+	unsigned int num_threads() const;
+	unsigned int meta_group_rank() const;
+	unsigned int meta_group_size() const;
+	template <class T> T shfl(T var, int src_rank) const;
+	template <class T> T shfl_down(T var, unsigned int delta) const;
+	template <class T> T shfl_up(T var, unsigned int delta) const;
+	template <class T> T shfl_xor(T var, unsigned int mask) const;
+	int any(int predicate) const;
+	int all(int predicate) const;
+	unsigned int ballot(int predicate) const;
+};
+class thread_group {
+    public:
+	void sync() const;
+	unsigned int thread_rank() const;
+	unsigned int size() const;
+};
+class grid_group {
+    public:
+	void sync() const;
+	unsigned long long thread_rank() const;
+	unsigned long long size() const;
+};
+class coalesced_group {
+    public:
+	void sync() const;
+	unsigned int thread_rank() const;
+	unsigned int size() const;
+};
+thread_block this_thread_block();
+grid_group this_grid();
+coalesced_group coalesced_threads();
+template <unsigned int N>
+thread_block_tile<N> tiled_partition(const thread_block &parent);
+thread_group tiled_partition(const thread_group &parent, unsigned int size);
+thread_group tiled_partition(const thread_block &parent, unsigned int size);
+void sync(const thread_block &group);
+template <unsigned int N> void sync(const thread_block_tile<N> &group);
+void sync(const grid_group &group);
+void sync(const thread_group &group);
+} // namespace cooperative_groups
+
 #endif /* AGILE_RETARGET_CUDA_PRELUDE_H */

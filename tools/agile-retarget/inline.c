@@ -49,6 +49,8 @@ struct inliner {
 	struct helper *h;
 	struct site *sites;
 	unsigned nr_sites;
+	struct coop_repl *repl; /* coop.c */
+	unsigned nr_repl;
 	char *buf;
 	size_t len, cap;
 	struct inline_seg *segs;
@@ -178,6 +180,40 @@ static const struct site *site_at(const struct inliner *in, unsigned tok)
 static void emit_site(struct inliner *in, const struct site *st,
 		      const struct ctx *c);
 
+/* The widest rewrite of a cooperative group's use at token @tok. */
+static const struct coop_repl *repl_at(const struct inliner *in, unsigned tok)
+{
+	const struct coop_repl *best = NULL;
+
+	for (unsigned i = 0; i < in->nr_repl; i++) {
+		const struct coop_repl *r = &in->repl[i];
+
+		if (r->first == tok && !r->check_only &&
+		    (!best || r->last > best->last))
+			best = r;
+	}
+	return best;
+}
+
+static void emit_tokens(struct inliner *in, unsigned first, unsigned last,
+			const struct ctx *c, unsigned nosite);
+
+/* @r's text; the position after it. */
+static unsigned emit_repl(struct inliner *in, const struct coop_repl *r,
+			  const struct ctx *c)
+{
+	if (r->drop) {
+		synth(in, r->first, c, " ");
+		return r->last;
+	}
+	synth(in, r->first, c, "%s", r->pre);
+	if (r->arg_last > r->arg_first) {
+		emit_tokens(in, r->arg_first, r->arg_last, c, ~0u);
+		synth(in, r->arg_last - 1, c, "%s", r->post);
+	}
+	return r->last;
+}
+
 /*
  * Tokens [first, last) of the source, the bytes between them too: the
  * calls to inline expanded (but the one at @nosite), in a helper's body
@@ -195,8 +231,13 @@ static void emit_tokens(struct inliner *in, unsigned first, unsigned last,
 	for (unsigned i = first; i < last && !in->nomem;) {
 		const struct site *st = i != nosite ? site_at(in, i) : NULL;
 		const struct helper *h = c ? &in->h[c->fn] : NULL;
+		const struct coop_repl *r = st ? NULL : repl_at(in, i);
 
-		if (st) {
+		if (r) {
+			copy(in, pos, src->tok[i].offset, c);
+			i = emit_repl(in, r, c);
+			pos = src->tok[i - 1].end;
+		} else if (st) {
 			copy(in, pos, src->tok[i].offset, c);
 			emit_site(in, st, c);
 			i = st->e;
@@ -280,6 +321,10 @@ static void emit_site(struct inliner *in, const struct site *st,
 		snprintf(name, sizeof(name), "%s_i%u", clang_getCString(s),
 			 inner.n);
 		clang_disposeString(s);
+		if (coop_type(clang_getCursorType(pc), NULL)) {
+			arg = end + 1; /* a group: its uses are rewritten */
+			continue;
+		}
 		m = open_memstream(&text, &len);
 		if (!m) {
 			in->nomem = true;
@@ -474,6 +519,8 @@ static int helper_check(struct inliner *in, unsigned fn)
 		bool unnamed = !*clang_getCString(s);
 
 		clang_disposeString(s);
+		if (coop_type(t, NULL) > 0)
+			continue;
 		if (t.kind == CXType_LValueReference ||
 		    t.kind == CXType_RValueReference || unnamed) {
 			diag(src, first,
@@ -516,27 +563,72 @@ static int recursion_check(struct inliner *in, unsigned fn)
 	return rc;
 }
 
+/* A group read anywhere but in a rewritten use or a call to inline. */
+static int group_uses(struct inliner *in)
+{
+	struct source *src = in->src;
+	int rc = 0;
+
+	for (unsigned i = 0; i < src->nr_tok; i++) {
+		const struct token *t = &src->tok[i];
+		bool ok = false;
+		CXCursor ref;
+
+		if (t->kind != CXToken_Identifier ||
+		    clang_getCursorKind(t->cursor) != CXCursor_DeclRefExpr)
+			continue;
+		ref = clang_getCursorReferenced(t->cursor);
+		if ((clang_getCursorKind(ref) != CXCursor_VarDecl &&
+		     clang_getCursorKind(ref) != CXCursor_ParmDecl) ||
+		    !coop_type(clang_getCursorType(ref), NULL))
+			continue;
+		for (unsigned r = 0; r < in->nr_repl && !ok; r++)
+			ok = !in->repl[r].check_only &&
+			     in->repl[r].first <= i && i < in->repl[r].last;
+		for (unsigned s = 0; s < in->nr_sites && !ok; s++)
+			ok = in->sites[s].c0 < i && i < in->sites[s].c1;
+		if (!ok) {
+			diag(src, i,
+			     "this use of cooperative group %s is not handled: only its calls, and as an argument of a __device__ function (docs/retarget.md)",
+			     t->text);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
 int inline_rewrite(struct source *src, char **text, size_t *size,
 		   struct inline_seg **segs, unsigned *nr_segs)
 {
 	struct inliner in = { .src = src };
 	unsigned nr = src->nr_funcs, pos = 0;
-	bool any = false, more = true;
+	bool any = false, more = true, *forced;
 	int rc = 0;
 
 	if (!nr)
 		return 0;
 	in.h = calloc(nr, sizeof(*in.h));
-	if (!in.h)
+	forced = calloc(nr, sizeof(*forced));
+	if (!in.h || !forced) {
+		free(in.h);
+		free(forced);
 		return -2;
+	}
+	rc = coop_collect(src, forced, &in.repl, &in.nr_repl);
+	if (rc == -2)
+		in.nomem = true;
+	any = in.nr_repl > 0;
 	/* the helpers that hold a barrier, or call one that does */
 	for (unsigned f = 0; f < nr; f++) {
 		const struct func *fn = &src->funcs[f];
 
+		if (forced[f] && !fn->kernel)
+			in.h[f].barrier = any = true;
 		for (unsigned i = fn->first; i < fn->last && !fn->kernel; i++)
 			if (barrier_name(src, i))
 				in.h[f].barrier = any = true;
 	}
+	free(forced);
 	while (any && more) {
 		more = false;
 		for (unsigned f = 0; f < nr; f++) {
@@ -550,8 +642,9 @@ int inline_rewrite(struct source *src, char **text, size_t *size,
 					in.h[f].barrier = more = true;
 		}
 	}
-	if (!any) {
+	if (!any && !rc) {
 		free(in.h);
+		free(in.repl);
 		return 0;
 	}
 	for (unsigned f = 0; f < nr; f++)
@@ -580,6 +673,8 @@ int inline_rewrite(struct source *src, char **text, size_t *size,
 		if (in.h[f].barrier && !in.h[f].state &&
 		    recursion_check(&in, f))
 			rc = -1;
+	if (!in.nomem && group_uses(&in))
+		rc = -1;
 	if (rc || in.nomem)
 		goto out;
 	/* the new text: the helpers' definitions dropped, the calls inlined */
@@ -591,7 +686,13 @@ int inline_rewrite(struct source *src, char **text, size_t *size,
 		for (f = 0; f < nr; f++)
 			if (in.h[f].barrier && src->funcs[f].first == i)
 				break;
-		if (f < nr) {
+		const struct coop_repl *r = repl_at(&in, i);
+
+		if (r && f == nr && !st) {
+			copy(&in, pos, src->tok[i].offset, NULL);
+			i = emit_repl(&in, r, NULL);
+			pos = src->tok[i - 1].end;
+		} else if (f < nr) {
 			copy(&in, pos, src->tok[i].offset, NULL);
 			synth(&in, i, NULL,
 			      "/* %s(): inlined where it is called */",
@@ -611,6 +712,7 @@ int inline_rewrite(struct source *src, char **text, size_t *size,
 out:
 	free(in.h);
 	free(in.sites);
+	free(in.repl);
 	if (rc || in.nomem) {
 		if (in.nomem)
 			fprintf(source_err(src),

@@ -200,6 +200,24 @@ void inline_map(const struct source *src, struct token *t);
 /* "FILE:LINE:COL" of inlined_at @at. */
 void inline_where(const struct source *src, unsigned at, char *buf, size_t len);
 
+/* coop.c: a use of a cooperative group, rewritten by inline.c */
+struct coop_repl {
+	unsigned first, last; /* the tokens it replaces */
+	char pre[160], post[16]; /* the new text: pre, the arguments, post */
+	unsigned arg_first, arg_last; /* the arguments' tokens, or none */
+	bool drop; /* a group's declaration: nothing */
+	bool check_only; /* this_thread_block(): inside another, or refused */
+};
+
+/*
+ * Every use of a cooperative group in @src's functions, @forced[f] where
+ * function f uses one (then inlined): 0, -1 refused, -2 out of memory.
+ */
+int coop_collect(struct source *src, bool *forced, struct coop_repl **repl,
+		 unsigned *nr);
+/* 1 a thread_block, 2 a thread_block_tile<*w>, -1 another group, 0 none. */
+int coop_type(CXType t, unsigned *w);
+
 /* regions.c */
 int kernel_build(struct kernel *k, struct source *src, struct func *fn);
 void kernel_free(struct kernel *k);
