@@ -24,7 +24,10 @@
  * shuffle, the branch and the call it was inlined at); the same with
  * __syncthreads() in devbar-divergent.cu; devbar-refused.cu: helpers
  * with barriers it cannot inline (an early return, a call inside an
- * expression, its address taken, a recursive call).  A __shared__ variable at file scope is refused
+ * expression, its address taken, a recursive call); a tile's shuffle
+ * under a branch on threadIdx.x (devbar-divergent.cu); coop-refused.cu:
+ * cooperative groups it does not map (a tile sized at run time, a pointer
+ * to a group, a grid group, a vote of a tile of 16, coalesced threads).  A __shared__ variable at file scope is refused
  * either way (retarget/globals-refused.cu).  --version prints the
  * project's version; an unknown option is a usage error (exit status 2).
  */
@@ -103,6 +106,8 @@ int main(void)
 		       "a helper's barrier, inlined under a divergent branch");
 		expect("(inlined at devbar-divergent.cu:14:3)",
 		       "the helper's call, where it was inlined");
+		expect("devbar-divergent.cu:27:22: error: __shfl_down_sync() under thread-dependent control flow: the condition at devbar-divergent.cu:26:2 depends on threadIdx.x",
+		       "a tile's shuffle under a divergent branch");
 		snprintf(args, sizeof(args), "%sdevbar-refused.cu", mode);
 		rc = retarget_run(args, out, sizeof(out));
 		tap_ok(rc == 1, "%sdevbar-refused.cu is refused (%d)", mode,
@@ -115,6 +120,23 @@ int main(void)
 		       "the address of a helper with barriers");
 		expect("devbar-refused.cu:19:3: error: recurse() holds a barrier and is inlined: a recursive call is not handled",
 		       "a recursive helper with barriers");
+
+		/* cooperative groups (coop.c) */
+		snprintf(args, sizeof(args), "%scoop-refused.cu", mode);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1, "%scoop-refused.cu is refused (%d)", mode, rc);
+		expect("coop-refused.cu:11:2: error: this cooperative group is not handled",
+		       "a tile of a size known at run time");
+		expect("coop-refused.cu:12:2: error: this cooperative group is not handled",
+		       "a pointer to a group");
+		expect("coop-refused.cu:14:2: error: cooperative_groups::this_grid() is not handled",
+		       "a grid group");
+		expect("coop-refused.cu:15:29: error: ballot() of a thread_block_tile<16>: only of a tile of 32 is handled",
+		       "a vote of a tile of 16");
+		expect("coop-refused.cu:16:22: error: cooperative_groups::coalesced_threads() is not handled",
+		       "coalesced threads");
+		expect("coop-refused.cu:12:25: error: this use of cooperative group block is not handled",
+		       "a group's address");
 	}
 
 	rc = retarget_run("refused.cu", out, sizeof(out));

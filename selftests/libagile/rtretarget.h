@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coop-dialect.h"
 #include "devbar-dialect.h"
 #include "devbarref.h"
 #include "grid3d-dialect.h"
@@ -66,6 +67,7 @@ RR_EMBED(rr_intrinsics_src, "intrinsics-dialect.c");
 RR_EMBED(rr_warpreduce_src, "warpreduce-dialect.c");
 RR_EMBED(rr_warpvote_src, "warpvote-dialect.c");
 RR_EMBED(rr_devbar_src, "devbar-dialect.c");
+RR_EMBED(rr_coop_src, "coop-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -119,6 +121,7 @@ static const struct rr_file rr_files[] = {
 	{ "warpreduce", rr_warpreduce_src },
 	{ "warpvote", rr_warpvote_src },
 	{ "devbar", rr_devbar_src },
+	{ "coop", rr_coop_src },
 	{ "shared-rotate", rr_shared_rotate_src },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
@@ -776,6 +779,43 @@ static inline void rr_devbar(struct rr *r, uint32_t block, uint32_t n)
 		agile_rt_buffer_release(b[i]);
 }
 
+/* coop.cu (cooperative groups): both kernels, blocks of @block threads. */
+static inline void rr_coop(struct rr *r, uint32_t block, uint32_t nr_blocks)
+{
+	uint32_t n = block * nr_blocks;
+	int *in, *sums;
+	unsigned *out;
+	struct agile_rt_buffer *b[3] = {
+		rr_buffer(r, n * sizeof(int), &in),
+		rr_buffer(r, nr_blocks * sizeof(int), &sums),
+		rr_buffer(r, 8 * (size_t)n * sizeof(unsigned), &out),
+	};
+	int err = -ENOMEM, bad = 1;
+
+	if (b[0] && b[1] && b[2]) {
+		struct agile_rt_arg red[] = { rt_buf(b[0], AGILE_RT_READ),
+					      rr_rw(b[1]), rr_val(n - 5) };
+		struct agile_rt_arg ranks[] = { rt_buf(b[0], AGILE_RT_READ),
+						rr_rw(b[2]) };
+
+		for (uint32_t i = 0; i < n; i++)
+			in[i] = (int)(i * 2654435761u % 1000) - 300 +
+				(i < 32 ? 1 - (int)(i * 2654435761u % 2) : 0);
+		err = rr_launch(r, "coop_reduce", nr_blocks, 1, 1, block, 1, 1,
+				red, 3);
+		bad = ref_coop_reduce(in, sums, n - 5, block);
+		err = err ? err :
+			    rr_launch(r, "coop_ranks", nr_blocks, 1, 1, block,
+				      1, 1, ranks, 2);
+		bad += ref_coop_ranks(in, out, nr_blocks, block);
+	}
+	tap_ok(!err && !bad,
+	       "coop: %u blocks of %u threads on %u lanes: cooperative groups' sums, ranks, shuffles and votes, bit for bit (%d wrong): %s",
+	       nr_blocks, block, r->lanes, bad, agile_strerror(err));
+	for (int i = 0; i < 3; i++)
+		agile_rt_buffer_release(b[i]);
+}
+
 /* warpreduce.cu: blocks of @block threads on @r's lanes. */
 static inline void rr_warp_reduce(struct rr *r, uint32_t block, uint32_t n)
 {
@@ -954,6 +994,14 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_devbar(r, 1024, 5000);
 		few.lanes = 5;
 		rr_devbar(&few, 64, 999);
+	} else if (!strcmp(f, "coop")) {
+		struct rr few = *r;
+
+		rr_coop(r, 32, 3);
+		rr_coop(r, 256, 3);
+		rr_coop(r, 1024, 2);
+		few.lanes = 5;
+		rr_coop(&few, 64, 2);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -961,6 +1009,6 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file. */
-#define RR_NR_CASES (21 + 4 + 6 + 12 + 4)
+#define RR_NR_CASES (21 + 4 + 6 + 12 + 4 + 4)
 
 #endif /* AGILE_RTRETARGET_H */
