@@ -21,6 +21,7 @@
 #define FLAT \
 	"((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)"
 #define NT "(blockDim.x * blockDim.y * blockDim.z)"
+#define TEXT(buf, ...) snprintf(buf, sizeof(buf), __VA_ARGS__)
 
 struct coop {
 	struct source *src;
@@ -158,8 +159,7 @@ static void member_call(struct coop *c, CXCursor call, const char *name,
 		if (kind == 1)
 			snprintf(r->pre, sizeof(r->pre), "%s", FLAT);
 		else
-			snprintf(r->pre, sizeof(r->pre), "(%s %% %uu)", FLAT,
-				 w);
+			TEXT(r->pre, "(" FLAT " %% %uu)", w);
 	} else if (!strcmp(name, "size") || !strcmp(name, "num_threads")) {
 		if (kind == 1)
 			snprintf(r->pre, sizeof(r->pre), "%s", NT);
