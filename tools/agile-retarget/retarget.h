@@ -15,6 +15,11 @@
  *	            between a block's threads at a barrier
  *	builtins.c  CUDA's vector constructors and intrinsics the tool knows
  *	globals.c   __constant__ and __device__ variables at file scope
+ *	inline.c    __device__ functions holding barriers inlined at their
+ *	            calls: the source rewritten and parsed again, before all
+ *	            of the above
+ *	coop.c      cooperative groups, rewritten by inline.c onto barriers,
+ *	            thread ids and warp primitives
  */
 #ifndef AGILE_RETARGET_TOOL_H
 #define AGILE_RETARGET_TOOL_H
