@@ -246,6 +246,32 @@ static inline int ref_shared_ops(const int *out, const float *fout,
 	return bad;
 }
 
+/*
+ * dynshared.cu: how many blocks of @out and @rounds (blocks of @block
+ * threads, a power of two, over @n of @in) are not the tree sum of the
+ * block's tile, in the kernel's order, and its rounds.
+ */
+static inline int ref_block_sum(const float *in, const float *out,
+				const unsigned int *rounds, unsigned n,
+				unsigned block)
+{
+	float tile[1024];
+	int bad = 0;
+
+	for (unsigned b = 0; b * block < n; b++) {
+		unsigned nr = 0;
+
+		for (unsigned t = 0; t < block; t++)
+			tile[t] = b * block + t < n ? in[b * block + t] : 0.0f;
+		for (unsigned s = block / 2; s > 0; s >>= 1, nr++)
+			for (unsigned t = 0; t < s; t++)
+				tile[t] += tile[t + s];
+		bad += memcmp(&tile[0], &out[b], sizeof(float)) != 0 ||
+		       rounds[b] != nr;
+	}
+	return bad;
+}
+
 /* scan.cu: how many of @out are not their block's running sum of @in. */
 static inline int ref_block_scan(const float *in, const float *out, unsigned n,
 				 unsigned block)

@@ -22,6 +22,7 @@
 #include "coop-dialect.h"
 #include "devbar-dialect.h"
 #include "devbarref.h"
+#include "dynshared-dialect.h"
 #include "grid3d-dialect.h"
 #include "histogram-dialect.h"
 #include "hipnames-dialect.h"
@@ -68,6 +69,7 @@ RR_EMBED(rr_warpreduce_src, "warpreduce-dialect.c");
 RR_EMBED(rr_warpvote_src, "warpvote-dialect.c");
 RR_EMBED(rr_devbar_src, "devbar-dialect.c");
 RR_EMBED(rr_coop_src, "coop-dialect.c");
+RR_EMBED(rr_dynshared_src, "dynshared-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -105,34 +107,40 @@ static const char rr_shared_rotate_src[] =
 struct rr_file {
 	const char *name;
 	const char *source;
+	int cpu_only; /* its cases need CPU EUs (local memory) */
 };
 
 static const struct rr_file rr_files[] = {
-	{ "matlist", rr_matlist_src },
-	{ "reduce", rr_reduce_src },
-	{ "transpose", rr_transpose_src },
-	{ "grid3d", rr_grid3d_src },
-	{ "hipnames", rr_hipnames_src },
-	{ "histogram", rr_histogram_src },
-	{ "scan", rr_scan_src },
-	{ "pointers", rr_pointers_src },
-	{ "vector", rr_vector_src },
-	{ "intrinsics", rr_intrinsics_src },
-	{ "warpreduce", rr_warpreduce_src },
-	{ "warpvote", rr_warpvote_src },
-	{ "devbar", rr_devbar_src },
-	{ "coop", rr_coop_src },
-	{ "shared-rotate", rr_shared_rotate_src },
+	{ "matlist", rr_matlist_src, 0 },
+	{ "reduce", rr_reduce_src, 0 },
+	{ "transpose", rr_transpose_src, 0 },
+	{ "grid3d", rr_grid3d_src, 0 },
+	{ "hipnames", rr_hipnames_src, 0 },
+	{ "histogram", rr_histogram_src, 0 },
+	{ "scan", rr_scan_src, 0 },
+	{ "pointers", rr_pointers_src, 0 },
+	{ "vector", rr_vector_src, 0 },
+	{ "intrinsics", rr_intrinsics_src, 0 },
+	{ "warpreduce", rr_warpreduce_src, 0 },
+	{ "warpvote", rr_warpvote_src, 0 },
+	{ "devbar", rr_devbar_src, 0 },
+	{ "coop", rr_coop_src, 0 },
+	{ "shared-rotate", rr_shared_rotate_src, 0 },
+	{ "dynshared", rr_dynshared_src, 1 },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
 
-/* Where the runs go: a context's queue, its lanes a task, the place. */
+/*
+ * Where the runs go: a context's queue, its lanes a task, the place, the
+ * local memory of each group (CUDA's dynamic shared bytes).
+ */
 struct rr {
 	agile_rt_ctx ctx;
 	struct agile_rt_program *prog;
 	struct agile_rt_queue *q;
 	uint32_t lanes;
 	uint32_t place;
+	uint32_t local;
 };
 
 static inline struct agile_rt_arg rr_val(uint64_t v)
@@ -189,6 +197,7 @@ static inline int rr_launch(struct rr *r, const char *kernel, uint32_t gx,
 	e.threads = r->lanes;
 	e.groups = gx * gy * gz;
 	e.place = r->place;
+	e.local_bytes = r->local;
 	e.nr_args = nr + 3;
 	e.args = args;
 	err = agile_rt_enqueue(r->q, &e, &ev);
@@ -535,6 +544,60 @@ static inline void rr_scan(struct rr *r, uint32_t block, uint32_t n)
 	       block, n, bad, agile_strerror(err));
 	agile_rt_buffer_release(ib);
 	agile_rt_buffer_release(ob);
+}
+
+/*
+ * dynshared.cu: a block sum in extern __shared__ memory of blockDim.x
+ * floats, sized at launch: the entry's local_bytes through the header's
+ * dyn_block_sum_ARG_DYNAMIC_SHARED word.  With @local 0: block * 4 bytes;
+ * else @local, which the runtime refuses (@want).
+ */
+static inline void rr_dyn_shared(struct rr *r, uint32_t block, uint32_t n,
+				 uint32_t local, int want)
+{
+	uint32_t nr_blocks = (n + block - 1) / block;
+	float *in, *out;
+	unsigned int *rounds;
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(float), &in);
+	struct agile_rt_buffer *ob =
+		rr_buffer(r, nr_blocks * sizeof(float), &out);
+	struct agile_rt_buffer *cb =
+		rr_buffer(r, nr_blocks * sizeof(unsigned int), &rounds);
+	struct rr sized = *r;
+	int err = -ENOMEM, bad = 1;
+
+	if (ib && ob && cb) {
+		struct agile_rt_arg p[dyn_block_sum_NR_ARGS - 3];
+
+		p[dyn_block_sum_ARG_in - 3] = rt_buf(ib, AGILE_RT_READ);
+		p[dyn_block_sum_ARG_out - 3] = rr_rw(ob);
+		p[dyn_block_sum_ARG_rounds - 3] = rr_rw(cb);
+		p[dyn_block_sum_ARG_n - 3] = rr_val(n);
+		p[dyn_block_sum_ARG_DYNAMIC_SHARED - 3] =
+			(struct agile_rt_arg){ .kind = AGILE_RT_ARG_LOCAL };
+		/* full mantissas: any other order of the sums shows */
+		for (uint32_t i = 0; i < n; i++)
+			in[i] = (float)(i * 2654435761u % 1000003u) / 997.0f;
+		sized.local = local ? local : block * (uint32_t)sizeof(float);
+		err = rr_launch(&sized, "dyn_block_sum", nr_blocks, 1, 1, block,
+				1, 1, p, dyn_block_sum_NR_ARGS - 3);
+		bad = want ? 0 : ref_block_sum(in, out, rounds, n, block);
+	}
+	if (want)
+		tap_ok(err == want,
+		       "dynshared: local_bytes %u (%s): refused with %s: %s",
+		       sized.local,
+		       r->place == AGILE_RT_PLACE_GPU_ONLY ?
+			       "GPU-only: GPU EUs have no local memory" :
+			       "over AGILE_RT_MAX_LOCAL",
+		       agile_strerror(want), agile_strerror(err));
+	else
+		tap_ok(!err && !bad,
+		       "dynshared: blocks of %u threads, %u elements, extern __shared__ of %u bytes sized at launch: each block's tree sum bit for bit and its rounds (%d wrong): %s",
+		       block, n, sized.local, bad, agile_strerror(err));
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+	agile_rt_buffer_release(cb);
 }
 
 /* pointers.cu's hist256: atomicAdd(&bins[b], 1u) over @n bytes. */
@@ -1002,13 +1065,25 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_coop(r, 1024, 2);
 		few.lanes = 5;
 		rr_coop(&few, 64, 2);
+	} else if (!strcmp(f, "dynshared")) {
+		struct rr gpu = *r;
+
+		rr_dyn_shared(r, 32, 1000, 0, 0);
+		rr_dyn_shared(r, 64, 64 * 37 - 5, 0, 0);
+		rr_dyn_shared(r, 256, 20000, 0, 0);
+		rr_dyn_shared(r, 1024, 5000, 0, 0);
+		rr_dyn_shared(r, 64, 1000, AGILE_RT_MAX_LOCAL + 1, -E2BIG);
+		gpu.place = AGILE_RT_PLACE_GPU_ONLY;
+		rr_dyn_shared(&gpu, 64, 1000, 0, -E2BIG);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
 	}
 }
 
-/* Test lines rr_run_file writes for every file. */
+/* Test lines rr_run_file writes for every file but the CPU-only ones. */
 #define RR_NR_CASES (21 + 4 + 6 + 12 + 4 + 4)
+/* Files whose cases need CPU EUs: GPU EUs compile them, run none. */
+#define RR_NR_CPU_ONLY 1
 
 #endif /* AGILE_RTRETARGET_H */

@@ -21,6 +21,9 @@
  *	                    counter; a promoted local's value as thread 0
  *	                    left it, for the control code)
  *	__shared__          members of the kernel's block-shared struct
+ *	extern __shared__   the entry's local memory (local_bytes, sized at
+ *	                    launch), a hidden AGILE_RT_ARG_LOCAL word after
+ *	                    the parameters; with --dynamic-shared a member
  *	threadIdx, ...      _tidx, _bidx, _bdim, _gdim: struct agile_rt_dim3
  *	                    locals (no clash with the GPU's built-ins)
  *	warp exchange       operand in _sh->_warp_N[thread], block-shared
@@ -105,7 +108,13 @@ bool rt_var(struct emitter *e, int var)
 		CXString s = clang_getTypeSpelling(clang_getArrayElementType(
 			clang_getCursorType(v->decl)));
 
-		fprintf(e->out, "((%s *)_sh->_dyn)", clang_getCString(s));
+		/* sized at launch: the entry's local memory; else built in */
+		if (e->k->rt_dyn_word)
+			fprintf(e->out, "((%s *)(uintptr_t)args[%u])",
+				clang_getCString(s), e->k->rt_dyn_word);
+		else
+			fprintf(e->out, "((%s *)_sh->_dyn)",
+				clang_getCString(s));
 		clang_disposeString(s);
 		return true;
 	}
@@ -138,11 +147,13 @@ static long long type_size(CXCursor c)
 }
 
 static int check_kernel(struct source *src, struct kernel *k,
-			const struct runtime_opts *o, struct rt_kernel *rk)
+			const struct runtime_opts *o, bool globals,
+			struct rt_kernel *rk)
 {
 	const char *name = k->fn->name;
 	long long state = 0, shared = 0;
 	int errors = src->errors;
+	unsigned word = RT_FIXED_ARGS + k->nr_params, dyn = 0;
 
 	if (strlen(name) > RT_NAME_MAX)
 		diag(src, k->fn->name_tok,
@@ -200,11 +211,11 @@ static int check_kernel(struct source *src, struct kernel *k,
 			shared += type_size(v->decl);
 			rk->shared = true;
 		}
-		if (var_extern_shared(v)) {
-			if (!o->dynamic_shared)
-				diag(src, tok_at(src, v->decl_offset),
-				     "%s: extern __shared__ %s: give its size with --dynamic-shared=BYTES (the runtime's block-shared memory is fixed when the program is built)",
-				     name, v->name);
+		if (var_extern_shared(v) && !o->dynamic_shared) {
+			/* sized at launch: an AGILE_RT_ARG_LOCAL word */
+			if (!dyn)
+				dyn = tok_at(src, v->decl_offset);
+		} else if (var_extern_shared(v)) {
 			shared += o->dynamic_shared;
 			rk->shared = true;
 		} else if (v->shared) {
@@ -212,6 +223,17 @@ static int check_kernel(struct source *src, struct kernel *k,
 			rk->shared = true;
 		}
 	}
+	/* the hidden words: the globals, then the dynamic shared memory */
+	k->rt_glob_word = globals ? word++ : 0;
+	k->rt_dyn_word = dyn ? word++ : 0;
+	if (word > RT_MAX_ARGS && k->nr_params <= RT_MAX_ARGS - RT_FIXED_ARGS)
+		diag(src, dyn ? dyn : k->fn->name_tok,
+		     "%s: %u parameters and %u hidden argument word%s (%s%s%s): the runtime passes at most %d words, %d of them the block's",
+		     name, k->nr_params, word - RT_FIXED_ARGS - k->nr_params,
+		     word - RT_FIXED_ARGS - k->nr_params > 1 ? "s" : "",
+		     globals ? "the globals" : "", globals && dyn ? ", " : "",
+		     dyn ? "extern __shared__ sized at launch" : "",
+		     RT_MAX_ARGS, RT_FIXED_ARGS);
 	if (k->has_return) {
 		shared += 4;
 		rk->shared = true;
@@ -277,6 +299,8 @@ static void emit_structs(struct emitter *e, struct kernel *k,
 			continue;
 		}
 		if (!v->shared)
+			continue;
+		if (var_extern_shared(v) && k->rt_dyn_word)
 			continue;
 		if (var_extern_shared(v)) {
 			fprintf(e->out,
@@ -643,6 +667,11 @@ static void emit_rt_kernel(struct emitter *e, struct kernel *k,
 	for (unsigned p = 0; p < k->nr_params; p++)
 		fprintf(e->out, ", %u %s", RT_FIXED_ARGS + p,
 			k->vars[k->params[p]].name);
+	if (k->rt_glob_word)
+		fprintf(e->out, ", %u the globals", k->rt_glob_word);
+	if (k->rt_dyn_word)
+		fprintf(e->out, ", %u extern __shared__ (AGILE_RT_ARG_LOCAL)",
+			k->rt_dyn_word);
 	fputs(".\n * Promoted (one per thread, in the lane's state):", e->out);
 	for (unsigned i = 0; i < k->nr_vars; i++)
 		if (k->vars[i].promoted)
@@ -696,6 +725,13 @@ static void emit_header(struct emitter *e, struct kernel *kernels, unsigned nr,
 		for (unsigned p = 0; p < k->nr_params; p++)
 			fprintf(e->out, "\t%s_ARG_%s,\n", name,
 				k->vars[k->params[p]].name);
+		if (k->rt_dyn_word)
+			fprintf(e->out,
+				"\t/* AGILE_RT_ARG_LOCAL: extern __shared__ memory, the entry's\n"
+				"\t * local_bytes (<<<grid, block, BYTES>>>'s third), at most\n"
+				"\t * AGILE_RT_MAX_LOCAL; such an entry runs on CPU EUs */\n"
+				"\t%s_ARG_DYNAMIC_SHARED,\n",
+				name);
 		fprintf(e->out, "\t%s_NR_ARGS\n};\n", name);
 	}
 	fputs("\n#endif\n", e->out);
@@ -719,7 +755,7 @@ int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
 		failed = 1;
 	}
 	for (unsigned i = 0; i < nr; i++)
-		if (check_kernel(src, &kernels[i], opts, &rk[i]))
+		if (check_kernel(src, &kernels[i], opts, false, &rk[i]))
 			failed = 1;
 	if (emit_globals(&e, NULL))
 		failed = 1;

@@ -58,6 +58,8 @@ static void usage(FILE *out)
 	      "              lanes); the promoted locals take N copies a lane\n"
 	      "  --dynamic-shared=BYTES  with --emit=runtime: the size of extern\n"
 	      "              __shared__ arrays, fixed when the program is built\n"
+	      "              (without it: sized at launch, the entry's local\n"
+	      "              memory, word NAME_ARG_DYNAMIC_SHARED)\n"
 	      "  -I DIR, -D NAME[=VALUE]\n"
 	      "              passed to the parser (as are CLANG-ARGS after --)\n"
 	      "  -h, --help  this text\n"

@@ -163,6 +163,9 @@ struct kernel {
 	bool has_return; /* a return anywhere: counted in _nr_done */
 	struct warp_call *warps;
 	unsigned nr_warps;
+	/* --emit=runtime: the hidden argument words after the parameters (0:
+	 * none): the file's globals, the launch's extern __shared__ memory */
+	unsigned rt_glob_word, rt_dyn_word;
 };
 
 /* parse.c */

@@ -25,3 +25,13 @@ __global__ void by_value(int *out, struct pair p)
 {
 	out[threadIdx.x] = p.a + p.b;
 }
+
+/* nine parameters and extern __shared__ sized at launch: ten words */
+__global__ void nine_and_dynamic(float *out, int a, int b, int c, int d, int e,
+				 int f, int g, int h)
+{
+	extern __shared__ float dyn[];
+
+	dyn[threadIdx.x] = (float)(a + b + c + d + e + f + g + h);
+	out[threadIdx.x] = dyn[threadIdx.x];
+}
