@@ -16,8 +16,11 @@
  * parameters, a struct by value, nine and the word of extern __shared__
  * sized at launch; grid3d.cu's extern __shared__ without
  * --dynamic-shared is that word, NAME_ARG_DYNAMIC_SHARED; matlist.cu's promoted locals for 1024 threads a
- * lane; warpreduce.cu's warp primitives; constant.cu's __constant__ and
- * __device__ variables, each at its name).  retarget/warp-refused.cu,
+ * lane; warpreduce.cu's warp primitives; globals-runtime-refused.cu's
+ * file-scope variables the globals' struct does not hold, each at its
+ * name: extern, a struct, a pointer, an initialiser that is not a
+ * constant, nine parameters and the globals' word; constant.cu's
+ * globals it takes).  retarget/warp-refused.cu,
  * both ways: a shuffle under a branch on threadIdx.x, a mask other than
  * 0xffffffff, a width of 3, a shuffle under ?:, one in another's
  * arguments, a vote in a loop's condition; warp-helper.cu: a shuffle in
@@ -225,18 +228,39 @@ int main(void)
 	       "promoted locals over a lane's state");
 	rc = retarget_run("--emit=runtime constant.cu -o /dev/null", out,
 			  sizeof(out));
-	tap_ok(rc == 1, "--emit=runtime: constant.cu is refused (%d)", rc);
-	expect("constant.cu:18:20: error: __constant__ taps: a global variable is not handled by --emit=runtime",
-	       "a __constant__ array, at its name");
-	expect("constant.cu:21:25: error: __device__ calls: a global variable is not handled by --emit=runtime",
-	       "a __device__ scalar, at its name");
-	snprintf(args, sizeof(args), "globals-refused.cu -o %s", path);
-	rc = retarget_run(args, out, sizeof(out));
-	tap_ok(rc == 1, "a __shared__ variable at file scope is refused (%d)",
+	tap_ok(rc == 0 && !out[0],
+	       "--emit=runtime takes constant.cu's globals silently (%d)", rc);
+	rc = retarget_run(
+		"--emit=runtime globals-runtime-refused.cu -o /dev/null", out,
+		sizeof(out));
+	tap_ok(rc == 1,
+	       "--emit=runtime: globals-runtime-refused.cu is refused (%d)",
 	       rc);
-	expect("globals-refused.cu:6:16: error: __shared__ file_scope_shared at file scope is not handled",
-	       "at its name");
-	tap_ok(access(path, F_OK) != 0, "no output file is left behind");
+	expect("globals-runtime-refused.cu:13:23: error: __device__ defined_elsewhere: an extern global variable is not handled by --emit=runtime",
+	       "an extern __device__ variable, at its name");
+	expect("globals-runtime-refused.cu:14:24: error: __device__ a_pair: a global variable of type struct pair is not handled by --emit=runtime",
+	       "a struct, at its name");
+	expect("globals-runtime-refused.cu:15:19: error: __device__ a_pointer: a global variable of type float * is not handled",
+	       "a pointer, at its name");
+	expect("globals-runtime-refused.cu:17:22: error: __device__ six: an initialiser that is not a constant is not handled by --emit=runtime",
+	       "an initialiser that is not a constant, at it");
+	expect("globals-runtime-refused.cu:25:17: error: nine_params: 9 parameters and 1 hidden argument word (the globals): the runtime passes at most 12 words",
+	       "nine parameters and the globals' word, at the kernel's name");
+	rc = retarget_run("globals-runtime-refused.cu -o /dev/null", out,
+			  sizeof(out));
+	tap_ok(rc == 0, "--emit=launch takes them (%d)", rc);
+	for (int rt = 0; rt < 2; rt++) {
+		snprintf(args, sizeof(args), "%sglobals-refused.cu -o %s",
+			 rt ? "--emit=runtime " : "", path);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1,
+		       "%sa __shared__ variable at file scope is refused (%d)",
+		       rt ? "--emit=runtime: " : "", rc);
+		expect("globals-refused.cu:6:16: error: __shared__ file_scope_shared at file scope is not handled",
+		       "at its name");
+		tap_ok(access(path, F_OK) != 0,
+		       "no output file is left behind");
+	}
 	rc = retarget_run("constant.cu -o /dev/null", out, sizeof(out));
 	tap_ok(rc == 0 && !out[0],
 	       "--emit=launch takes constant.cu silently (%d)", rc);

@@ -11,7 +11,10 @@
  *	files       every retarget test kernel (retarget/: the .cu files,
  *	            hipnames.hip with -x hip) as its CUDA text, the __global__
  *	            names the kernels' names, against the references of
- *	            rt-retarget (retargetref.h)
+ *	            rt-retarget (retargetref.h); dynshared.cu's extern
+ *	            __shared__ sized at launch, constant.cu's globals in a
+ *	            buffer laid out as the tool's struct constant_globals
+ *	            (the word after the parameters)
  *	bits        matlist from CUDA and from agile-retarget --emit=runtime's
  *	            output (the tool's path, rt-retarget's) give the same bits
  *	cache       the same CUDA and options on another context: a cache hit
@@ -65,6 +68,8 @@ CU_EMBED(cu_hipnames, "hipnames.hip");
 CU_EMBED(cu_histogram, "histogram.cu");
 CU_EMBED(cu_scan, "scan.cu");
 CU_EMBED(cu_pointers, "pointers.cu");
+CU_EMBED(cu_dynshared, "dynshared.cu");
+CU_EMBED(cu_constant, "constant.cu");
 
 /* rr_files' names, each with its CUDA text and build options. */
 static const struct {
@@ -79,6 +84,9 @@ static const struct {
 	{ "histogram", cu_histogram, "-x cuda" },
 	{ "scan", cu_scan, "-x cuda" },
 	{ "pointers", cu_pointers, "-x cuda" },
+	/* extern __shared__ sized at launch; the globals' buffer */
+	{ "dynshared", cu_dynshared, "-x cuda" },
+	{ "constant", cu_constant, "-x cuda" },
 };
 
 /* A refused kernel: the barrier at line 4, column 3; the if at 3:2. */

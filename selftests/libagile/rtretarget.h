@@ -16,9 +16,11 @@
 #include <agile/error.h>
 #include <agile/runtime.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "constant-dialect.h"
 #include "coop-dialect.h"
 #include "devbar-dialect.h"
 #include "devbarref.h"
@@ -70,6 +72,7 @@ RR_EMBED(rr_warpvote_src, "warpvote-dialect.c");
 RR_EMBED(rr_devbar_src, "devbar-dialect.c");
 RR_EMBED(rr_coop_src, "coop-dialect.c");
 RR_EMBED(rr_dynshared_src, "dynshared-dialect.c");
+RR_EMBED(rr_constant_src, "constant-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -127,6 +130,7 @@ static const struct rr_file rr_files[] = {
 	{ "coop", rr_coop_src, 0 },
 	{ "shared-rotate", rr_shared_rotate_src, 0 },
 	{ "dynshared", rr_dynshared_src, 1 },
+	{ "constant", rr_constant_src, 0 },
 };
 #define RR_NR_FILES (sizeof(rr_files) / sizeof(rr_files[0]))
 
@@ -598,6 +602,131 @@ static inline void rr_dyn_shared(struct rr *r, uint32_t block, uint32_t n,
 	agile_rt_buffer_release(ib);
 	agile_rt_buffer_release(ob);
 	agile_rt_buffer_release(cb);
+}
+
+/* constant.cu's conv1d in plain C, the same order of operations. */
+static inline int rr_conv_wrong(const float *in, const float *out, int n,
+				const float *filter, int nr, float b)
+{
+	int bad = 0;
+
+	for (int i = 0; i < n; i++) {
+		float sum = b;
+
+		for (int k = 0; k < nr; k++) {
+			int j = i + k - nr / 2;
+
+			if (j >= 0 && j < n)
+				sum += filter[k] * in[j];
+		}
+		bad += memcmp(&sum, &out[i], sizeof(sum)) != 0;
+	}
+	return bad;
+}
+
+/*
+ * constant.cu's conv1d: @nr taps and @b set in the globals' buffer @g
+ * (cudaMemcpyToSymbol's part), @n values in blocks of @block; the
+ * __device__ counter then reads @calls more.
+ */
+static inline void rr_conv(struct rr *r, struct agile_rt_buffer *gb,
+			   struct constant_globals *g, int n, uint32_t block,
+			   int nr, float b)
+{
+	uint32_t blocks = ((uint32_t)n + block - 1) / block;
+	unsigned int calls = g->calls;
+	float *in, *out;
+	struct agile_rt_buffer *ib = rr_buffer(r, n * sizeof(float), &in);
+	struct agile_rt_buffer *ob = rr_buffer(r, n * sizeof(float), &out);
+	int err = -ENOMEM, bad = 1;
+
+	if (ib && ob) {
+		struct agile_rt_arg p[conv1d_NR_ARGS - 3];
+
+		p[conv1d_ARG_in - 3] = rt_buf(ib, AGILE_RT_READ);
+		p[conv1d_ARG_out - 3] = rr_rw(ob);
+		p[conv1d_ARG_n - 3] = rr_val((uint64_t)n);
+		p[conv1d_ARG_GLOBALS - 3] = rr_rw(gb);
+		for (int k = 0; k < nr; k++)
+			g->taps[k] = (float)(k + 1) / (float)(nr * 3) -
+				     0.125f * (float)(k & 1);
+		g->nr_taps = nr;
+		g->bias = b;
+		for (int i = 0; i < n; i++)
+			in[i] = (float)((i * 37) % 101) / 7.0f - 5.0f;
+		err = rr_launch(r, "conv1d", blocks, 1, 1, block, 1, 1, p,
+				conv1d_NR_ARGS - 3);
+		bad = rr_conv_wrong(in, out, n, g->taps, nr, b);
+	}
+	tap_ok(!err && !bad,
+	       "constant: conv1d, %d taps and the bias set by the host in the globals' buffer, %d values in blocks of %u (%d wrong): %s",
+	       nr, n, block, bad, agile_strerror(err));
+	tap_ok(!err && g->calls == calls + blocks * block,
+	       "constant: the __device__ counter every thread bumped reads %u more on the host (%u)",
+	       g->calls - calls, blocks * block);
+	agile_rt_buffer_release(ib);
+	agile_rt_buffer_release(ob);
+}
+
+/*
+ * constant.cu through the runtime: the globals' buffer filled by the
+ * header's constant_globals_init, conv1d with two filters set between
+ * entries, the counter read back, and weigh, whose helper reads an
+ * initialised __device__ array and __constant__ double.
+ */
+static inline void rr_constant(struct rr *r)
+{
+	struct constant_globals *g;
+	struct agile_rt_buffer *gb = rr_buffer(r, sizeof(*g), &g);
+	float *out;
+	struct agile_rt_buffer *ob = rr_buffer(r, 1000 * sizeof(float), &out);
+	int err = -ENOMEM, bad = 1;
+
+	if (!gb || !ob) {
+		tap_ok(0, "constant: buffers");
+		agile_rt_buffer_release(gb);
+		agile_rt_buffer_release(ob);
+		return;
+	}
+	/* the source's order, C's layout: what a caller's own struct gets */
+	tap_ok(offsetof(struct constant_globals, taps) == 0 &&
+		       offsetof(struct constant_globals, nr_taps) == 60 &&
+		       offsetof(struct constant_globals, bias) == 64 &&
+		       offsetof(struct constant_globals, calls) == 68 &&
+		       offsetof(struct constant_globals, weights) == 72 &&
+		       offsetof(struct constant_globals, third) == 88 &&
+		       sizeof(struct constant_globals) == 96,
+	       "constant: struct constant_globals holds the variables in the source's order, C's layout");
+	constant_globals_init(g);
+	tap_ok(g->bias == 0.25f && !g->calls && !g->nr_taps && !g->taps[0] &&
+		       g->weights[0] == 1 && g->weights[1] == -2 &&
+		       g->weights[2] == 3 && g->weights[3] == 16 &&
+		       g->third == 1.0 / 3.0,
+	       "constant: constant_globals_init sets the source's initialisers, 0 elsewhere");
+	rr_conv(r, gb, g, 10000, 256, 5, g->bias);
+	rr_conv(r, gb, g, 777, 64, 15, -1.5f);
+	{
+		struct agile_rt_arg p[weigh_NR_ARGS - 3];
+
+		p[weigh_ARG_out - 3] = rr_rw(ob);
+		p[weigh_ARG_n - 3] = rr_val(1000);
+		p[weigh_ARG_GLOBALS - 3] = rt_buf(gb, AGILE_RT_READ);
+		g->bias = 0.75f;
+		err = rr_launch(r, "weigh", 8, 1, 1, 128, 1, 1, p,
+				weigh_NR_ARGS - 3);
+		bad = 0;
+		for (int i = 0; i < 1000; i++) {
+			float want = (float)g->weights[i & 3] * 0.75f +
+				     (float)(1.0 / 3.0);
+
+			bad += memcmp(&want, &out[i], sizeof(want)) != 0;
+		}
+	}
+	tap_ok(!err && !bad,
+	       "constant: weigh's __device__ helper reads the initialised __device__ array and __constant__ double (%d wrong): %s",
+	       bad, agile_strerror(err));
+	agile_rt_buffer_release(gb);
+	agile_rt_buffer_release(ob);
 }
 
 /* pointers.cu's hist256: atomicAdd(&bins[b], 1u) over @n bytes. */
@@ -1075,6 +1204,8 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_dyn_shared(r, 64, 1000, AGILE_RT_MAX_LOCAL + 1, -E2BIG);
 		gpu.place = AGILE_RT_PLACE_GPU_ONLY;
 		rr_dyn_shared(&gpu, 64, 1000, 0, -E2BIG);
+	} else if (!strcmp(f, "constant")) {
+		rr_constant(r);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -1082,7 +1213,7 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file but the CPU-only ones. */
-#define RR_NR_CASES (21 + 4 + 6 + 12 + 4 + 4)
+#define RR_NR_CASES (21 + 4 + 6 + 12 + 4 + 4 + 7)
 /* Files whose cases need CPU EUs: GPU EUs compile them, run none. */
 #define RR_NR_CPU_ONLY 1
 

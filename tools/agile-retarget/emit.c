@@ -247,6 +247,13 @@ void emit_range(struct emitter *e, unsigned first, unsigned last, int level)
 			fputs(rt_builtin(t->text), e->out);
 			continue;
 		}
+		if (e->globals && t->kind == CXToken_Identifier &&
+		    rt_global_ref(t->cursor) &&
+		    !(i > first &&
+		      (tok_is(src, i - 1, ".") || tok_is(src, i - 1, "->")))) {
+			fprintf(e->out, "_g->%s", t->text);
+			continue;
+		}
 		if (e->runtime && e->k && t->var >= 0 && !t->var_decl &&
 		    e->mode != MODE_PLAIN && rt_var(e, t->var))
 			continue;
@@ -257,11 +264,12 @@ void emit_range(struct emitter *e, unsigned first, unsigned last, int level)
 			continue;
 		}
 		if (t->func >= 0 && tok_is(src, i + 1, "(")) {
-			fprintf(e->out, "%s(%s%s", t->text,
+			fprintf(e->out, "%s(%s%s%s", t->text,
 				!e->k ? "_th" :
 				e->runtime ?
 					"agile_rt_thread_of(_tidx, _bidx, _bdim, _gdim)" :
 					"AGILE_THREAD(_blk, threadIdx)",
+				e->globals ? ", _g" : "",
 				tok_is(src, i + 2, ")") ? "" : ", ");
 			i++;
 			continue;
@@ -741,8 +749,11 @@ void emit_helper(struct emitter *e, struct func *fn)
 		fn->name);
 	if (e->runtime)
 		fprintf(e->out,
-			"static AGILE_LANE_FN __attribute__((unused)) %s %s(struct agile_rt_thread _th",
-			clang_getCString(ret), fn->name);
+			"static AGILE_LANE_FN __attribute__((unused)) %s %s(struct agile_rt_thread _th%s%s%s",
+			clang_getCString(ret), fn->name,
+			e->globals ? ", struct " : "",
+			e->globals ? e->globals : "",
+			e->globals ? " *_g __attribute__((unused))" : "");
 	else
 		fprintf(e->out,
 			"static AGILE_RT_UNUSED %s %s(struct agile_thread_ctx _th",

@@ -352,6 +352,10 @@ static void emit_prologue(struct emitter *e, struct kernel *k,
 		fprintf(e->out,
 			"\tstruct %s_shared *_sh __attribute__((unused)) = (struct %s_shared *)shared;\n",
 			name, name);
+	if (k->rt_glob_word)
+		fprintf(e->out,
+			"\tstruct %s *_g __attribute__((unused)) = (struct %s *)(uintptr_t)args[%u];\n",
+			e->globals, e->globals, k->rt_glob_word);
 	fputs("\tconst struct agile_rt_dim3 _gdim __attribute__((unused)) = agile_rt_dim3_of(args[1]);\n"
 	      "\tconst struct agile_rt_dim3 _bdim __attribute__((unused)) = agile_rt_dim3_of(args[2]);\n"
 	      "\tconst uint32_t _nt __attribute__((unused)) = _bdim.x * _bdim.y * _bdim.z;\n",
@@ -686,7 +690,8 @@ static void emit_rt_kernel(struct emitter *e, struct kernel *k,
 
 static void emit_header(struct emitter *e, struct kernel *kernels, unsigned nr,
 			const char *in, const char *h_name,
-			const struct runtime_opts *o)
+			const struct runtime_opts *o,
+			const struct decls *globals)
 {
 	char guard[256];
 	size_t n = 0;
@@ -714,6 +719,20 @@ static void emit_header(struct emitter *e, struct kernel *kernels, unsigned nr,
 		"/* The most threads a block may have: lanes x this. */\n"
 		"#define AGILE_RT_LANE_THREADS_%s %u\n",
 		in, guard, guard, guard, o->lane_threads);
+	if (globals->n) {
+		fprintf(e->out,
+			"\n#include <string.h>\n\n"
+			"/*\n * The source's __constant__ and __device__ variables, in its order\n"
+			" * (C's layout, as the kernels see it): a buffer of sizeof(struct\n"
+			" * %s), filled by %s_init and then\n"
+			" * as cudaMemcpyToSymbol would, passed to every kernel as its\n"
+			" * NAME_ARG_GLOBALS word (AGILE_RT_READ, | AGILE_RT_WRITE where a\n"
+			" * kernel writes one); read it back after the entry, as\n"
+			" * cudaMemcpyFromSymbol.\n */\n",
+			e->globals, e->globals);
+		rt_globals_struct(e->out, globals, e->globals);
+		rt_globals_init(e->src, e->out, globals, e->globals);
+	}
 	for (unsigned i = 0; i < nr; i++) {
 		struct kernel *k = &kernels[i];
 		const char *name = k->fn->name;
@@ -725,6 +744,10 @@ static void emit_header(struct emitter *e, struct kernel *kernels, unsigned nr,
 		for (unsigned p = 0; p < k->nr_params; p++)
 			fprintf(e->out, "\t%s_ARG_%s,\n", name,
 				k->vars[k->params[p]].name);
+		if (k->rt_glob_word)
+			fprintf(e->out,
+				"\t%s_ARG_GLOBALS, /* AGILE_RT_ARG_BUFFER: struct %s */\n",
+				name, e->globals);
 		if (k->rt_dyn_word)
 			fprintf(e->out,
 				"\t/* AGILE_RT_ARG_LOCAL: extern __shared__ memory, the entry's\n"
@@ -744,10 +767,25 @@ int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
 	struct emitter e = { .out = c_out, .src = src, .runtime = true };
 	const char *in = base_name(src->path);
 	struct rt_kernel *rk = calloc(nr ? nr : 1, sizeof(*rk));
+	struct decls globals = { .n = 0 };
+	char tag[128];
+	size_t n = 0;
 	int failed = 0;
 
 	if (!rk)
 		return -1;
+	/* struct <file>_globals: the file's __constant__, __device__ */
+	for (const char *p = in; *p && *p != '.' && n < 100; p++, n++)
+		tag[n] = (char)((*p >= 'a' && *p <= 'z') ||
+						(*p >= 'A' && *p <= 'Z') ||
+						(*p >= '0' && *p <= '9' && n) ?
+					*p :
+					'_');
+	strcpy(tag + n, "_globals");
+	if (rt_globals_collect(&e, &globals) < 0)
+		failed = 1;
+	if (globals.n)
+		e.globals = tag;
 	if (nr > RT_MAX_KERNELS) {
 		fprintf(source_err(src),
 			"%s: error: %u kernels; a source of the runtime holds at most %d\n",
@@ -755,10 +793,8 @@ int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
 		failed = 1;
 	}
 	for (unsigned i = 0; i < nr; i++)
-		if (check_kernel(src, &kernels[i], opts, false, &rk[i]))
+		if (check_kernel(src, &kernels[i], opts, globals.n > 0, &rk[i]))
 			failed = 1;
-	if (emit_globals(&e, NULL))
-		failed = 1;
 	if (failed) {
 		free(rk);
 		return -1;
@@ -776,6 +812,13 @@ int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
 		"#define AGILE_RT_LANE_THREADS %u\n#endif\n",
 		in, opts->lane_threads);
 	emit_defines(&e);
+	if (globals.n) {
+		fputs("\n/*\n * The file's __constant__ and __device__ variables, in source order:\n"
+		      " * a buffer the host fills (the -H header's _init) and passes as a\n"
+		      " * hidden argument word of every kernel, after its parameters.\n */\n",
+		      c_out);
+		rt_globals_struct(c_out, &globals, tag);
+	}
 	for (unsigned f = 0; f < src->nr_funcs; f++)
 		if (!src->funcs[f].kernel)
 			emit_helper(&e, &src->funcs[f]);
@@ -811,7 +854,7 @@ int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
 	fputc('\n', c_out);
 	if (h_out) {
 		e.out = h_out;
-		emit_header(&e, kernels, nr, in, h_name, opts);
+		emit_header(&e, kernels, nr, in, h_name, opts, &globals);
 	}
 	free(rk);
 	return e.failed ? -1 : 0;

@@ -267,6 +267,8 @@ struct emitter {
 	int region;
 	int failed;
 	bool runtime; /* --emit=runtime: emit_runtime.c's rewrites */
+	/* --emit=runtime: the tag of the file's struct of globals, or NULL */
+	const char *globals;
 };
 
 struct runtime_opts {
@@ -339,5 +341,17 @@ bool rt_var(struct emitter *e, int var);
  * definitions into @e's C (--emit=launch), or refusals (--emit=runtime).
  */
 int emit_globals(struct emitter *e, FILE *h_out);
+/*
+ * --emit=runtime: the file's __constant__ and __device__ variables into
+ * @d, in source order, checked: their number, or -1 (refused).
+ */
+int rt_globals_collect(struct emitter *e, struct decls *d);
+/* struct @tag of them, into @out (the dialect's and the header's). */
+void rt_globals_struct(FILE *out, const struct decls *d, const char *tag);
+/* The header's @tag_init: the source's initialisers. */
+void rt_globals_init(struct source *src, FILE *out, const struct decls *d,
+		     const char *tag);
+/* Whether the token cursor @c names one of them. */
+bool rt_global_ref(CXCursor c);
 
 #endif /* AGILE_RETARGET_TOOL_H */
