@@ -66,8 +66,8 @@ static CXType rt_element(CXType t)
 }
 
 /* "float [15]" + "taps" -> "float taps[15]": canonical, no qualifier. */
-static void rt_decl(FILE *out, CXType type, const char *prefix,
-		    const char *name, const char *suffix)
+static void rt_decl(FILE *out, CXType type, const char *name,
+		    const char *suffix)
 {
 	CXType el = clang_getCanonicalType(rt_element(type));
 	CXString sp = clang_getTypeSpelling(el);
@@ -81,7 +81,7 @@ static void rt_decl(FILE *out, CXType type, const char *prefix,
 		else
 			break;
 	}
-	fprintf(out, "%s %s%s", t, prefix, name);
+	fprintf(out, "%s %s", t, name);
 	for (; type.kind == CXType_ConstantArray;
 	     type = clang_getArrayElementType(type))
 		fprintf(out, "[%lld]", clang_getArraySize(type));
@@ -381,8 +381,8 @@ void rt_globals_struct(FILE *out, const struct decls *d, const char *tag)
 		CXString s = clang_getCursorSpelling(d->c[i]);
 
 		fputc('\t', out);
-		rt_decl(out, clang_getCursorType(d->c[i]), "",
-			clang_getCString(s), ";\n");
+		rt_decl(out, clang_getCursorType(d->c[i]), clang_getCString(s),
+			";\n");
 		clang_disposeString(s);
 	}
 	fputs("};\n", out);
@@ -409,8 +409,7 @@ void rt_globals_init(struct source *src, FILE *out, const struct decls *d,
 		if (rt_has_init(src, tok_at(src, name))) {
 			clang_visitChildren(d->c[i], last_expr, &init);
 			fputs("\t{\n\t\tstatic const ", out);
-			rt_decl(out, clang_getCursorType(d->c[i]), "", "v",
-				" = ");
+			rt_decl(out, clang_getCursorType(d->c[i]), "v", " = ");
 			rt_init_expr(&io, init);
 			fprintf(out,
 				";\n\n\t\tmemcpy(&g->%s, &v, sizeof(g->%s));\n\t}\n",
