@@ -7,8 +7,9 @@
  * a few grid and block shapes each (1-D, 2-D and 3-D blocks, sizes not a
  * multiple of 32 where the kernel allows them), bit for bit against the
  * plain C of corpusref.h (corpuscases.h).  Beside them conv.cu's row
- * convolution with its filter in __constant__ memory, which the runtime
- * (rt-corpus) does not take yet.
+ * convolution with its filter in __constant__ memory, set through the
+ * symbol as cudaMemcpyToSymbol would (rt-corpus passes it in the
+ * program's globals' buffer).
  */
 #define _GNU_SOURCE
 #include <agile/launch.h>

@@ -13,10 +13,12 @@
  *	      EUs (NVRTC), checking that no group ran on the CPU; else a
  *	      SKIP.  Under make check-gpu (AGILE_EU_POOL=gpu) this part only.
  *
- * conv.cu is not here: its filter is a __constant__ variable, which
- * --emit=runtime refuses yet (docs/retarget.md); retarget-corpus runs
- * it.  Skipped in the static build (no cc, no dlopen) and where the
- * translator was not built (no libclang).
+ * conv.cu's filter is a __constant__ variable: the program's globals
+ * (struct user_kernels_globals, here its one member float c_Kernel[9])
+ * are a buffer in the word after the kernel's parameters, which the test
+ * fills as cudaMemcpyToSymbol would (docs/retarget.md, "__constant__ and
+ * __device__ variables").  Skipped in the static build (no cc, no
+ * dlopen) and where the translator was not built (no libclang).
  */
 #define _GNU_SOURCE
 #include <agile/error.h>
@@ -54,6 +56,7 @@
 CORPUS_EMBED(corpus_reduce, "reduce.cu");
 CORPUS_EMBED(corpus_sort, "sort.cu");
 CORPUS_EMBED(corpus_grid, "grid.cu");
+CORPUS_EMBED(corpus_conv, "conv.cu");
 
 #define CR_MAX_ALLOCS 16
 
@@ -156,6 +159,47 @@ static int cr_rt_launch(struct crun *r, const char *kernel, struct agile_dim3 g,
 
 #include "corpuscases.h"
 
+/* conv.cu's KERNEL_LENGTH: its globals are float c_Kernel[CR_CONV_TAPS]. */
+#define CR_CONV_TAPS 9
+
+/*
+ * convolution_rows<<<(w / block, h), block>>>(dst, src, w, h) with the
+ * filter in the globals' buffer (the word after the 4 parameters).
+ */
+static void cr_conv(struct crun *r, int w, int h, int block)
+{
+	float *src = CR_NEW(r, float, w *h), *dst = CR_NEW(r, float, w *h);
+	float *taps = CR_NEW(r, float, CR_CONV_TAPS);
+	float *want = calloc(w * h, sizeof(float));
+	uint32_t x = 43u * w;
+	int err = -ENOMEM, bad = -1;
+
+	if (src && dst && taps && want) {
+		for (int i = 0; i < w * h; i++)
+			src[i] = cref_float(&x);
+		/* cudaMemcpyToSymbol(c_Kernel, ...): the globals' buffer */
+		for (int k = 0; k < CR_CONV_TAPS; k++)
+			taps[k] = cref_float(&x);
+		err = CR_LAUNCH(r, convolution_rows,
+				CR_DIM(CR_BLOCKS(w, block), h, 1),
+				CR_DIM(block, 1, 1), CR_P(dst), CR_P(src),
+				CR_I(w), CR_I(h), CR_P(taps));
+		cref_conv_rows(src, want, w, h, taps, CR_CONV_TAPS / 2);
+		bad = cref_diff(dst, want, w * h, sizeof(float));
+	}
+	CR_OK(r, !bad, err,
+	      "convolution_rows: %d x %d, a %d-tap __constant__ filter in the globals' buffer, blocks of %d: %d differ",
+	      w, h, CR_CONV_TAPS, block, bad);
+	free(want);
+	cr_free_all(r);
+}
+
+static void cr_run_conv(struct crun *r)
+{
+	cr_conv(r, 300, 5, 128);
+	cr_conv(r, 50, 2, 37);
+}
+
 static const struct {
 	const char *name;
 	const char *source;
@@ -164,7 +208,7 @@ static const struct {
 	{ "reduce.cu", corpus_reduce, cr_run_reduce },
 	{ "sort.cu", corpus_sort, cr_run_sort },
 	{ "grid.cu", corpus_grid, cr_run_grid },
-	/* conv.cu: __constant__ c_Kernel, refused by --emit=runtime yet */
+	{ "conv.cu", corpus_conv, cr_run_conv },
 };
 
 /* Each file built with "-x cuda" on @ctx, its cases run at @place. */

@@ -3,8 +3,9 @@
  * corpus/conv.cu - the CUDA samples' convolutionSeparable row pass: a
  * filter in __constant__ memory the host sets (cudaMemcpyToSymbol; with
  * agile-retarget the symbol itself), the block's row segment and its
- * halo in a __shared__ tile (docs/retarget.md, "Corpus").  --emit=launch
- * only: --emit=runtime refuses __constant__ variables yet.
+ * halo in a __shared__ tile (docs/retarget.md, "Corpus").  With
+ * --emit=runtime (and -x cuda) the filter is the program's globals'
+ * buffer, the word after the parameters.
  */
 #ifdef __HIPCC__
 #include <hip/hip_runtime.h>
