@@ -262,6 +262,14 @@ static void resolve_token(struct source *src, unsigned i)
 	}
 }
 
+static void presumed_line(CXSourceLocation loc, unsigned *line, unsigned *col)
+{
+	CXString name;
+
+	clang_getPresumedLocation(loc, &name, line, col);
+	clang_disposeString(name);
+}
+
 static void print_diagnostics(struct source *src)
 {
 	unsigned n = clang_getNumDiagnostics(src->tu);
@@ -383,6 +391,9 @@ static int parse_text(struct source *src, const char *path, const char **argv,
 	if (src->errors)
 		return -1;
 	src->file = clang_getFile(src->tu, path);
+	/* C++ lowered to C first (cxx.c): src->text may change */
+	if (cxx_lower(src, argv, argc))
+		return -1;
 	whole = clang_getRange(clang_getLocationForOffset(src->tu, src->file,
 							  0),
 			       clang_getLocationForOffset(src->tu, src->file,
@@ -404,8 +415,10 @@ static int parse_text(struct source *src, const char *path, const char **argv,
 		t->text = strdup(clang_getCString(s));
 		clang_disposeString(s);
 		t->kind = clang_getTokenKind(src->cx_tokens[i]);
-		clang_getFileLocation(clang_getRangeStart(r), NULL, &t->line,
-				      &t->col, &t->offset);
+		clang_getFileLocation(clang_getRangeStart(r), NULL, NULL, NULL,
+				      &t->offset);
+		/* the source's line, through cxx.c's #line directives */
+		presumed_line(clang_getRangeStart(r), &t->line, &t->col);
 		t->end = offset_of(clang_getRangeEnd(r));
 		t->cursor = cursors[i];
 		inline_map(src, t);

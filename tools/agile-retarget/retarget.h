@@ -15,9 +15,11 @@
  *	            between a block's threads at a barrier
  *	builtins.c  CUDA's vector constructors and intrinsics the tool knows
  *	globals.c   __constant__ and __device__ variables at file scope
+ *	cxx.c       C++ (templates, namespaces, ...) lowered to C first, in
+ *	            every parse (parse.c)
  *	inline.c    __device__ functions holding barriers inlined at their
- *	            calls: the source rewritten and parsed again, before all
- *	            of the above
+ *	            calls: the lowered source rewritten and parsed again,
+ *	            before all of the above but cxx.c
  *	coop.c      cooperative groups, rewritten by inline.c onto barriers,
  *	            thread ids and warp primitives
  */
@@ -225,6 +227,12 @@ int coop_collect(struct source *src, bool *forced, struct coop_repl **repl,
 		 unsigned *nr);
 /* 1 a thread_block, 2 a thread_block_tile<*w>, -1 another group, 0 none. */
 int coop_type(CXType t, unsigned *w);
+/*
+ * cxx.c: the C++ subset (templates, namespaces, constexpr, static_assert,
+ * references) lowered to C in @src->text, reparsed with @argv: 0, or -1
+ * (refused, said).
+ */
+int cxx_lower(struct source *src, const char *const *argv, int argc);
 
 /* regions.c */
 int kernel_build(struct kernel *k, struct source *src, struct func *fn);
