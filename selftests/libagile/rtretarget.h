@@ -22,6 +22,7 @@
 
 #include "constant-dialect.h"
 #include "coop-dialect.h"
+#include "cxx-dialect.h"
 #include "devbar-dialect.h"
 #include "devbarref.h"
 #include "dynshared-dialect.h"
@@ -33,6 +34,7 @@
 #include "pointers-dialect.h"
 #include "reduce-dialect.h"
 #include "retargetbuiltins.h"
+#include "retargetcxx.h"
 #include "retargetref.h"
 #include "rttest.h"
 #include "scan-dialect.h"
@@ -73,6 +75,7 @@ RR_EMBED(rr_devbar_src, "devbar-dialect.c");
 RR_EMBED(rr_coop_src, "coop-dialect.c");
 RR_EMBED(rr_dynshared_src, "dynshared-dialect.c");
 RR_EMBED(rr_constant_src, "constant-dialect.c");
+RR_EMBED(rr_cxx_src, "cxx-dialect.c");
 
 /*
  * Beside them, dialect 2 written by hand: block-shared memory with the
@@ -128,6 +131,7 @@ static const struct rr_file rr_files[] = {
 	{ "warpvote", rr_warpvote_src, 0 },
 	{ "devbar", rr_devbar_src, 0 },
 	{ "coop", rr_coop_src, 0 },
+	{ "cxx", rr_cxx_src, 0 },
 	{ "shared-rotate", rr_shared_rotate_src, 0 },
 	{ "dynshared", rr_dynshared_src, 1 },
 	{ "constant", rr_constant_src, 0 },
@@ -1125,6 +1129,93 @@ static inline void rr_shared_rotate(struct rr *r, uint32_t lanes)
 	agile_rt_buffer_release(xb);
 }
 
+/*
+ * cxx.cu (the C++ subset): block_reduce<T, BS> for float/64, int/256,
+ * double/128, bitonic<int>, ops::smooth<2>, tile_transpose, by their
+ * mangled names; @nb blocks.
+ */
+static inline void rr_cxx(struct rr *r, uint32_t nb)
+{
+	float *fi, *fo, *sm, *so;
+	int *ii, *io, *keys;
+	double *di, *dout;
+	struct agile_rt_buffer *b[9] = {
+		rr_buffer(r, nb * 64 * sizeof(float), &fi),
+		rr_buffer(r, nb * sizeof(float), &fo),
+		rr_buffer(r, nb * 256 * sizeof(int), &ii),
+		rr_buffer(r, nb * sizeof(int), &io),
+		rr_buffer(r, nb * 128 * sizeof(double), &di),
+		rr_buffer(r, nb * sizeof(double), &dout),
+		rr_buffer(r, nb * 64 * sizeof(int), &keys),
+		rr_buffer(r, 48 * 48 * sizeof(float), &sm),
+		rr_buffer(r, 48 * 48 * sizeof(float), &so),
+	};
+	int *keys_in = calloc(nb * 64, sizeof(int));
+	int err[6] = { -ENOMEM, -ENOMEM, -ENOMEM, -ENOMEM, -ENOMEM, -ENOMEM };
+	int bad[6] = { 1, 1, 1, 1, 1, 1 };
+	int ok = !!keys_in;
+
+	for (int i = 0; i < 9; i++)
+		ok = ok && b[i];
+	if (ok) {
+		struct agile_rt_arg pf[] = { rt_buf(b[0], AGILE_RT_READ),
+					     rr_rw(b[1]) };
+		struct agile_rt_arg pi[] = { rt_buf(b[2], AGILE_RT_READ),
+					     rr_rw(b[3]) };
+		struct agile_rt_arg pd[] = { rt_buf(b[4], AGILE_RT_READ),
+					     rr_rw(b[5]) };
+		struct agile_rt_arg pk[] = { rr_rw(b[6]) };
+		struct agile_rt_arg ps[] = { rt_buf(b[7], AGILE_RT_READ),
+					     rr_rw(b[8]), rr_val(48 * 48) };
+		struct agile_rt_arg pt[] = { rt_buf(b[7], AGILE_RT_READ),
+					     rr_rw(b[8]), rr_val(48) };
+
+		for (uint32_t i = 0; i < nb * 256; i++) {
+			if (i < nb * 64) {
+				fi[i] = cxx_in_f(i);
+				keys[i] = keys_in[i] = cxx_in_i(i * 7 + 3);
+			}
+			if (i < nb * 128)
+				di[i] = cxx_in_d(i);
+			ii[i] = cxx_in_i(i);
+		}
+		for (uint32_t i = 0; i < 48 * 48; i++)
+			sm[i] = cxx_in_f(i) * 1.25f;
+		err[0] = rr_launch(r, "block_reduce_float_64", nb, 1, 1, 64, 1,
+				   1, pf, 2);
+		bad[0] = ref_cxx_reduce_f(fi, fo, nb, 64);
+		err[1] = rr_launch(r, "block_reduce_int_256", nb, 1, 1, 256, 1,
+				   1, pi, 2);
+		bad[1] = ref_cxx_reduce_i(ii, io, nb, 256);
+		err[2] = rr_launch(r, "block_reduce_double_128", nb, 1, 1, 128,
+				   1, 1, pd, 2);
+		bad[2] = ref_cxx_reduce_d(di, dout, nb, 128);
+		err[3] = rr_launch(r, "bitonic_int", nb, 1, 1, 64, 1, 1, pk, 1);
+		bad[3] = ref_cxx_sorted(keys_in, keys, nb, sizeof(int), 1);
+		err[4] = rr_launch(r, "ops_smooth_2", (48 * 48 + 127) / 128, 1,
+				   1, 128, 1, 1, ps, 3);
+		bad[4] = ref_cxx_smooth(sm, so, 48 * 48, 2);
+		err[5] = rr_launch(r, "tile_transpose", 3, 3, 1, 16, 16, 1, pt,
+				   3);
+		bad[5] = ref_cxx_transpose(sm, so, 48);
+	}
+	tap_ok(!err[0] && !bad[0] && !err[1] && !bad[1] && !err[2] && !bad[2],
+	       "cxx: block_reduce<float, 64>, <int, 256>, <double, 128> (%d, %d, %d wrong): %s",
+	       bad[0], bad[1], bad[2],
+	       agile_strerror(err[0] ? err[0] :
+			      err[1] ? err[1] :
+				       err[2]));
+	tap_ok(!err[3] && !bad[3],
+	       "cxx: bitonic<int> through swap_vals(T &, T &) (%d wrong): %s",
+	       bad[3], agile_strerror(err[3]));
+	tap_ok(!err[4] && !bad[4] && !err[5] && !bad[5],
+	       "cxx: ops::smooth<2>, tile_transpose (%d, %d wrong): %s", bad[4],
+	       bad[5], agile_strerror(err[4] ? err[4] : err[5]));
+	for (int i = 0; i < 9; i++)
+		agile_rt_buffer_release(b[i]);
+	free(keys_in);
+}
+
 /* Every case of file @f on @r's program. */
 static inline void rr_run_file(struct rr *r, const char *f)
 {
@@ -1206,6 +1297,8 @@ static inline void rr_run_file(struct rr *r, const char *f)
 		rr_dyn_shared(&gpu, 64, 1000, 0, -E2BIG);
 	} else if (!strcmp(f, "constant")) {
 		rr_constant(r);
+	} else if (!strcmp(f, "cxx")) {
+		rr_cxx(r, 9);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -1213,7 +1306,7 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file but the CPU-only ones. */
-#define RR_NR_CASES (21 + 4 + 6 + 12 + 4 + 4 + 7)
+#define RR_NR_CASES (21 + 4 + 6 + 12 + 4 + 4 + 7 + 3)
 /* Files whose cases need CPU EUs: GPU EUs compile them, run none. */
 #define RR_NR_CPU_ONLY 1
 

@@ -18,7 +18,7 @@ TESTS := sys-cpus env-invalid sched-deque-stress sched-fib sched-array-sum sched
 	retarget-grid3d retarget-hipnames retarget-histogram retarget-scan \
 	retarget-golden retarget-pointers retarget-warp retarget-vector \
 	retarget-intrinsics retarget-constant retarget-corpus retarget-devbar \
-	retarget-coop \
+	retarget-coop retarget-cxx \
 	runtime-compile-cc runtime-compile-cache runtime-compile-gpu \
 	runtime-compile-contract \
 	sched-eu sched-offload-fault eu-gpu-probe eu-gpu-probe-steps \

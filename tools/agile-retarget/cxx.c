@@ -41,6 +41,7 @@ struct ctok {
 	CXTokenKind kind;
 	unsigned off, end;
 	CXCursor cur;
+	CXCursor ref; /* a reference (DeclRefExpr, TypeRef, ...) named here */
 };
 
 struct edit {
@@ -146,6 +147,32 @@ static void tokens_free(struct cxx *c)
 	c->nr_tok = 0;
 }
 
+static unsigned ct_at(struct cxx *c, unsigned off);
+
+/*
+ * The references of the AST at their names' tokens: clang_annotateTokens
+ * gives some (an array's size in a declaration) the declaration instead.
+ */
+static enum CXChildVisitResult ref_visit(CXCursor cur, CXCursor parent,
+					 CXClientData data)
+{
+	struct cxx *c = data;
+	enum CXCursorKind k = clang_getCursorKind(cur);
+	unsigned i;
+
+	(void)parent;
+	if (!in_main(c, cur))
+		return CXChildVisit_Continue;
+	if (clang_isReference(k) || k == CXCursor_DeclRefExpr ||
+	    k == CXCursor_MemberRefExpr) {
+		i = ct_at(c, off_of(clang_getCursorLocation(cur)));
+		if (i < c->nr_tok && c->tok[i].off == cur_off(cur) &&
+		    c->tok[i].kind == CXToken_Identifier)
+			c->tok[i].ref = cur;
+	}
+	return CXChildVisit_Recurse;
+}
+
 static int tokens_get(struct cxx *c)
 {
 	struct source *src = c->src;
@@ -175,8 +202,11 @@ static int tokens_get(struct cxx *c)
 		c->tok[i].off = off_of(clang_getRangeStart(r));
 		c->tok[i].end = off_of(clang_getRangeEnd(r));
 		c->tok[i].cur = curs[i];
+		c->tok[i].ref = clang_getNullCursor();
 	}
 	free(curs);
+	clang_visitChildren(clang_getTranslationUnitCursor(src->tu), ref_visit,
+			    c);
 	return c->oom ? -1 : 0;
 }
 
@@ -729,10 +759,13 @@ static enum CXChildVisitResult basic_visit(CXCursor cur, CXCursor parent,
 static CXCursor tok_decl(struct cxx *c, unsigned i)
 {
 	CXCursor cur = c->tok[i].cur, d;
-	enum CXCursorKind k = clang_getCursorKind(cur);
+	enum CXCursorKind k;
 
 	if (c->tok[i].kind != CXToken_Identifier)
 		return clang_getNullCursor();
+	if (!clang_Cursor_isNull(c->tok[i].ref))
+		cur = c->tok[i].ref;
+	k = clang_getCursorKind(cur);
 	if (clang_isDeclaration(k)) {
 		if (cur_off(cur) != c->tok[i].off)
 			return clang_getNullCursor();
@@ -802,6 +835,10 @@ static void explicit_inst(struct cxx *c, unsigned t)
 		}
 	}
 	close = ct_paren_close(c, open);
+	/* ns::name: the qualifier goes with the name */
+	while (name >= t + 3 && ct_is(c, name - 1, "::") &&
+	       c->tok[name - 2].kind == CXToken_Identifier)
+		name -= 2;
 	if (c->tok[name].kind != CXToken_Identifier || close >= end) {
 		cdiag(c, c->tok[t].off,
 		      "C++: an explicit instantiation of a function is handled, not this");
@@ -839,17 +876,19 @@ static void lower_basic(struct cxx *c)
 {
 	struct basic b = { .c = c };
 
+	/* first alone: their names are resolved in the next round */
+	for (unsigned i = 0; i < c->nr_tok; i++)
+		if (ct_is(c, i, "template") && !ct_is(c, i + 1, "<") &&
+		    (!i || !ct_is(c, i - 1, "extern")))
+			explicit_inst(c, i);
+	if (c->nr_ed || c->src->errors)
+		return;
 	clang_visitChildren(clang_getTranslationUnitCursor(c->src->tu),
 			    basic_visit, &b);
 	for (unsigned i = 0; i < c->nr_tok; i++) {
 		CXCursor d;
 		char *n;
 
-		if (ct_is(c, i, "template") && !ct_is(c, i + 1, "<") &&
-		    (!i || !ct_is(c, i - 1, "extern"))) {
-			explicit_inst(c, i);
-			continue;
-		}
 		if (ct_is(c, i, "extern") && ct_is(c, i + 1, "template")) {
 			unsigned e = i;
 
@@ -1234,7 +1273,9 @@ static void lower_templates(struct cxx *c)
 		}
 		if (inside)
 			continue;
-		ref = clang_getCursorReferenced(c->tok[i].cur);
+		ref = clang_getCursorReferenced(
+			clang_Cursor_isNull(c->tok[i].ref) ? c->tok[i].cur :
+							     c->tok[i].ref);
 		if (clang_getCursorKind(ref) != CXCursor_FunctionDecl)
 			continue;
 		tmpl = clang_getSpecializedCursorTemplate(ref);
@@ -1422,10 +1463,15 @@ static void lower_refs(struct cxx *c)
 	for (unsigned i = 0; r.nr_ptr && i < c->nr_tok; i++) {
 		CXCursor d;
 
-		if (c->tok[i].kind != CXToken_Identifier ||
-		    clang_isDeclaration(clang_getCursorKind(c->tok[i].cur)))
+		if (c->tok[i].kind != CXToken_Identifier)
 			continue;
-		d = clang_getCursorReferenced(c->tok[i].cur);
+		if (!clang_Cursor_isNull(c->tok[i].ref))
+			d = clang_getCursorReferenced(c->tok[i].ref);
+		else if (clang_isDeclaration(
+				 clang_getCursorKind(c->tok[i].cur)))
+			continue;
+		else
+			d = clang_getCursorReferenced(c->tok[i].cur);
 		if (clang_Cursor_isNull(d) || !name_is(d, c->tok[i].text))
 			continue;
 		for (unsigned p = 0; p < r.nr_ptr; p++)
