@@ -32,7 +32,12 @@
  * under a branch on threadIdx.x (devbar-divergent.cu); coop-refused.cu:
  * cooperative groups it does not map (a tile sized at run time, a pointer
  * to a group, a grid group, a vote of a tile of 16, coalesced threads).  A __shared__ variable at file scope is refused
- * either way (retarget/globals-refused.cu).  --version prints the
+ * either way (retarget/globals-refused.cu).  C++ beyond the subset
+ * cxx.c lowers (retarget/cxx-refused.cu: a member function,
+ * inheritance, operator overloading, a lambda, new, delete,
+ * static_cast), a __global__ template never instantiated
+ * (cxx-uninst.cu), and a divergent barrier in an instantiated template
+ * at the template's own line:col (cxx-divergent.cu), both ways.  --version prints the
  * project's version; an unknown option is a usage error (exit status 2).
  */
 #define _GNU_SOURCE
@@ -142,6 +147,44 @@ int main(void)
 		       "coalesced threads");
 		expect("coop-refused.cu:12:25: error: this use of cooperative group block is not handled",
 		       "a group's address");
+	}
+
+	/* C++ (docs/retarget.md, "C++"): the same both ways */
+	for (int rt = 0; rt < 2; rt++) {
+		const char *mode = rt ? "--emit=runtime " : "";
+
+		snprintf(args, sizeof(args), "%scxx-refused.cu -o %s", mode,
+			 path);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1,
+		       "%scxx-refused.cu is refused with exit status 1 (%d)",
+		       mode, rc);
+		expect("cxx-refused.cu:7:19: error: C++: a member function is not handled",
+		       "a member function");
+		expect("cxx-refused.cu:16:18: error: C++: inheritance is not handled",
+		       "inheritance");
+		expect("cxx-refused.cu:20:18: error: C++: operator overloading (operator*) is not handled",
+		       "operator overloading");
+		expect("cxx-refused.cu:27:15: error: C++: a lambda is not handled",
+		       "a lambda");
+		expect("cxx-refused.cu:28:15: error: C++: new is not handled",
+		       "new");
+		expect("cxx-refused.cu:32:2: error: C++: delete is not handled",
+		       "delete");
+		expect("cxx-refused.cu:31:7: error: C++: static_cast is not handled",
+		       "static_cast");
+		tap_ok(access(path, F_OK) != 0, "%sno output file is left",
+		       mode);
+		snprintf(args, sizeof(args), "%scxx-uninst.cu", mode);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1, "%scxx-uninst.cu is refused (%d)", mode, rc);
+		expect("cxx-uninst.cu:10:17: error: C++: template __global__ fill is never instantiated: add an explicit instantiation",
+		       "a template kernel never instantiated");
+		snprintf(args, sizeof(args), "%scxx-divergent.cu", mode);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1, "%scxx-divergent.cu is refused (%d)", mode, rc);
+		expect("cxx-divergent.cu:17:3: error: __syncthreads() under thread-dependent control flow: the condition at cxx-divergent.cu:16:2 depends on threadIdx.x",
+		       "an instantiated template's barrier, at the template's line:col");
 	}
 
 	rc = retarget_run("refused.cu", out, sizeof(out));

@@ -63,6 +63,7 @@ struct cxx {
 	char **made_tmpl; /* and their templates' names */
 	unsigned nr_inst; /* explicit instantiations seen */
 	int oom;
+	bool refused; /* a diagnostic of ours, not clang's */
 };
 
 static bool in_main(struct cxx *c, CXCursor cur)
@@ -113,6 +114,7 @@ static void cdiag(struct cxx *c, unsigned off, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', err);
 	c->src->errors++;
+	c->refused = true;
 }
 
 static char *cur_name(CXCursor cur)
@@ -1599,5 +1601,5 @@ int cxx_lower(struct source *src, const char *const *argv, int argc)
 	}
 	free(c.made);
 	free(c.made_tmpl);
-	return rc;
+	return rc && c.refused ? -2 : rc;
 }

@@ -91,9 +91,9 @@ int agile_retarget_runtime(const char *name, const char *text, size_t size,
 	rc = split_args(nr_args, args, &rt, clang_args, &nr_clang, err);
 	if (!rc) {
 		rc = source_open_text(&src, name, text, size, nr_clang,
-				      clang_args, err) ?
-			     2 :
-			     translate_analyse(&src, &t);
+				      clang_args, err);
+		/* -2: C++ refused (cxx.c) */
+		rc = rc ? (rc == -2 ? 1 : 2) : translate_analyse(&src, &t);
 		if (!rc) {
 			c_out = open_memstream(&out, &out_len);
 			rc = c_out ? translate_emit(&t, true, &rt, c_out, NULL,

@@ -147,9 +147,10 @@ int main(int argc, char **argv)
 	while (optind < argc && nr_clang < 48)
 		clang_args[nr_clang++] = argv[optind++];
 
-	if (source_open(&src, in_path, nr_clang, clang_args)) {
+	rc = source_open(&src, in_path, nr_clang, clang_args);
+	if (rc) {
 		source_close(&src);
-		return 2;
+		return rc == -2 ? 1 : 2; /* -2: C++ refused */
 	}
 	rc = translate_analyse(&src, &t);
 	if (!rc && out_path && !(c_out = fopen(out_path, "w")))

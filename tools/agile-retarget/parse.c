@@ -374,6 +374,7 @@ static int parse_text(struct source *src, const char *path, const char **argv,
 				     .Length = (unsigned long)src->size };
 	CXSourceRange whole;
 	CXCursor *cursors;
+	int rc;
 
 	src->index = clang_createIndex(0, 0);
 	if (clang_parseTranslationUnit2(
@@ -392,8 +393,9 @@ static int parse_text(struct source *src, const char *path, const char **argv,
 		return -1;
 	src->file = clang_getFile(src->tu, path);
 	/* C++ lowered to C first (cxx.c): src->text may change */
-	if (cxx_lower(src, argv, argc))
-		return -1;
+	rc = cxx_lower(src, argv, argc);
+	if (rc)
+		return rc;
 	whole = clang_getRange(clang_getLocationForOffset(src->tu, src->file,
 							  0),
 			       clang_getLocationForOffset(src->tu, src->file,

@@ -171,6 +171,7 @@ struct kernel {
 };
 
 /* parse.c */
+/* 0, -1 (unreadable, clang's errors) or -2 (C++ refused: cxx.c) */
 int source_open(struct source *src, const char *path, int nr_args,
 		const char *const *args);
 /*
@@ -229,8 +230,8 @@ int coop_collect(struct source *src, bool *forced, struct coop_repl **repl,
 int coop_type(CXType t, unsigned *w);
 /*
  * cxx.c: the C++ subset (templates, namespaces, constexpr, static_assert,
- * references) lowered to C in @src->text, reparsed with @argv: 0, or -1
- * (refused, said).
+ * references) lowered to C in @src->text, reparsed with @argv: 0, -1
+ * (clang's errors, said) or -2 (refused, said).
  */
 int cxx_lower(struct source *src, const char *const *argv, int argc);
 

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+/* cxx-refused.cu - C++ that agile-retarget refuses (retarget-refused). */
+#include <cuda_runtime.h>
+
+struct Vec3 {
+	float x, y, z;
+	__device__ float dot(const Vec3 &o) const
+	{
+		return x * o.x + y * o.y + z * o.z;
+	}
+};
+
+struct Base {
+	float v;
+};
+struct Derived : Base {
+	float w;
+};
+
+__device__ float operator*(const Derived &a, const Derived &b)
+{
+	return a.w * b.w;
+}
+
+__global__ void uses_cxx(float *out, const Vec3 *v)
+{
+	auto twice = [](float a) { return 2.0f * a; };
+	float *tmp = new float[4];
+
+	out[threadIdx.x] = twice(v[threadIdx.x].dot(v[0])) +
+			   static_cast<float>(threadIdx.x);
+	delete[] tmp;
+}
