@@ -703,9 +703,10 @@ static enum CXChildVisitResult basic_visit(CXCursor cur, CXCursor parent,
 		return CXChildVisit_Continue;
 	case CXCursor_UsingDeclaration: {
 		/* using n::x; of this file's namespace: x is renamed */
-		CXCursor to = clang_getOverloadedDecl(cur, 0);
+		CXCursor to = clang_getNullCursor();
 
-		if (!clang_Cursor_isNull(to) && in_main(c, to))
+		clang_visitChildren(cur, alias_target, &to);
+		if (!clang_Cursor_isNull(to) && ns_ours(c, to))
 			blank_decl(c, cur);
 		return CXChildVisit_Continue;
 	}
