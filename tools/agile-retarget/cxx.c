@@ -472,8 +472,7 @@ static enum CXChildVisitResult refuse_visit(CXCursor cur, CXCursor parent,
 static void refuse_tokens(struct cxx *c)
 {
 	static const char *const words[] = {
-		"decltype",	"static_cast", "reinterpret_cast", "const_cast",
-		"dynamic_cast", "typeid",      "friend",	   "virtual",
+		"decltype", "dynamic_cast", "typeid", "friend", "virtual",
 	};
 
 	for (unsigned i = 0; i < c->nr_tok; i++) {
@@ -892,6 +891,28 @@ static void lower_basic(struct cxx *c)
 		CXCursor d;
 		char *n;
 
+		if ((ct_is(c, i, "static_cast") ||
+		     ct_is(c, i, "reinterpret_cast") ||
+		     ct_is(c, i, "const_cast")) &&
+		    ct_is(c, i + 1, "<")) {
+			/* static_cast<T>(e) -> ((T)(e)) */
+			unsigned gt = ct_angle_close(c, i + 1), cl;
+
+			cl = gt + 1 < c->nr_tok && ct_is(c, gt + 1, "(") ?
+				     ct_paren_close(c, gt + 1) :
+				     c->nr_tok;
+			if (cl >= c->nr_tok || !ct_is(c, gt, ">")) {
+				cdiag(c, c->tok[i].off,
+				      "C++: this %s is not handled",
+				      c->tok[i].text);
+				continue;
+			}
+			edit(c, c->tok[i].off, c->tok[gt].end, "((%.*s)",
+			     (int)(c->tok[gt].off - c->tok[i + 1].end),
+			     c->src->text + c->tok[i + 1].end);
+			edit(c, c->tok[cl].end, c->tok[cl].end, ")");
+			continue;
+		}
 		if (ct_is(c, i, "extern") && ct_is(c, i + 1, "template")) {
 			unsigned e = i;
 

@@ -27,7 +27,7 @@ __global__ void uses_cxx(float *out, const Vec3 *v)
 	auto twice = [](float a) { return 2.0f * a; };
 	float *tmp = new float[4];
 
-	out[threadIdx.x] = twice(v[threadIdx.x].dot(v[0])) +
-			   static_cast<float>(threadIdx.x);
+	out[threadIdx.x] =
+		twice(v[threadIdx.x].dot(v[0])) + (decltype(v->x))threadIdx.x;
 	delete[] tmp;
 }

@@ -66,7 +66,7 @@ template <typename T> __global__ void bitonic(T *keys)
 {
 	__shared__ T s[tiles::SORT_N];
 	unsigned t = threadIdx.x;
-	T *base = keys + blockIdx.x * tiles::SORT_N;
+	T *base = reinterpret_cast<T *>(keys) + blockIdx.x * tiles::SORT_N;
 
 	s[t] = base[t];
 	__syncthreads();
@@ -103,7 +103,7 @@ namespace ops
 /* out[i]: the mean of in[i - R .. i + R], scaled; 0 at the edges. */
 template <int R> __global__ void smooth(const float *in, float *out, int n)
 {
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
 
 	if (i >= n)
 		return;
@@ -130,5 +130,6 @@ __global__ void tile_transpose(const float *in, float *out, int width)
 	__syncthreads();
 	x = blockIdx.y * TILE + threadIdx.x;
 	y = blockIdx.x * TILE + threadIdx.y;
-	out[y * width + x] = tile[threadIdx.x][threadIdx.y] * SCALE + (float)nb;
+	out[y * width + x] =
+		tile[threadIdx.x][threadIdx.y] * SCALE + static_cast<float>(nb);
 }
