@@ -1130,6 +1130,18 @@ static bool tmpl_made(struct cxx *c, CXCursor tmpl)
 	return yes;
 }
 
+/* #line @line "@path", the name's quotes and backslashes escaped. */
+static void line_directive(FILE *f, unsigned line, const char *path)
+{
+	fprintf(f, "#line %u \"", line);
+	for (const char *p = path; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', f);
+		fputc(*p, f);
+	}
+	fputs("\"\n", f);
+}
+
 /*
  * The text of @tmpl's specialisation named @name: the template after its
  * parameter list, each parameter replaced, between #line directives,
@@ -1166,8 +1178,8 @@ static void instantiate(struct cxx *c, CXCursor tmpl, const struct tparams *tp,
 		c->oom = 1;
 		goto out;
 	}
-	fprintf(f, "#line %u \"%s\"\n%*s", line, c->src->path, (int)col - 1,
-		"");
+	line_directive(f, line, c->src->path);
+	fprintf(f, "%*s", (int)col - 1, "");
 	for (unsigned i = body; i < last; i++) {
 		const char *sub = NULL;
 
@@ -1195,7 +1207,7 @@ static void instantiate(struct cxx *c, CXCursor tmpl, const struct tparams *tp,
 		 &tcol);
 	fputc('\n', f);
 	if (at < c->src->size)
-		fprintf(f, "#line %u \"%s\"\n", tline, c->src->path);
+		line_directive(f, tline, c->src->path);
 	if (fclose(f)) {
 		c->oom = 1;
 		goto out;
