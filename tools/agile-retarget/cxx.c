@@ -666,6 +666,24 @@ static void blank_decl(struct cxx *c, CXCursor decl)
 	blank(c, first, last);
 }
 
+/*
+ * A const scalar at file or namespace scope (const int BLOCK = 256;):
+ * a constant in C++, not in C, where the tool does not copy it either;
+ * lowered as constexpr when clang can compute it.
+ */
+static bool file_const(CXCursor decl)
+{
+	CXType t = clang_getCursorType(decl);
+
+	return at_file_scope(decl) && clang_isConstQualifiedType(t) &&
+	       t.kind != CXType_ConstantArray &&
+	       t.kind != CXType_IncompleteArray &&
+	       clang_Cursor_getStorageClass(decl) != CX_SC_Extern &&
+	       !cursor_annotated(decl, "agile_constant") &&
+	       !cursor_annotated(decl, "agile_device") &&
+	       !cursor_annotated(decl, "agile_shared");
+}
+
 static enum CXChildVisitResult basic_visit(CXCursor cur, CXCursor parent,
 					   CXClientData data)
 {
@@ -714,13 +732,13 @@ static enum CXChildVisitResult basic_visit(CXCursor cur, CXCursor parent,
 			blank_decl(c, cur);
 		return CXChildVisit_Continue;
 	case CXCursor_VarDecl:
-		if (has_constexpr(c, cur, &at)) {
+		if (has_constexpr(c, cur, &at) || file_const(cur)) {
 			struct constexpr_var *v;
 			char *value = constexpr_value(cur);
 
 			ct_range(c, cur, &first, &last);
 			if (!value) {
-				if (!in_template(cur))
+				if (!in_template(cur) && !file_const(cur))
 					cdiag(c, cur_off(cur),
 					      "C++: constexpr variable whose value is not an integer or floating constant (an array: make it __constant__) is not handled");
 				return CXChildVisit_Continue;

@@ -13,7 +13,7 @@
 namespace tiles
 {
 constexpr int TILE = 16;
-constexpr unsigned SORT_N = 64;
+const unsigned SORT_N = 64; // const at namespace scope: a constant too
 constexpr float SCALE = 0.25f;
 } // namespace tiles
 
