@@ -684,6 +684,46 @@ static bool file_const(CXCursor decl)
 	       !cursor_annotated(decl, "agile_shared");
 }
 
+/*
+ * auto x = ...; (in C, gnu11, an int) -> the type clang deduced, when it
+ * is a scalar, a vector type or a pointer or reference to one; other
+ * ones (cooperative_groups' types) are left as they are.
+ */
+static void lower_auto(struct cxx *c, CXCursor decl)
+{
+	unsigned first, last, name = ct_at(c, cur_off(decl)), at = 0;
+	CXType t = clang_getCursorType(decl), base = t;
+	CXString sp;
+	const char *text;
+
+	ct_range(c, decl, &first, &last);
+	for (unsigned i = first; i < name && i < last; i++)
+		if (ct_is(c, i, "auto"))
+			at = i + 1;
+	if (!at)
+		return;
+	if (t.kind == CXType_Pointer || t.kind == CXType_LValueReference) {
+		base = clang_getPointeeType(t);
+		/* auto *p, auto &r: auto is the pointee */
+		for (unsigned i = at; i < name; i++)
+			if (ct_is(c, i, "*") || ct_is(c, i, "&"))
+				t = base;
+	}
+	base = clang_getCanonicalType(base);
+	sp = clang_getTypeSpelling(t);
+	text = clang_getCString(sp);
+	if ((base.kind >= CXType_FirstBuiltin &&
+	     base.kind <= CXType_LastBuiltin) ||
+	    (base.kind == CXType_Record && !strstr(text, "::"))) {
+		/* the spelling's own const, if any, is the declaration's */
+		if (clang_isConstQualifiedType(t) &&
+		    !strncmp(text, "const ", 6))
+			text += 6;
+		replace(c, at - 1, text);
+	}
+	clang_disposeString(sp);
+}
+
 static enum CXChildVisitResult basic_visit(CXCursor cur, CXCursor parent,
 					   CXClientData data)
 {
@@ -732,6 +772,8 @@ static enum CXChildVisitResult basic_visit(CXCursor cur, CXCursor parent,
 			blank_decl(c, cur);
 		return CXChildVisit_Continue;
 	case CXCursor_VarDecl:
+		if (!in_template(cur))
+			lower_auto(c, cur);
 		if (has_constexpr(c, cur, &at) || file_const(cur)) {
 			struct constexpr_var *v;
 			char *value = constexpr_value(cur);

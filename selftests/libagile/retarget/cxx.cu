@@ -4,7 +4,7 @@
  * "C++"), which agile-retarget lowers to C: templates on types and
  * integers (explicit instantiations, calls with explicit and deduced
  * arguments, a static_assert on a parameter), namespaces (qualified
- * names, an alias, using namespace, a kernel in one), constexpr
+ * names, an alias, using namespace, a kernel in one), auto, constexpr
  * variables and a constexpr function, references (swap by reference in
  * a bitonic sort, a const reference).
  */
@@ -91,7 +91,7 @@ template __global__ void bitonic<float>(float *);
 
 template <int R> __device__ float window_sum(const float *x, int i)
 {
-	float acc = 0.0f;
+	auto acc = 0.0f;
 
 	for (int d = -R; d <= R; d++)
 		acc += x[i + d];
@@ -122,7 +122,7 @@ using namespace tiles;
 __global__ void tile_transpose(const float *in, float *out, int width)
 {
 	__shared__ float tile[TILE][TILE + 1];
-	int nb = ceil_div(width, TILE);
+	const auto nb = ceil_div(width, TILE);
 	int x = blockIdx.x * TILE + threadIdx.x;
 	int y = blockIdx.y * TILE + threadIdx.y;
 
