@@ -8,7 +8,9 @@
  * variables and a constexpr function, references (swap by reference in
  * a bitonic sort, a const reference).
  */
-#include <cuda_runtime.h>
+#ifdef __HIPCC__
+#include <hip/hip_runtime.h>
+#endif
 
 namespace tiles
 {
