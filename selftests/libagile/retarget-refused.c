@@ -36,7 +36,8 @@
  * cxx.c lowers (retarget/cxx-refused.cu: a member function,
  * inheritance, operator overloading, a lambda, new, delete,
  * decltype), a __global__ template never instantiated
- * (cxx-uninst.cu), and a divergent barrier in an instantiated template
+ * (cxx-uninst.cu), overloaded function templates (cxx-overload.cu),
+ * and a divergent barrier in an instantiated template
  * at the template's own line:col (cxx-divergent.cu), both ways.  --version prints the
  * project's version; an unknown option is a usage error (exit status 2).
  */
@@ -180,6 +181,11 @@ int main(void)
 		tap_ok(rc == 1, "%scxx-uninst.cu is refused (%d)", mode, rc);
 		expect("cxx-uninst.cu:9:39: error: C++: template __global__ fill is never instantiated: add an explicit instantiation",
 		       "a template kernel never instantiated");
+		snprintf(args, sizeof(args), "%scxx-overload.cu", mode);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1, "%scxx-overload.cu is refused (%d)", mode, rc);
+		expect("cxx-overload.cu:11:36: error: C++: overloaded function templates (load) are not handled",
+		       "overloaded function templates");
 		snprintf(args, sizeof(args), "%scxx-divergent.cu", mode);
 		rc = retarget_run(args, out, sizeof(out));
 		tap_ok(rc == 1, "%scxx-divergent.cu is refused (%d)", mode, rc);

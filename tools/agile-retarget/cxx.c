@@ -1352,6 +1352,21 @@ static void lower_templates(struct cxx *c)
 			    tmpl_visit, &ts);
 	if (!ts.n)
 		goto out;
+	/* overloads would share the instantiations' names */
+	for (unsigned t = 0; t < ts.n; t++)
+		for (unsigned u = 0; u < t; u++) {
+			char *n = cur_name(ts.t[t]);
+
+			if (n && clang_isCursorDefinition(ts.t[t]) &&
+			    clang_isCursorDefinition(ts.t[u]) &&
+			    name_is(ts.t[u], n))
+				cdiag(c, cur_off(ts.t[t]),
+				      "C++: overloaded function templates (%s) are not handled",
+				      n);
+			free(n);
+		}
+	if (c->src->errors)
+		goto out;
 	for (unsigned i = 0; i < c->nr_tok; i++) {
 		CXCursor ref, tmpl, def;
 		unsigned end = i + 1;
