@@ -7,8 +7,8 @@
  * (retargetcxx.h), bit for bit: block_reduce<float, 64>, <int, 256> and
  * <double, 128> (NAME_ARGS: block_reduce_float_64_launch, ...), the
  * bitonic sort through swap_vals(T &, T &) for int and float, ops::smooth<2>
- * and <5> (ops_smooth_2_launch) and tile_transpose (using namespace, a
- * constexpr function).
+ * and <5> (ops_smooth_2_launch), tile_transpose (using namespace, a
+ * constexpr function) and vec_dots (struct Vec3's member functions).
  */
 #define _GNU_SOURCE
 #include <agile/launch.h>
@@ -144,6 +144,32 @@ out:
 	free(out);
 }
 
+static void test_vec_dots(struct agile_launch_pool *pool, int n)
+{
+	float *a = calloc(3 * (size_t)n, sizeof(float)),
+	      *b = calloc(3 * (size_t)n, sizeof(float)),
+	      *out = calloc((size_t)n, sizeof(float));
+	int err;
+
+	if (!tap_ok(a && b && out, "the vectors"))
+		goto out;
+	for (int i = 0; i < 3 * n; i++) {
+		a[i] = cxx_in_f((unsigned)i);
+		b[i] = cxx_in_f((unsigned)i * 3 + 1);
+	}
+	err = vec_dots_launch(
+		pool, (struct agile_dim3){ ((unsigned)n + 63) / 64, 1, 1 },
+		(struct agile_dim3){ 64, 1, 1 }, 0, (const Vec3 *)a,
+		(const Vec3 *)b, out, n);
+	tap_ok(!err && !ref_cxx_vec_dots(a, b, out, n),
+	       "vec_dots over %d Vec3s: dot, scale, norm2 and the static half as free functions (%d)",
+	       n, err);
+out:
+	free(a);
+	free(b);
+	free(out);
+}
+
 int main(void)
 {
 	struct agile_launch_pool *pool;
@@ -156,6 +182,7 @@ int main(void)
 	test_bitonic(pool);
 	test_smooth(pool, 1000);
 	test_transpose(pool, 48);
+	test_vec_dots(pool, 1000);
 	test_reduce(NULL);
 	agile_launch_pool_destroy(pool);
 	return tap_done();

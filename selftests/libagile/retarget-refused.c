@@ -33,7 +33,7 @@
  * cooperative groups it does not map (a tile sized at run time, a pointer
  * to a group, a grid group, a vote of a tile of 16, coalesced threads).  A __shared__ variable at file scope is refused
  * either way (retarget/globals-refused.cu).  C++ beyond the subset
- * cxx.c lowers (retarget/cxx-refused.cu: a member function,
+ * cxx.c lowers (retarget/cxx-refused.cu: a virtual member function,
  * inheritance, operator overloading, a lambda, new, delete,
  * decltype), a __global__ template never instantiated
  * (cxx-uninst.cu), overloaded function templates (cxx-overload.cu),
@@ -160,8 +160,8 @@ int main(void)
 		tap_ok(rc == 1,
 		       "%scxx-refused.cu is refused with exit status 1 (%d)",
 		       mode, rc);
-		expect("cxx-refused.cu:7:19: error: C++: a member function is not handled",
-		       "a member function");
+		expect("cxx-refused.cu:7:27: error: C++: a virtual member function is not handled",
+		       "a virtual member function");
 		expect("cxx-refused.cu:16:18: error: C++: inheritance is not handled",
 		       "inheritance");
 		expect("cxx-refused.cu:20:18: error: C++: operator overloading (operator*) is not handled",

@@ -118,4 +118,21 @@ static inline int ref_cxx_transpose(const float *in, const float *out,
 	return bad;
 }
 
+/* vec_dots over @n Vec3s (3 floats each): a, b from cxx_in_f. */
+static inline int ref_cxx_vec_dots(const float *a, const float *b,
+				   const float *out, int n)
+{
+	int bad = 0;
+
+	for (int i = 0; i < n; i++) {
+		const float *p = a + 3 * i, *q = b + 3 * i;
+		float vx = p[0] * 2.0f, vy = p[1] * 2.0f, vz = p[2] * 2.0f;
+		float want = (vx * q[0] + vy * q[1] + vz * q[2]) +
+			     (vx * vx + vy * vy + vz * vz) + p[0] * 0.5f;
+
+		bad += memcmp(&want, &out[i], sizeof(float)) != 0;
+	}
+	return bad;
+}
+
 #endif /* AGILE_RETARGETCXX_H */

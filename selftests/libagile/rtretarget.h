@@ -1132,7 +1132,8 @@ static inline void rr_shared_rotate(struct rr *r, uint32_t lanes)
 /*
  * cxx.cu (the C++ subset): block_reduce<T, BS> for float/64, int/256,
  * double/128, bitonic<int>, ops::smooth<2>, tile_transpose, by their
- * mangled names; @nb blocks.
+ * mangled names, vec_dots; @nb blocks (at least 12: vec_dots reads 768
+ * floats of fi).
  */
 static inline void rr_cxx(struct rr *r, uint32_t nb)
 {
@@ -1211,6 +1212,20 @@ static inline void rr_cxx(struct rr *r, uint32_t nb)
 	tap_ok(!err[4] && !bad[4] && !err[5] && !bad[5],
 	       "cxx: ops::smooth<2>, tile_transpose (%d, %d wrong): %s", bad[4],
 	       bad[5], agile_strerror(err[4] ? err[4] : err[5]));
+	if (ok) {
+		/* vec_dots: 256 Vec3s of sm, 256 more, into so */
+		struct agile_rt_arg pv[] = { rt_buf(b[7], AGILE_RT_READ),
+					     rt_buf(b[0], AGILE_RT_READ),
+					     rr_rw(b[8]), rr_val(256) };
+
+		for (uint32_t i = 0; i < 3 * 256 && i < nb * 64; i++)
+			fi[i] = cxx_in_f(i * 3 + 1);
+		err[0] = rr_launch(r, "vec_dots", 4, 1, 1, 64, 1, 1, pv, 4);
+		bad[0] = ref_cxx_vec_dots(sm, fi, so, 256);
+	}
+	tap_ok(ok && !err[0] && !bad[0],
+	       "cxx: vec_dots, struct Vec3's member functions (%d wrong): %s",
+	       bad[0], agile_strerror(err[0]));
 	for (int i = 0; i < 9; i++)
 		agile_rt_buffer_release(b[i]);
 	free(keys_in);
@@ -1298,7 +1313,7 @@ static inline void rr_run_file(struct rr *r, const char *f)
 	} else if (!strcmp(f, "constant")) {
 		rr_constant(r);
 	} else if (!strcmp(f, "cxx")) {
-		rr_cxx(r, 9);
+		rr_cxx(r, 12);
 	} else if (!strcmp(f, "shared-rotate")) {
 		rr_shared_rotate(r, AGILE_MAX_LANES);
 		rr_shared_rotate(r, 5);
@@ -1306,7 +1321,7 @@ static inline void rr_run_file(struct rr *r, const char *f)
 }
 
 /* Test lines rr_run_file writes for every file but the CPU-only ones. */
-#define RR_NR_CASES (21 + 4 + 6 + 12 + 4 + 4 + 7 + 3)
+#define RR_NR_CASES (21 + 4 + 6 + 12 + 4 + 4 + 7 + 4)
 /* Files whose cases need CPU EUs: GPU EUs compile them, run none. */
 #define RR_NR_CPU_ONLY 1
 

@@ -425,6 +425,28 @@ static const char *refused_kind(CXCursor cur)
 	}
 }
 
+static bool at_file_scope(CXCursor cur);
+
+/*
+ * A member function lowered to a free one: of a named struct at file
+ * scope, defined in it, __device__, not virtual, not an operator.
+ */
+static bool method_simple(struct cxx *c, CXCursor m)
+{
+	CXCursor s = clang_getCursorSemanticParent(m);
+	char *sn = cur_name(s), *mn = cur_name(m);
+	bool ok = clang_getCursorKind(s) == CXCursor_StructDecl &&
+		  at_file_scope(s) && in_main(c, s) && sn && *sn && mn &&
+		  strncmp(mn, "operator", 8) && !clang_CXXMethod_isVirtual(m) &&
+		  clang_isCursorDefinition(m) &&
+		  clang_equalCursors(clang_getCursorLexicalParent(m), s) &&
+		  cursor_annotated(m, "agile_device");
+
+	free(sn);
+	free(mn);
+	return ok;
+}
+
 static enum CXChildVisitResult refuse_visit(CXCursor cur, CXCursor parent,
 					    CXClientData data)
 {
@@ -436,6 +458,12 @@ static enum CXChildVisitResult refuse_visit(CXCursor cur, CXCursor parent,
 	if (!in_main(c, cur))
 		return CXChildVisit_Continue;
 	what = refused_kind(cur);
+	if (what && kind == CXCursor_CXXMethod)
+		what = method_simple(c, cur) ?
+			       NULL :
+		       clang_CXXMethod_isVirtual(cur) ?
+			       "a virtual member function" :
+			       "this member function (non-virtual __device__ ones defined in a named struct at file scope are lowered)";
 	if (what) {
 		cdiag(c, cur_off(cur),
 		      "C++: %s is not handled (docs/retarget.md, \"C++\")",
@@ -1595,6 +1623,315 @@ static void lower_refs(struct cxx *c)
 	free(r.ptr);
 }
 
+/* ---- structs with member functions ---- */
+
+struct methods {
+	struct cxx *c;
+	CXCursor m[64], s[64];
+	unsigned n;
+};
+
+static enum CXChildVisitResult method_visit(CXCursor cur, CXCursor parent,
+					    CXClientData data)
+{
+	struct methods *ms = data;
+
+	(void)parent;
+	if (!in_main(ms->c, cur))
+		return CXChildVisit_Continue;
+	if (clang_getCursorKind(cur) == CXCursor_CXXMethod) {
+		if (ms->n == 64) {
+			cdiag(ms->c, cur_off(cur),
+			      "C++: more than 64 member functions");
+			return CXChildVisit_Break;
+		}
+		ms->s[ms->n] = clang_getCursorSemanticParent(cur);
+		ms->m[ms->n++] = cur;
+		return CXChildVisit_Continue;
+	}
+	return CXChildVisit_Recurse;
+}
+
+/* Is @d a member (field or function) of one of @ms's structs? */
+static bool our_member(struct methods *ms, CXCursor d)
+{
+	CXCursor p = clang_getCursorSemanticParent(d);
+
+	for (unsigned i = 0; i < ms->n; i++)
+		if (clang_equalCursors(p, ms->s[i]))
+			return true;
+	return false;
+}
+
+/* "S_m": @m's free function. */
+static char *method_name(CXCursor m)
+{
+	char *sn = cur_name(clang_getCursorSemanticParent(m)),
+	     *mn = cur_name(m), *n = NULL;
+
+	if (sn && mn && asprintf(&n, "%s_%s", sn, mn) < 0)
+		n = NULL;
+	free(sn);
+	free(mn);
+	return n;
+}
+
+/* The text of bytes [from, to) with the edits inside it applied. */
+static char *apply_range(struct cxx *c, unsigned from, unsigned to)
+{
+	const char *text = c->src->text;
+	unsigned at = from;
+	size_t len = 0;
+	char *out = NULL;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	qsort(c->ed, c->nr_ed, sizeof(*c->ed), edit_cmp);
+	for (unsigned i = 0; i < c->nr_ed; i++) {
+		struct edit *e = &c->ed[i];
+
+		if (e->start < at || e->end > to ||
+		    (e->start == to && e->end == to && to > from))
+			continue;
+		fwrite(text + at, 1, e->start - at, f);
+		fputs(e->text, f);
+		at = e->end;
+	}
+	fwrite(text + at, 1, to - at, f);
+	if (fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static void member_refs(struct cxx *c, struct methods *ms)
+{
+	for (unsigned i = 0; i < c->nr_tok; i++) {
+		CXCursor r = clang_Cursor_isNull(c->tok[i].ref) ?
+				     c->tok[i].cur :
+				     c->tok[i].ref;
+		CXCursor d;
+		char *n;
+
+		if (ct_is(c, i, "this")) {
+			replace(c, i, "this_");
+			continue;
+		}
+		if (c->tok[i].kind != CXToken_Identifier)
+			continue;
+		d = clang_getCursorReferenced(r);
+		if (clang_Cursor_isNull(d) || !name_is(d, c->tok[i].text) ||
+		    !our_member(ms, d) || cur_off(d) == c->tok[i].off)
+			continue;
+		if (clang_getCursorKind(d) == CXCursor_FieldDecl) {
+			if (!ct_is(c, i - 1, ".") && !ct_is(c, i - 1, "->"))
+				edit(c, c->tok[i].off, c->tok[i].end,
+				     "this_->%s", c->tok[i].text);
+			continue;
+		}
+		if (clang_getCursorKind(d) != CXCursor_CXXMethod ||
+		    cur_off(d) == c->tok[i].off)
+			continue;
+		n = method_name(d);
+		if (!n) {
+			c->oom = 1;
+			return;
+		}
+		if (ct_is(c, i - 1, "::") && i >= 2) {
+			/* S::f(...) */
+			edit(c, c->tok[i - 2].off, c->tok[i].end, "%s", n);
+		} else if (!ct_is(c, i + 1, "(")) {
+			cdiag(c, c->tok[i].off,
+			      "C++: a member function not called is not handled");
+		} else if (clang_CXXMethod_isStatic(d)) {
+			if (ct_is(c, i - 1, ".") || ct_is(c, i - 1, "->"))
+				cdiag(c, c->tok[i].off,
+				      "C++: call a static member function as S::f()");
+			else
+				replace(c, i, n);
+		} else if (ct_is(c, i - 1, ".") || ct_is(c, i - 1, "->")) {
+			/* b.m(a) -> S_m(&(b), a); p->m(a) -> S_m((p), a) */
+			CXSourceRange ext = clang_getCursorExtent(r);
+			unsigned bf =
+				ct_at(c, off_of(clang_getRangeStart(ext)));
+
+			if (clang_getCursorKind(r) != CXCursor_MemberRefExpr ||
+			    bf >= i - 1) {
+				cdiag(c, c->tok[i].off,
+				      "C++: this member function call is not handled");
+			} else {
+				edit(c, c->tok[bf].off, c->tok[bf].off,
+				     "%s(%s(", n,
+				     ct_is(c, i - 1, ".") ? "&" : "");
+				edit(c, c->tok[i - 1].off, c->tok[i + 1].end,
+				     ")%s", ct_is(c, i + 2, ")") ? "" : ", ");
+			}
+		} else {
+			/* m(a) inside a member function: S_m(this_, a) */
+			edit(c, c->tok[i].off, c->tok[i + 1].end, "%s(this_%s",
+			     n, ct_is(c, i + 2, ")") ? "" : ", ");
+		}
+		free(n);
+	}
+}
+
+/*
+ * Member functions of structs to free functions after their struct:
+ * float dot(const Vec3 &o) const {...} -> float Vec3_dot(const Vec3
+ * *this_, const Vec3 &o) {...}, members through this_; calls v.dot(w) ->
+ * Vec3_dot(&(v), w).
+ */
+static void lower_structs(struct cxx *c)
+{
+	struct methods ms = { .c = c };
+	unsigned nr_calls;
+
+	clang_visitChildren(clang_getTranslationUnitCursor(c->src->tu),
+			    method_visit, &ms);
+	if (!ms.n || c->src->errors)
+		return;
+	member_refs(c, &ms);
+	if (c->oom || c->src->errors)
+		return;
+	nr_calls = c->nr_ed;
+	for (unsigned k = 0; k < ms.n; k++) {
+		CXCursor m = ms.m[k];
+		unsigned first, last, sf, sl, nm = ct_at(c, cur_off(m)), open,
+					      close, body = 0, at, line, col;
+		char *n = method_name(m), *params, *text, *sname;
+		size_t len = 0;
+		char *out = NULL;
+		FILE *f;
+
+		ct_range(c, m, &first, &last);
+		ct_range(c, ms.s[k], &sf, &sl);
+		open = nm + 1;
+		close = ct_paren_close(c, open);
+		for (unsigned i = close; i < last; i++)
+			if (ct_is(c, i, "{")) {
+				body = i;
+				break;
+			}
+		if (!n || !ct_is(c, open, "(") || !body || last > c->nr_tok ||
+		    sl >= c->nr_tok) {
+			free(n);
+			cdiag(c, cur_off(m),
+			      "C++: this member function is not handled");
+			return;
+		}
+		params = apply_range(c, c->tok[open].end, c->tok[close].off);
+		text = apply_range(c, c->tok[body].off, c->tok[last - 1].end);
+		sname = cur_name(ms.s[k]);
+		f = open_memstream(&out, &len);
+		if (!params || !text || !sname || !f) {
+			free(params);
+			free(text);
+			free(sname);
+			free(n);
+			if (f)
+				fclose(f);
+			free(out);
+			c->oom = 1;
+			return;
+		}
+		presumed(c, c->tok[first].off, &line, &col);
+		line_directive(f, line, c->src->path);
+		fprintf(f, "%*s", (int)col - 1, "");
+		for (unsigned i = first; i < nm; i++)
+			if (!ct_is(c, i, "static") && !ct_is(c, i, "inline"))
+				fprintf(f, "%s ", c->tok[i].text);
+		if (clang_CXXMethod_isStatic(m))
+			fprintf(f, "%s(%s)\n%s\n", n, *params ? params : "void",
+				text);
+		else
+			fprintf(f, "%s(%s%s *this_%s%s)\n%s\n", n,
+				clang_CXXMethod_isConst(m) ? "const " : "",
+				sname, *params ? ", " : "", params, text);
+		/* after the struct's line */
+		at = c->tok[ct_is(c, sl, ";") ? sl : sl - 1].end;
+		while (at < c->src->size && c->src->text[at] != '\n')
+			at++;
+		if (at < c->src->size)
+			at++;
+		if (at < c->src->size) {
+			presumed(c, at, &line, &col);
+			line_directive(f, line, c->src->path);
+		}
+		if (fclose(f))
+			c->oom = 1;
+		else
+			edit(c, at, at, "%s%s", at >= c->src->size ? "\n" : "",
+			     out);
+		blank(c, first, last);
+		free(out);
+		free(params);
+		free(text);
+		free(sname);
+		free(n);
+	}
+	(void)nr_calls;
+}
+
+/*
+ * The struct, union and enum definitions and typedefs of the (lowered)
+ * file, for the output: a struct S also as typedef struct S S, as C++
+ * names it.
+ */
+struct types {
+	struct source *src;
+	FILE *out;
+	unsigned done; /* end of the last one written */
+	bool any;
+};
+
+static enum CXChildVisitResult types_visit(CXCursor cur, CXCursor parent,
+					   CXClientData data)
+{
+	struct types *t = data;
+	enum CXCursorKind k = clang_getCursorKind(cur);
+	CXSourceRange r;
+	unsigned from, to;
+	CXFile file;
+	char *n;
+
+	(void)parent;
+	clang_getFileLocation(clang_getCursorLocation(cur), &file, NULL, NULL,
+			      NULL);
+	if (!file || !clang_File_isEqual(file, t->src->file))
+		return CXChildVisit_Continue;
+	if ((k != CXCursor_StructDecl && k != CXCursor_UnionDecl &&
+	     k != CXCursor_EnumDecl && k != CXCursor_TypedefDecl) ||
+	    (k != CXCursor_TypedefDecl && !clang_isCursorDefinition(cur)))
+		return CXChildVisit_Continue;
+	r = clang_getCursorExtent(cur);
+	from = off_of(clang_getRangeStart(r));
+	to = off_of(clang_getRangeEnd(r));
+	if (from < t->done)
+		return CXChildVisit_Continue; /* inside the last one */
+	if (!t->any)
+		fputs("\n/* the source's types */\n", t->out);
+	t->any = true;
+	n = cur_name(cur);
+	if (n && *n && k != CXCursor_TypedefDecl && k != CXCursor_EnumDecl)
+		fprintf(t->out, "typedef %s %s %s;\n",
+			k == CXCursor_StructDecl ? "struct" : "union", n, n);
+	free(n);
+	fwrite(t->src->text + from, 1, to - from, t->out);
+	fputs(";\n", t->out);
+	t->done = to;
+	return CXChildVisit_Continue;
+}
+
+void cxx_emit_types(struct source *src, FILE *out)
+{
+	struct types t = { .src = src, .out = out };
+
+	clang_visitChildren(clang_getTranslationUnitCursor(src->tu),
+			    types_visit, &t);
+}
+
 /* ---- the rounds ---- */
 
 static int reparse(struct cxx *c, char *text, size_t size)
@@ -1674,6 +2011,8 @@ int cxx_lower(struct source *src, const char *const *argv, int argc)
 		lower_basic(&c);
 		if (!c.nr_ed && !src->errors)
 			lower_templates(&c);
+		if (!c.nr_ed && !src->errors)
+			lower_structs(&c);
 		if (!c.nr_ed && !src->errors)
 			lower_refs(&c);
 		if (c.oom || src->errors) {

@@ -985,12 +985,14 @@ int emit_file(struct source *src, struct kernel *kernels, unsigned nr,
 			"#include <agile/launch.h>\n"
 			"#include <agile/retarget_types.h>\n",
 			in, guard, guard);
+		cxx_emit_types(src, h_out);
 		e.out = h_out;
 		emit_decls(&e, kernels, nr);
 		emit_globals(&e, h_out);
 		fprintf(h_out, "\n#endif\n");
 		e.out = c_out;
 	} else {
+		cxx_emit_types(src, c_out);
 		emit_decls(&e, kernels, nr);
 	}
 	emit_defines(&e);

@@ -811,6 +811,7 @@ int emit_runtime_file(struct source *src, struct kernel *kernels, unsigned nr,
 		"/* The most threads one lane runs: a block holds lanes x this. */\n"
 		"#define AGILE_RT_LANE_THREADS %u\n#endif\n",
 		in, opts->lane_threads);
+	cxx_emit_types(src, c_out);
 	emit_defines(&e);
 	if (globals.n) {
 		fputs("\n/*\n * The file's __constant__ and __device__ variables, in source order:\n"

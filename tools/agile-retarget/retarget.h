@@ -234,6 +234,8 @@ int coop_type(CXType t, unsigned *w);
  * (clang's errors, said) or -2 (refused, said).
  */
 int cxx_lower(struct source *src, const char *const *argv, int argc);
+/* The file's struct, union, enum definitions and typedefs, into @out. */
+void cxx_emit_types(struct source *src, FILE *out);
 
 /* regions.c */
 int kernel_build(struct kernel *k, struct source *src, struct func *fn);

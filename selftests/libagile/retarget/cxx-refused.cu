@@ -4,7 +4,7 @@
 
 struct Vec3 {
 	float x, y, z;
-	__device__ float dot(const Vec3 &o) const
+	__device__ virtual float dot(const Vec3 &o) const
 	{
 		return x * o.x + y * o.y + z * o.z;
 	}

@@ -6,7 +6,7 @@
  * arguments, a static_assert on a parameter), namespaces (qualified
  * names, an alias, using namespace, a kernel in one), auto, constexpr
  * variables and a constexpr function, references (swap by reference in
- * a bitonic sort, a const reference).
+ * a bitonic sort, a const reference), a struct with member functions.
  */
 #ifdef __HIPCC__
 #include <hip/hip_runtime.h>
@@ -27,6 +27,30 @@ __host__ __device__ constexpr int ceil_div(int a, int b)
 {
 	return (a + b - 1) / b;
 }
+
+/* A struct with member functions: const, not, calling each other, static. */
+struct Vec3 {
+	float x, y, z;
+
+	__device__ float dot(const Vec3 &o) const
+	{
+		return x * o.x + y * o.y + z * o.z;
+	}
+	__device__ void scale(float s)
+	{
+		x *= s;
+		y *= s;
+		this->z *= s;
+	}
+	__device__ float norm2() const
+	{
+		return dot(*this);
+	}
+	__device__ static float half(float v)
+	{
+		return v * 0.5f;
+	}
+};
 
 template <typename T> __device__ void swap_vals(T &a, T &b)
 {
@@ -134,4 +158,16 @@ __global__ void tile_transpose(const float *in, float *out, int width)
 	y = blockIdx.x * TILE + threadIdx.y;
 	out[y * width + x] =
 		tile[threadIdx.x][threadIdx.y] * SCALE + static_cast<float>(nb);
+}
+
+/* out[i] = (2 a[i]) . b[i] + |2 a[i]|^2 + a[i].x / 2 */
+__global__ void vec_dots(const Vec3 *a, const Vec3 *b, float *out, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	Vec3 v = a[i];
+	v.scale(2.0f);
+	out[i] = v.dot(b[i]) + v.norm2() + Vec3::half(a[i].x);
 }
