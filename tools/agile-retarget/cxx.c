@@ -1786,7 +1786,6 @@ static void member_refs(struct cxx *c, struct methods *ms)
 static void lower_structs(struct cxx *c)
 {
 	struct methods ms = { .c = c };
-	unsigned nr_calls;
 
 	clang_visitChildren(clang_getTranslationUnitCursor(c->src->tu),
 			    method_visit, &ms);
@@ -1795,7 +1794,6 @@ static void lower_structs(struct cxx *c)
 	member_refs(c, &ms);
 	if (c->oom || c->src->errors)
 		return;
-	nr_calls = c->nr_ed;
 	for (unsigned k = 0; k < ms.n; k++) {
 		CXCursor m = ms.m[k];
 		unsigned first, last, sf, sl, nm = ct_at(c, cur_off(m)), open,
@@ -1871,7 +1869,6 @@ static void lower_structs(struct cxx *c)
 		free(sname);
 		free(n);
 	}
-	(void)nr_calls;
 }
 
 /*
