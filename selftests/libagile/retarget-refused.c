@@ -38,7 +38,8 @@
  * decltype), a __global__ template never instantiated
  * (cxx-uninst.cu), overloaded function templates (cxx-overload.cu),
  * and a divergent barrier in an instantiated template
- * at the template's own line:col (cxx-divergent.cu), both ways.  --version prints the
+ * at the template's own line:col (cxx-divergent.cu; also one in a
+ * template helper inlined there), both ways.  --version prints the
  * project's version; an unknown option is a usage error (exit status 2).
  */
 #define _GNU_SOURCE
@@ -191,6 +192,8 @@ int main(void)
 		tap_ok(rc == 1, "%scxx-divergent.cu is refused (%d)", mode, rc);
 		expect("cxx-divergent.cu:17:3: error: __syncthreads() under thread-dependent control flow: the condition at cxx-divergent.cu:16:2 depends on threadIdx.x",
 		       "an instantiated template's barrier, at the template's line:col");
+		expect("cxx-divergent.cu:32:3: error: __syncthreads() under thread-dependent control flow: the condition at cxx-divergent.cu:31:2 depends on threadIdx.x, so not every thread of the block would reach this barrier (inlined at cxx-divergent.cu:38:2)",
+		       "a template helper's barrier inlined in a lowered file, at the source's line:col (through cxx.c's #line)");
 	}
 
 	rc = retarget_run("refused.cu", out, sizeof(out));

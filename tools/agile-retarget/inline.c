@@ -728,6 +728,37 @@ out:
 	return 1;
 }
 
+/*
+ * The source's line and column of byte @orig of the text before the
+ * rewrite: counted in that text, through the #line directives cxx.c's
+ * lowering left there (a line "#line N ..." makes the next line N).
+ */
+static void orig_line_col(const struct source *src, unsigned orig,
+			  unsigned *line, unsigned *col)
+{
+	const char *text = src->orig_text;
+	unsigned l = 1, c = 1;
+
+	for (unsigned i = 0; i < orig && i < src->orig_size; i++) {
+		if (text[i] != '\n') {
+			c++;
+			continue;
+		}
+		l++;
+		c = 1;
+		if (src->orig_size - (i + 1) > 6 &&
+		    !strncmp(text + i + 1, "#line ", 6)) {
+			unsigned long n = strtoul(text + i + 7, NULL, 10);
+
+			/* the directive's own line, then line n */
+			if (n)
+				l = (unsigned)n - 1;
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
 void inline_map(const struct source *src, struct token *t)
 {
 	unsigned lo = 0, hi = src->nr_segs, orig, line = 1, col = 1;
@@ -746,14 +777,7 @@ void inline_map(const struct source *src, struct token *t)
 	}
 	sg = &src->segs[lo];
 	orig = sg->synthetic ? sg->orig : sg->orig + (t->offset - sg->start);
-	for (unsigned i = 0; i < orig && i < src->orig_size; i++) {
-		if (src->orig_text[i] == '\n') {
-			line++;
-			col = 1;
-		} else {
-			col++;
-		}
-	}
+	orig_line_col(src, orig, &line, &col);
 	t->line = line;
 	t->col = col;
 	t->inlined_at = sg->at;
@@ -763,13 +787,6 @@ void inline_where(const struct source *src, unsigned at, char *buf, size_t len)
 {
 	unsigned line = 1, col = 1;
 
-	for (unsigned i = 0; i + 1 < at && i < src->orig_size; i++) {
-		if (src->orig_text[i] == '\n') {
-			line++;
-			col = 1;
-		} else {
-			col++;
-		}
-	}
+	orig_line_col(src, at ? at - 1 : 0, &line, &col);
 	snprintf(buf, len, "%s:%u:%u", src->path, line, col);
 }

@@ -19,3 +19,21 @@ template <typename T, unsigned N> __global__ void half_sync(T *out)
 }
 
 template __global__ void half_sync<float, cfg::HALF>(float *);
+
+/*
+ * A template __device__ helper holding a barrier, inlined (inline.c) into
+ * a kernel of a file cxx.c lowered: its barrier under a branch on
+ * threadIdx.x is named at the helper's own line:col and the call's, not
+ * at their places in the lowered text.
+ */
+template <typename T> __device__ void fold(T *s)
+{
+	if (threadIdx.x < cfg::HALF)
+		__syncthreads();
+	s[threadIdx.x] += (T)1;
+}
+
+__global__ void fold_all(float *s)
+{
+	fold<float>(s);
+}
