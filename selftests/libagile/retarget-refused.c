@@ -37,6 +37,10 @@
  * inheritance, operator overloading, a lambda, new, delete,
  * decltype), a __global__ template never instantiated
  * (cxx-uninst.cu), overloaded function templates (cxx-overload.cu),
+ * overloaded functions, a default member initialiser and a default
+ * argument (cxx-refused.cu), a template called above its definition
+ * (cxx-order.cu) and a member function above its own
+ * (cxx-method-order.cu),
  * and a divergent barrier in an instantiated template
  * at the template's own line:col (cxx-divergent.cu; also one in a
  * template helper inlined there), both ways.  --version prints the
@@ -175,6 +179,12 @@ int main(void)
 		       "delete");
 		expect("cxx-refused.cu:31:38: error: C++: decltype is not handled",
 		       "decltype");
+		expect("cxx-refused.cu:40:16: error: C++: overloaded functions (sq) are not handled",
+		       "two functions of one name");
+		expect("cxx-refused.cu:46:6: error: C++: a default member initialiser is not handled",
+		       "a default member initialiser");
+		expect("cxx-refused.cu:50:39: error: C++: a default argument is not handled",
+		       "a default argument");
 		tap_ok(access(path, F_OK) != 0, "%sno output file is left",
 		       mode);
 		snprintf(args, sizeof(args), "%scxx-uninst.cu", mode);
@@ -187,6 +197,17 @@ int main(void)
 		tap_ok(rc == 1, "%scxx-overload.cu is refused (%d)", mode, rc);
 		expect("cxx-overload.cu:11:36: error: C++: overloaded function templates (load) are not handled",
 		       "overloaded function templates");
+		snprintf(args, sizeof(args), "%scxx-order.cu", mode);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1, "%scxx-order.cu is refused (%d)", mode, rc);
+		expect("cxx-order.cu:15:21: error: C++: twice is used before its template is defined",
+		       "a template called above its definition");
+		snprintf(args, sizeof(args), "%scxx-method-order.cu", mode);
+		rc = retarget_run(args, out, sizeof(out));
+		tap_ok(rc == 1, "%scxx-method-order.cu is refused (%d)", mode,
+		       rc);
+		expect("cxx-method-order.cu:14:3: error: C++: add is called before it is defined in its struct",
+		       "a member function called above its definition");
 		snprintf(args, sizeof(args), "%scxx-divergent.cu", mode);
 		rc = retarget_run(args, out, sizeof(out));
 		tap_ok(rc == 1, "%scxx-divergent.cu is refused (%d)", mode, rc);

@@ -64,6 +64,9 @@ struct cxx {
 	unsigned nr_inst; /* explicit instantiations seen */
 	int oom;
 	bool refused; /* a diagnostic of ours, not clang's */
+	/* round 0: the file's functions, to refuse overloads (names, USRs) */
+	char **fn_name, **fn_usr;
+	unsigned nr_fn;
 };
 
 static bool in_main(struct cxx *c, CXCursor cur)
@@ -447,6 +450,92 @@ static bool method_simple(struct cxx *c, CXCursor m)
 	return ok;
 }
 
+/*
+ * A function of the file's that overloads one seen before: the same name
+ * in the same scope, another signature (its USR).  C has one function a
+ * name: the output would not compile.
+ */
+static bool overloads(struct cxx *c, CXCursor fn)
+{
+	CXString us = clang_getCursorUSR(fn);
+	CXString ps = clang_getCursorUSR(clang_getCursorSemanticParent(fn));
+	char *name = NULL, *usr = strdup(clang_getCString(us)),
+	     *n = cur_name(fn);
+	bool clash = false;
+
+	if (n && asprintf(&name, "%s::%s", clang_getCString(ps), n) < 0)
+		name = NULL;
+	clang_disposeString(us);
+	clang_disposeString(ps);
+	free(n);
+	if (!name || !usr) {
+		free(name);
+		free(usr);
+		c->oom = 1;
+		return false;
+	}
+	for (unsigned i = 0; i < c->nr_fn; i++) {
+		if (strcmp(c->fn_name[i], name))
+			continue;
+		clash = strcmp(c->fn_usr[i], usr) != 0;
+		free(name);
+		free(usr);
+		return clash;
+	}
+	if (!(c->nr_fn & (c->nr_fn + 1))) {
+		unsigned cap = 2 * (c->nr_fn + 1);
+		char **nn = realloc(c->fn_name, cap * sizeof(*nn));
+
+		if (nn)
+			c->fn_name = nn;
+		nn = nn ? realloc(c->fn_usr, cap * sizeof(*nn)) : NULL;
+		if (!nn) {
+			free(name);
+			free(usr);
+			c->oom = 1;
+			return false;
+		}
+		c->fn_usr = nn;
+	}
+	c->fn_name[c->nr_fn] = name;
+	c->fn_usr[c->nr_fn++] = usr;
+	return false;
+}
+
+static enum CXChildVisitResult init_visit(CXCursor cur, CXCursor parent,
+					  CXClientData data)
+{
+	(void)parent;
+	if (clang_isExpression(clang_getCursorKind(cur))) {
+		*(bool *)data = true;
+		return CXChildVisit_Break;
+	}
+	return CXChildVisit_Continue;
+}
+
+/* A member with a default initialiser (int n = 4;): not C. */
+static bool member_initialised(CXCursor field)
+{
+	bool init = false;
+
+	if (clang_Cursor_isBitField(field))
+		return false;
+	clang_visitChildren(field, init_visit, &init);
+	return init;
+}
+
+/* A parameter with a default argument (float b = 1.0f): not C. */
+static bool default_arg(struct cxx *c, CXCursor parm)
+{
+	unsigned first, last;
+
+	ct_range(c, parm, &first, &last);
+	for (unsigned i = first; i <= last && i < c->nr_tok; i++)
+		if (ct_is(c, i, "="))
+			return true;
+	return false;
+}
+
 static enum CXChildVisitResult refuse_visit(CXCursor cur, CXCursor parent,
 					    CXClientData data)
 {
@@ -469,6 +558,20 @@ static enum CXChildVisitResult refuse_visit(CXCursor cur, CXCursor parent,
 		      "C++: %s is not handled (docs/retarget.md, \"C++\")",
 		      what);
 		return CXChildVisit_Continue;
+	}
+	if (kind == CXCursor_ParmDecl && default_arg(c, cur))
+		cdiag(c, cur_off(cur),
+		      "C++: a default argument is not handled (docs/retarget.md, \"C++\")");
+	if (kind == CXCursor_FieldDecl && member_initialised(cur))
+		cdiag(c, cur_off(cur),
+		      "C++: a default member initialiser is not handled (docs/retarget.md, \"C++\")");
+	if (kind == CXCursor_FunctionDecl && overloads(c, cur)) {
+		char *n = cur_name(cur);
+
+		cdiag(c, cur_off(cur),
+		      "C++: overloaded functions (%s) are not handled: give each its own name (docs/retarget.md, \"C++\")",
+		      n ? n : "");
+		free(n);
 	}
 	if (kind == CXCursor_FunctionDecl ||
 	    kind == CXCursor_FunctionTemplate) {
@@ -1428,6 +1531,13 @@ static void lower_templates(struct cxx *c)
 			      c->tok[i].text);
 			continue;
 		}
+		if (c->tok[i].off < cur_off(def)) {
+			/* its instantiation goes after the template */
+			cdiag(c, c->tok[i].off,
+			      "C++: %s is used before its template is defined: C needs the instantiation before this call; define the template above it",
+			      c->tok[i].text);
+			continue;
+		}
 		if (spec_args(c, def, ref, c->tok[i].off, &tp, &name, subst))
 			continue;
 		if (ct_is(c, i + 1, "<"))
@@ -1739,6 +1849,14 @@ static void member_refs(struct cxx *c, struct methods *ms)
 			c->oom = 1;
 			return;
 		}
+		if (c->tok[i].off < cur_off(d)) {
+			/* the free functions keep the struct's order */
+			cdiag(c, c->tok[i].off,
+			      "C++: %s is called before it is defined in its struct: C needs it first; define it above its caller",
+			      c->tok[i].text);
+			free(n);
+			continue;
+		}
 		if (ct_is(c, i - 1, "::") && i >= 2) {
 			/* S::f(...) */
 			edit(c, c->tok[i - 2].off, c->tok[i].end, "%s", n);
@@ -2046,5 +2164,11 @@ int cxx_lower(struct source *src, const char *const *argv, int argc)
 	}
 	free(c.made);
 	free(c.made_tmpl);
+	for (unsigned i = 0; i < c.nr_fn; i++) {
+		free(c.fn_name[i]);
+		free(c.fn_usr[i]);
+	}
+	free(c.fn_name);
+	free(c.fn_usr);
 	return rc && c.refused ? -2 : rc;
 }

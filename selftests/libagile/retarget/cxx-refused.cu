@@ -31,3 +31,23 @@ __global__ void uses_cxx(float *out, const Vec3 *v)
 		twice(v[threadIdx.x].dot(v[0])) + (decltype(v->x))threadIdx.x;
 	delete[] tmp;
 }
+
+/* Two functions of one name (C has one a name), a default member initialiser. */
+__device__ float sq(float a)
+{
+	return a * a;
+}
+__device__ int sq(int a)
+{
+	return a * a;
+}
+
+struct Tile {
+	int rows = 8;
+	unsigned bits : 3;
+};
+
+__device__ float blend(float a, float w = 0.5f)
+{
+	return a * w;
+}
