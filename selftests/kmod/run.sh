@@ -36,7 +36,8 @@
 # left, and the unload checks below then see that it leaked nothing.
 PROGRAMS=$(echo "${AGILE_KMOD_PROGRAMS:-"autoload abi mmap fence wait_any sysfs pin memcg limits trace seg dmabuf group stall rdonly poll fdinfo stress agilectl_test fuzz"}" | tr ',' ' ')
 for skip in $(echo "${AGILE_KMOD_SKIP:-}" | tr ',' ' '); do
-	PROGRAMS=$(for p in $PROGRAMS; do [ "$p" = "$skip" ] || echo "$p"; done)
+	# Words on one line: the case below looks for " autoload ".
+	PROGRAMS=$(for p in $PROGRAMS; do [ "$p" = "$skip" ] || printf '%s ' "$p"; done)
 done
 export AGILE_FUZZ_SECONDS="${AGILE_FUZZ_SECONDS:-60}"
 # The module is hardened: the fuzzer requires it (read-only files refused,
@@ -168,7 +169,7 @@ echo "# tests: $TESTS"
 # through the first open of /dev/agile.
 case " $PROGRAMS " in
 *" autoload "*)
-	PROGRAMS=$(for p in $PROGRAMS; do [ "$p" = autoload ] || echo "$p"; done)
+	PROGRAMS=$(for p in $PROGRAMS; do [ "$p" = autoload ] || printf '%s ' "$p"; done)
 	if [ -x "$TESTS/autoload" ]; then
 		echo "# ---- autoload"
 		run_program "$TESTS/autoload" autoload
